@@ -7,7 +7,9 @@ from pathlib import Path
 
 
 def data_dir() -> Path:
-    """PIPELINE_HOME, else $XDG_DATA_HOME/pg-pipeline, else ~/.local/share/pg-pipeline. Created on use."""
+    """PIPELINE_HOME, else $XDG_DATA_HOME/pg-pipeline, else ~/.local/share/pg-pipeline.
+
+    Created on first use."""
     configured = os.environ.get("PIPELINE_HOME")
     if configured:
         path = Path(configured).expanduser()

@@ -1,1 +1,225 @@
--- x
+-- Every runtime query of pg-pipeline, parsed once by pipeline/queries.py.
+-- A query starts at its "-- name: NAME" line; the comment lines after it say why it is shaped so.
+-- Every write after a claim carries the fence: id, attempts and status = 'running'.
+-- Zero rows back means the lease was lost, and the caller must write nothing else.
+
+-- name: enqueue
+-- A repeated dedup key is not an error: the caller gets the job that already exists.
+INSERT INTO jobs (type, tenant_id, payload, priority, max_attempts, lease_seconds,
+                  run_after, dedup_key, parent_id)
+VALUES (%(type)s, %(tenant_id)s, %(payload)s, %(priority)s, %(max_attempts)s, %(lease_seconds)s,
+        coalesce(%(run_after)s, now()), %(dedup_key)s, %(parent_id)s)
+ON CONFLICT (type, dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING
+RETURNING id;
+
+-- name: find_by_dedup_key
+SELECT id FROM jobs WHERE type = %(type)s AND dedup_key = %(dedup_key)s;
+
+-- name: enqueue_many
+-- One statement for the whole batch: arrays travel as parameters, unnest turns them into rows.
+INSERT INTO jobs (type, tenant_id, payload, priority, max_attempts, lease_seconds,
+                  run_after, dedup_key, parent_id)
+SELECT b.type, b.tenant_id, b.payload, b.priority, b.max_attempts, b.lease_seconds,
+       coalesce(b.run_after, now()), b.dedup_key, b.parent_id
+FROM unnest(%(types)s::text[], %(tenant_ids)s::text[], %(payloads)s::jsonb[],
+            %(priorities)s::smallint[], %(max_attempts)s::integer[], %(lease_seconds)s::integer[],
+            %(run_afters)s::timestamptz[], %(dedup_keys)s::text[], %(parent_ids)s::bigint[])
+     AS b(type, tenant_id, payload, priority, max_attempts, lease_seconds,
+          run_after, dedup_key, parent_id)
+ON CONFLICT (type, dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING
+RETURNING id;
+
+-- name: claim
+-- The CTE locks the rows it picks before the UPDATE touches them: SKIP LOCKED makes concurrent
+-- claimers take disjoint rows without waiting, and the LIMIT inside the CTE keeps the planner
+-- from locking more than it returns. Ordering matches the jobs_ready index.
+WITH picked AS (
+    SELECT id
+    FROM jobs
+    WHERE status = 'queued' AND run_after <= now() AND type = ANY(%(types)s::text[])
+    ORDER BY priority DESC, run_after, id
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE jobs AS j
+SET status = 'running',
+    attempts = j.attempts + 1,
+    leased_until = now() + make_interval(secs => j.lease_seconds),
+    worker_id = %(worker_id)s,
+    started_at = now()
+FROM picked
+WHERE j.id = picked.id
+RETURNING j.id, j.type, j.tenant_id, j.payload, j.priority, j.attempts, j.max_attempts,
+          j.lease_seconds, j.parent_id;
+
+-- name: heartbeat
+-- One statement per beat for all of a worker's jobs, and its own liveness row in the same trip.
+-- The jobs that do not come back have lost their lease.
+WITH seen AS (
+    UPDATE pipeline_workers SET last_seen = now() WHERE id = %(worker_id)s
+)
+UPDATE jobs AS j
+SET leased_until = now() + make_interval(secs => j.lease_seconds)
+FROM unnest(%(ids)s::bigint[], %(attempts)s::integer[]) AS held(id, attempts)
+WHERE j.id = held.id AND j.attempts = held.attempts AND j.status = 'running'
+RETURNING j.id;
+
+-- name: complete
+-- Takes arrays so that one job and a buffered batch of acknowledgements use the same fence.
+UPDATE jobs AS j
+SET status = 'done', leased_until = NULL, finished_at = now()
+FROM unnest(%(ids)s::bigint[], %(attempts)s::integer[]) AS done(id, attempts)
+WHERE j.id = done.id AND j.attempts = done.attempts AND j.status = 'running'
+RETURNING j.id;
+
+-- name: fail
+-- Back to the queue after the delay while attempts remain and the error may pass; otherwise
+-- failed for good. last_error is kept either way.
+UPDATE jobs
+SET status = CASE WHEN %(permanent)s OR attempts >= max_attempts THEN 'failed' ELSE 'queued' END,
+    run_after = CASE WHEN %(permanent)s OR attempts >= max_attempts THEN run_after
+                     ELSE now() + make_interval(secs => %(delay_s)s) END,
+    finished_at = CASE WHEN %(permanent)s OR attempts >= max_attempts THEN now() END,
+    leased_until = NULL,
+    worker_id = NULL,
+    last_error = %(error)s
+WHERE id = %(id)s AND attempts = %(attempts)s AND status = 'running'
+RETURNING status, run_after;
+
+-- name: release
+-- A worker stopping gives back the jobs it could not finish. attempts never goes down, so the
+-- fence of the interrupted run stays unique; max_attempts is raised when needed so that a
+-- shutdown is never what makes a job fail.
+UPDATE jobs AS j
+SET status = 'queued',
+    run_after = now(),
+    leased_until = NULL,
+    worker_id = NULL,
+    max_attempts = greatest(j.max_attempts, j.attempts + 1),
+    last_error = 'released at worker shutdown'
+FROM unnest(%(ids)s::bigint[], %(attempts)s::integer[]) AS held(id, attempts)
+WHERE j.id = held.id AND j.attempts = held.attempts AND j.status = 'running'
+RETURNING j.id;
+
+-- name: reclaim_expired
+-- One statement decides requeue or fail, so a job is never both. attempts counts runs started,
+-- crashed or not: a job that kills its worker every time ends failed after max_attempts.
+-- SKIP LOCKED leaves rows a worker is settling right now to that worker.
+WITH expired AS (
+    SELECT id
+    FROM jobs
+    WHERE status = 'running' AND leased_until < now()
+    ORDER BY leased_until
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE jobs AS j
+SET status = CASE WHEN j.attempts >= j.max_attempts THEN 'failed' ELSE 'queued' END,
+    run_after = now(),
+    finished_at = CASE WHEN j.attempts >= j.max_attempts THEN now() END,
+    leased_until = NULL,
+    worker_id = NULL,
+    last_error = CASE WHEN j.attempts >= j.max_attempts THEN 'lease expired on final attempt'
+                      ELSE 'lease expired' END
+FROM expired
+WHERE j.id = expired.id
+RETURNING j.id, j.type, j.status;
+
+-- name: notify_ready
+-- Requeued jobs did not go through INSERT, so no trigger woke anyone.
+SELECT pg_notify('pipeline_jobs', t.type)
+FROM unnest(%(types)s::text[]) AS t(type);
+
+-- name: cancel
+-- Queued jobs stop here; a running job's worker hears of it on pipeline_cancel, and its own
+-- writes fail the fence from now on.
+WITH cancelled AS (
+    UPDATE jobs
+    SET status = 'cancelled', leased_until = NULL, finished_at = now(),
+        last_error = coalesce(%(reason)s, 'cancelled')
+    WHERE id = %(id)s AND status IN ('queued', 'running')
+    RETURNING id, attempts
+)
+SELECT id, pg_notify('pipeline_cancel', id::text || ':' || attempts::text) IS NULL AS notified
+FROM cancelled;
+
+-- name: retry
+-- Puts a finished job back in the queue with at least one attempt left.
+UPDATE jobs
+SET status = 'queued', run_after = now(), finished_at = NULL, leased_until = NULL,
+    worker_id = NULL, max_attempts = greatest(max_attempts, attempts + 1)
+WHERE id = %(id)s AND status IN ('failed', 'cancelled')
+RETURNING id;
+
+-- name: register_worker
+INSERT INTO pipeline_workers (id, hostname, pid, stages, concurrency)
+VALUES (%(id)s, %(hostname)s, %(pid)s, %(stages)s, %(concurrency)s);
+
+-- name: unregister_worker
+DELETE FROM pipeline_workers WHERE id = %(id)s;
+
+-- name: prune_workers
+-- Workers that stopped beating long ago died without saying so.
+DELETE FROM pipeline_workers
+WHERE last_seen < now() - make_interval(secs => %(after_s)s)
+RETURNING id;
+
+-- name: job_by_id
+SELECT id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
+       leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id,
+       created_at, started_at, finished_at
+FROM jobs
+WHERE id = %(id)s;
+
+-- name: list_jobs
+SELECT id, type, tenant_id, status, attempts, max_attempts, run_after, last_error, created_at
+FROM jobs
+WHERE (%(status)s::text IS NULL OR status = %(status)s)
+  AND (%(type)s::text IS NULL OR type = %(type)s)
+ORDER BY id DESC
+LIMIT %(limit)s;
+
+-- name: status_counts
+SELECT type, status, count(*) AS jobs
+FROM jobs
+GROUP BY type, status
+ORDER BY type, status;
+
+-- name: queue_health
+SELECT
+    (SELECT extract(epoch FROM now() - min(run_after)) FROM jobs
+     WHERE status = 'queued' AND run_after <= now()) AS oldest_ready_age_s,
+    (SELECT count(*) FROM jobs WHERE status = 'running' AND leased_until < now())
+        AS expired_leases,
+    (SELECT count(*) FROM pipeline_workers
+     WHERE last_seen > now() - make_interval(secs => %(alive_s)s)) AS live_workers;
+
+-- name: live_workers
+SELECT id, hostname, pid, stages, concurrency, started_at, last_seen
+FROM pipeline_workers
+ORDER BY started_at;
+
+-- name: migration_lock
+-- Two processes migrating at once queue up here instead of racing on CREATE TABLE.
+SELECT pg_advisory_xact_lock(7263941873221);
+
+-- name: create_migration_table
+CREATE TABLE IF NOT EXISTS pipeline_migrations (
+    version    integer     PRIMARY KEY,
+    name       text        NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now()
+);
+
+-- name: applied_migrations
+SELECT version FROM pipeline_migrations ORDER BY version;
+
+-- name: record_migration
+INSERT INTO pipeline_migrations (version, name) VALUES (%(version)s, %(name)s);
+
+-- name: migration_table_exists
+SELECT to_regclass('pipeline_migrations') IS NOT NULL;
+
+-- name: listen
+-- Channel names are fixed: pipeline_jobs carries a job type, pipeline_cancel "id:attempts".
+LISTEN pipeline_jobs;
+LISTEN pipeline_cancel;

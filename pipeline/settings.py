@@ -1,0 +1,30 @@
+"""Worker settings, each with its unit and default where it is defined."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class WorkerSettings(BaseModel):
+    """Unknown keys are rejected, so a misspelt setting fails loudly instead of being ignored."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: jobs run at once by one worker process (threads)
+    concurrency: int = Field(default=8, ge=1, le=1024)
+    #: seconds between claims when idle; the backstop for a missed notification
+    poll_interval_s: float = Field(default=1.0, gt=0)
+    #: seconds in-flight jobs get to finish after SIGTERM before they are released
+    grace_period_s: float = Field(default=30.0, ge=0)
+    #: seconds between reclaim passes over expired leases
+    reclaim_interval_s: float = Field(default=30.0, gt=0)
+    #: the most jobs one claim statement takes
+    claim_batch_max: int = Field(default=100, ge=1)
+    #: the most acknowledgements written by one statement
+    ack_batch_max: int = Field(default=500, ge=1)
+    #: seconds after its last heartbeat that a silent worker's row is deleted
+    worker_prune_after_s: float = Field(default=600.0, gt=0)
+    #: longest wait between reconnect attempts while the database is down, seconds
+    db_retry_max_s: float = Field(default=5.0, gt=0)
+    #: LISTEN for wake-ups; turn off behind PgBouncer in transaction mode (polling remains)
+    listen: bool = True

