@@ -1,4 +1,7 @@
-"""The fields a tender notice is reduced to: the contract between OCR text, extractors and ground truth."""
+"""The fields a tender notice is reduced to.
+
+The contract between OCR text, the extractors and the ground truth in sample_docs/.
+"""
 
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ class Lot(BaseModel):
 
 
 class TenderFields(BaseModel):
-    """Everything is optional except the lists: an extractor says 'unknown' with None, never guesses."""
+    """All but the lists is optional: an extractor says 'unknown' with None, never guesses."""
 
     model_config = ConfigDict(extra="forbid")
 

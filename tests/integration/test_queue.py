@@ -57,7 +57,11 @@ def test_enqueue_rolled_back_with_the_callers_transaction_leaves_no_job(conn: Co
         job_id = enqueue(conn, "noop", {"n": 2}, tenant_id=7, priority=5)
     row = job_row(conn, job_id)
     assert (row["status"], row["tenant_id"], row["priority"], row["payload"]) == (
-        "queued", "7", 5, {"n": 2})
+        "queued",
+        "7",
+        5,
+        {"n": 2},
+    )
 
 
 def test_bad_payload_raises_at_enqueue_and_inserts_nothing(conn: Conn) -> None:
@@ -201,7 +205,9 @@ def test_heartbeat_extends_only_owned_leases_and_marks_the_worker_alive(
     assert owned == set(ids[1:])
     rows = conn.execute(
         "SELECT leased_until > now() + interval '20 seconds' FROM jobs WHERE id = ANY(%s) "
-        "ORDER BY id", (ids[1:],)).fetchall()
+        "ORDER BY id",
+        (ids[1:],),
+    ).fetchall()
     assert rows == [(True,), (True,)]
     seen = conn.execute("SELECT last_seen > now() - interval '1 minute' FROM pipeline_workers")
     assert seen.fetchone() == (True,)
@@ -260,7 +266,10 @@ def test_fail_backs_off_then_fails_when_out_of_attempts(conn: Conn, pool: Connec
     assert store.fail(job, "upstream 503 again", permanent=False, delay_s=60) is not None
     row = job_row(conn, job_id)
     assert (row["status"], row["attempts"], row["last_error"]) == (
-        "failed", 2, "upstream 503 again")
+        "failed",
+        2,
+        "upstream 503 again",
+    )
 
 
 def test_permanent_failure_skips_remaining_attempts(conn: Conn, pool: ConnectionPool) -> None:

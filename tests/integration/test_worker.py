@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,8 +18,7 @@ from tests.apps.jobs_app import EFFECTS_DDL
 from tests.waiting import wait_for
 
 Conn = psycopg.Connection[Any]
-FAST = WorkerSettings(concurrency=4, poll_interval_s=0.2, reclaim_interval_s=0.5,
-                      grace_period_s=5)
+FAST = WorkerSettings(concurrency=4, poll_interval_s=0.2, reclaim_interval_s=0.5, grace_period_s=5)
 
 
 @pytest.fixture
@@ -29,8 +29,9 @@ def conn(db_url: str) -> Iterator[Conn]:
 
 
 @contextmanager
-def running_worker(db_url: str, stages: list[str], settings: WorkerSettings = FAST
-                   ) -> Iterator[Worker]:
+def running_worker(
+    db_url: str, stages: list[str], settings: WorkerSettings = FAST
+) -> Iterator[Worker]:
     worker = Worker(db_url, stages=stages, settings=settings)
     exit_code: list[int] = []
     thread = threading.Thread(target=lambda: exit_code.append(worker.run()), daemon=True)
@@ -50,7 +51,8 @@ def statuses(conn: Conn) -> dict[str, int]:
 
 def job(conn: Conn, job_id: int) -> tuple[Any, ...]:
     row = conn.execute(
-        "SELECT status, attempts, last_error FROM jobs WHERE id = %s", (job_id,)).fetchone()
+        "SELECT status, attempts, last_error FROM jobs WHERE id = %s", (job_id,)
+    ).fetchone()
     assert row is not None
     return tuple(row)
 
@@ -77,19 +79,20 @@ def test_follow_up_jobs_commit_with_the_completion(db_url: str, conn: Conn) -> N
     with running_worker(db_url, ["chain"]):
         wait_for(lambda: statuses(conn) == {"done": 4}, what="the chain to finish")
     rows = conn.execute(
-        "SELECT id, parent_id, tenant_id, payload->>'n' FROM jobs ORDER BY id").fetchall()
+        "SELECT id, parent_id, tenant_id, payload->>'n' FROM jobs ORDER BY id"
+    ).fetchall()
     assert rows[0] == (root, None, "acme", "3")
-    for parent, child in zip(rows, rows[1:], strict=False):
+    for parent, child in itertools.pairwise(rows):
         assert child[1] == parent[0] and child[2] == "acme"
     assert [r[2] for r in effects(conn)] == ["chain 3", "chain 2", "chain 1", "chain 0"]
 
 
 def test_a_payload_that_no_longer_validates_fails_permanently(db_url: str, conn: Conn) -> None:
     job_id = enqueue(conn, "nap", {"seconds": 0})
-    conn.execute("UPDATE jobs SET payload = '{\"seconds\": \"later\"}' WHERE id = %s", (job_id,))
+    conn.execute('UPDATE jobs SET payload = \'{"seconds": "later"}\' WHERE id = %s', (job_id,))
     with running_worker(db_url, ["nap"]):
         wait_for(lambda: job(conn, job_id)[0] == "failed", what="the job to fail")
-    status, attempts, error = job(conn, job_id)
+    _, attempts, error = job(conn, job_id)
     assert attempts == 1 and "payload no longer valid" in error and "seconds" in error
 
 
@@ -97,7 +100,7 @@ def test_retryable_errors_retry_with_backoff_until_success(db_url: str, conn: Co
     job_id = enqueue(conn, "flaky", {"fail_times": 2})
     with running_worker(db_url, ["flaky"]):
         wait_for(lambda: job(conn, job_id)[0] == "done", what="the flaky job to succeed")
-    status, attempts, error = job(conn, job_id)
+    _, attempts, error = job(conn, job_id)
     assert attempts == 3 and "upstream down on attempt 2" in error
     assert effects(conn) == [(job_id, 3, "ok")]
 
@@ -106,7 +109,7 @@ def test_retryable_errors_end_failed_at_max_attempts(db_url: str, conn: Conn) ->
     job_id = enqueue(conn, "flaky", {"fail_times": 99})
     with running_worker(db_url, ["flaky"]):
         wait_for(lambda: job(conn, job_id)[0] == "failed", what="the job to fail")
-    status, attempts, error = job(conn, job_id)
+    _, attempts, error = job(conn, job_id)
     assert attempts == 4 and error.startswith("ConnectionError: upstream down on attempt 4")
 
 

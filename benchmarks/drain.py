@@ -1,0 +1,122 @@
+"""Drain N no-op jobs with real `pipeline worker` processes; then measure wake-up latency.
+
+    python -m benchmarks.drain [--jobs 20000] [--workers 2] [--concurrency 8]
+
+Uses DATABASE_URL, or a throwaway embedded PostgreSQL. Prints jobs/s for the drain, and
+enqueue-to-start latency p50/p99 for single jobs sent to idle workers (the LISTEN/NOTIFY path).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psycopg
+
+from pipeline import JobRequest, enqueue, enqueue_many
+from pipeline.embedded import embedded_url
+from pipeline.migrate import migrate
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def start_workers(
+    url: str, count: int, concurrency: int, home: Path
+) -> list[subprocess.Popen[bytes]]:
+    env = {
+        **os.environ,
+        "DATABASE_URL": url,
+        "PIPELINE_HOME": str(home),
+        "PIPELINE_APP": "benchmarks.bench_app",
+        "PIPELINE_LOG_LEVEL": "WARNING",
+    }
+    exe = Path(sys.executable).parent / "pipeline"
+    return [
+        subprocess.Popen(
+            [str(exe), "worker", "--concurrency", str(concurrency)],
+            env=env,
+            cwd=REPO,
+            stdin=subprocess.DEVNULL,
+        )
+        for _ in range(count)
+    ]
+
+
+def wait_until(conn: psycopg.Connection, sql: str, target: int, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        row = conn.execute(sql).fetchone()
+        if row and row[0] >= target:
+            return
+        time.sleep(0.005)
+    raise TimeoutError(f"not reached in {timeout} s: {sql}")
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--jobs", type=int, default=20_000)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--wake-samples", type=int, default=200)
+    args = parser.parse_args()
+
+    scratch = Path(tempfile.mkdtemp(prefix="pgb-"))
+    url = os.environ.get("DATABASE_URL") or embedded_url(scratch / "pgdata")
+    import benchmarks.bench_app  # noqa: F401  registers bench_noop for enqueue validation
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        migrate(conn)
+        conn.execute("TRUNCATE jobs")
+        enqueue_many(conn, [JobRequest("bench_noop", {"i": i}) for i in range(args.jobs)])
+        workers = start_workers(url, args.workers, args.concurrency, scratch / "home")
+        try:
+            wait_until(conn, "SELECT count(*) FROM pipeline_workers", args.workers, 60)
+            started = time.perf_counter()
+            wait_until(conn, "SELECT count(*) FROM jobs WHERE status = 'done'", args.jobs, 600)
+            elapsed = time.perf_counter() - started
+            # Wake latency: one job at a time into idle workers, as an app enqueues.
+            conn.execute("TRUNCATE jobs")
+            for i in range(args.wake_samples):
+                enqueue(conn, "bench_noop", {"i": i})
+                wait_until(conn, "SELECT count(*) FROM jobs WHERE status = 'done'", i + 1, 30)
+            latencies = [
+                row[0] * 1000
+                for row in conn.execute(
+                    "SELECT extract(epoch FROM started_at - created_at) FROM jobs"
+                )
+            ]
+        finally:
+            for w in workers:
+                w.send_signal(signal.SIGTERM)
+            for w in workers:
+                w.wait(timeout=60)
+    if not os.environ.get("DATABASE_URL"):
+        from tests.pg import stop_server
+
+        stop_server(scratch / "pgdata")
+    shutil.rmtree(scratch, ignore_errors=True)
+    print(
+        f"drain: {args.jobs} no-op jobs, {args.workers} workers x {args.concurrency} threads: "
+        f"{elapsed:.2f} s, {args.jobs / elapsed:,.0f} jobs/s"
+    )
+    print(
+        f"wake latency (enqueue -> start, idle workers, n={len(latencies)}): "
+        f"p50 {statistics.median(latencies):.2f} ms, p99 {percentile(latencies, 0.99):.2f} ms"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,91 @@
+"""The `pipeline` command as a user types it."""
+
+from __future__ import annotations
+
+import json
+import signal
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from tests.acceptance.cli import WorkerProcess, cli_env, run_cli
+from tests.waiting import wait_for
+
+Conn = psycopg.Connection[Any]
+
+
+def test_enqueue_run_inspect_cancel_and_retry(
+    env: dict[str, str], conn: Conn, start_worker: Callable[..., WorkerProcess]
+) -> None:
+    enqueued = run_cli(env, "enqueue", "effect", '{"n": 5}', "--tenant", "7", "--priority", "3")
+    assert enqueued.returncode == 0, enqueued.stderr
+    job_id = int(enqueued.stdout)
+
+    worker = start_worker("--stage", "effect", "--concurrency", "2")
+    wait_for(
+        lambda: (
+            conn.execute("SELECT status FROM jobs WHERE id = %s", (job_id,)).fetchone() == ("done",)
+        ),
+        what="the job to run",
+    )
+    shown = json.loads(run_cli(env, "jobs", "show", str(job_id)).stdout)
+    assert (shown["status"], shown["tenant_id"], shown["priority"], shown["payload"]) == (
+        "done",
+        "7",
+        3,
+        {"n": 5},
+    )
+    status = run_cli(env, "status")
+    assert status.returncode == 0
+    assert any(line.split() == ["effect", "done", "1"] for line in status.stdout.splitlines())
+    assert "live workers: 1" in status.stdout
+    worker.signal(signal.SIGTERM)
+    assert worker.wait() == 0
+
+    later = int(run_cli(env, "enqueue", "effect", "{}", "--delay", "3600").stdout)
+    cancelled = run_cli(env, "jobs", "cancel", str(later), "--reason", "not needed")
+    assert cancelled.returncode == 0, cancelled.stderr
+    assert run_cli(env, "jobs", "cancel", str(later)).returncode == 1
+    listed = run_cli(env, "jobs", "list", "--status", "cancelled").stdout
+    assert str(later) in listed and "not needed" in listed
+    assert run_cli(env, "jobs", "retry", str(later)).returncode == 0
+    row = conn.execute("SELECT status FROM jobs WHERE id = %s", (later,)).fetchone()
+    assert row == ("queued",)
+    assert run_cli(env, "jobs", "show", "999999").returncode == 1
+
+
+def test_bad_payloads_exit_2_with_the_reason_and_insert_nothing(
+    env: dict[str, str], conn: Conn
+) -> None:
+    bad_json = run_cli(env, "enqueue", "nap", "{seconds: 1}")
+    invalid = run_cli(env, "enqueue", "nap", '{"seconds": "soon"}')
+    unknown = run_cli(env, "enqueue", "resize", "{}")
+    assert [r.returncode for r in (bad_json, invalid, unknown)] == [2, 2, 2]
+    assert "not valid JSON" in bad_json.stderr
+    assert "seconds" in invalid.stderr and "valid number" in invalid.stderr
+    assert "unknown stage 'resize'" in unknown.stderr
+    assert conn.execute("SELECT count(*) FROM jobs").fetchone() == (0,)
+
+
+def test_unreachable_database_is_one_line_naming_the_host_not_the_password(tmp_path: Path) -> None:
+    env = cli_env("postgresql://app:s3cret@127.0.0.1:1/shop", tmp_path)
+    for args in (["status"], ["enqueue", "noop", "{}"], ["worker"], ["migrate"]):
+        result = run_cli(env, *args)
+        assert result.returncode == 1, (args, result.stderr)
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1, result.stderr
+        assert "127.0.0.1:1/shop" in lines[0] and "s3cret" not in lines[0]
+
+
+def test_worker_with_an_app_that_fails_to_import_exits_1(env: dict[str, str]) -> None:
+    result = run_cli({**env, "PIPELINE_APP": ""}, "worker", "--app", "no_such_module_here")
+    assert result.returncode == 1
+    assert "cannot import app module 'no_such_module_here'" in result.stderr
+    assert "ModuleNotFoundError" in result.stderr
+
+
+def test_migrate_twice_reports_up_to_date(env: dict[str, str]) -> None:
+    result = run_cli(env, "migrate")
+    assert result.returncode == 0 and "up to date" in result.stdout

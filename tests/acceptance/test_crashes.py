@@ -1,0 +1,167 @@
+"""Workers killed, paused and stopped with real signals; the database restarted under them."""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from pipeline import JobRequest, enqueue, enqueue_many
+from pipeline.embedded import embedded_url
+from pipeline.migrate import migrate
+from tests import pg
+from tests.acceptance.cli import WorkerProcess, cli_env
+from tests.apps.jobs_app import EFFECTS_DDL
+from tests.waiting import wait_for
+
+Conn = psycopg.Connection[Any]
+StartWorker = Callable[..., WorkerProcess]
+
+
+def job(conn: Conn, job_id: int) -> tuple[Any, ...]:
+    row = conn.execute(
+        "SELECT status, attempts, last_error, worker_id FROM jobs WHERE id = %s", (job_id,)
+    ).fetchone()
+    assert row is not None
+    return tuple(row)
+
+
+def effects(conn: Conn) -> list[tuple[Any, ...]]:
+    return conn.execute(
+        "SELECT job_id, attempt, pid FROM effects ORDER BY job_id, attempt"
+    ).fetchall()
+
+
+def test_sigkilled_worker_job_is_reclaimed_and_finished_by_another(
+    conn: Conn, start_worker: StartWorker
+) -> None:
+    job_id = enqueue(conn, "nap", {"seconds": 3})
+    first = start_worker("--stage", "nap")
+    wait_for(lambda: job(conn, job_id)[0] == "running", what="the first worker to claim")
+    first.signal(signal.SIGKILL)
+    assert first.wait() == -signal.SIGKILL
+
+    second = start_worker("--stage", "nap")
+    wait_for(lambda: job(conn, job_id)[0] == "done", timeout=60, what="the job to be finished")
+    assert job(conn, job_id)[:2] == ("done", 2)
+    assert effects(conn) == [(job_id, 2, second.pid)]
+
+
+def test_job_that_kills_its_worker_every_time_ends_failed(
+    conn: Conn, start_worker: StartWorker, tmp_path: Path
+) -> None:
+    runs = tmp_path / "runs.txt"
+    job_id = enqueue(conn, "doomed", {"runs_file": str(runs)})
+    for _ in range(8):
+        worker = start_worker("--stage", "doomed")
+        wait_for(
+            lambda w=worker: not w.alive() or job(conn, job_id)[0] == "failed",
+            timeout=60,
+            what="the worker to die or the job to fail",
+        )
+        if job(conn, job_id)[0] == "failed":
+            break
+        assert worker.wait() == -signal.SIGKILL
+    status, attempts, error, _ = job(conn, job_id)
+    assert (status, attempts, error) == ("failed", 3, "lease expired on final attempt")
+    assert runs.read_text().split() == ["1", "2", "3"]
+
+
+def test_worker_paused_past_its_lease_writes_nothing_when_resumed(
+    conn: Conn, start_worker: StartWorker
+) -> None:
+    job_id = enqueue(conn, "nap", {"seconds": 3})
+    stale = start_worker("--stage", "nap")
+    wait_for(lambda: job(conn, job_id)[0] == "running", what="the first worker to claim")
+    stale.signal(signal.SIGSTOP)
+    fresh = start_worker("--stage", "nap")
+    wait_for(lambda: job(conn, job_id)[0] == "done", timeout=60, what="the fresh worker")
+    stale.signal(signal.SIGCONT)
+    wait_for(lambda: "lost its lease" in stale.log(), what="the stale worker to notice")
+    assert effects(conn) == [(job_id, 2, fresh.pid)]
+    assert job(conn, job_id)[:2] == ("done", 2)
+    assert stale.alive(), "losing a lease must not kill the worker"
+
+
+def test_sigterm_lets_running_jobs_finish_then_exits_zero(
+    conn: Conn, start_worker: StartWorker
+) -> None:
+    ids = enqueue_many(conn, [JobRequest("nap", {"seconds": 1.5}) for _ in range(2)])
+    worker = start_worker("--stage", "nap", "--concurrency", "2", "--grace", "30")
+    wait_for(lambda: all(job(conn, i)[0] == "running" for i in ids), what="both jobs to start")
+    worker.signal(signal.SIGTERM)
+    assert worker.wait() == 0
+    assert [job(conn, i)[0] for i in ids] == ["done", "done"]
+    assert sorted(e[0] for e in effects(conn)) == sorted(ids)
+    assert conn.execute("SELECT count(*) FROM pipeline_workers").fetchone() == (0,)
+
+
+def test_sigterm_releases_jobs_that_outlast_the_grace_period(
+    conn: Conn, start_worker: StartWorker
+) -> None:
+    job_id = enqueue(conn, "nap", {"seconds": 120}, max_attempts=1)
+    worker = start_worker("--stage", "nap", "--grace", "0.5")
+    wait_for(lambda: job(conn, job_id)[0] == "running", what="the job to start")
+    worker.signal(signal.SIGTERM)
+    assert worker.wait(timeout=30) == 0
+    status, attempts, error, worker_id = job(conn, job_id)
+    assert (status, attempts, error, worker_id) == (
+        "queued",
+        1,
+        "released at worker shutdown",
+        None,
+    )
+    assert effects(conn) == []
+
+
+@pytest.fixture
+def private_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A server of the test's own, whatever DATABASE_URL says: this test restarts it."""
+    import tempfile
+
+    scratch = Path(tempfile.mkdtemp(prefix="pgr-"))
+    url = embedded_url(scratch / "pgdata")
+    yield url, scratch / "pgdata"
+    pg.stop_server(scratch / "pgdata")
+
+
+def test_worker_survives_a_postgres_restart_and_finishes_every_job(
+    private_server: tuple[str, Path], tmp_path: Path
+) -> None:
+    url, pgdata = private_server
+    with psycopg.connect(url, autocommit=True) as conn:
+        migrate(conn)
+        conn.execute(EFFECTS_DDL)
+        enqueue_many(conn, [JobRequest("nap", {"seconds": 0.02}) for _ in range(300)])
+    worker = WorkerProcess(
+        cli_env(url, tmp_path / "home"),
+        tmp_path / "worker.log",
+        "--stage",
+        "nap",
+        "--concurrency",
+        "4",
+    )
+    try:
+
+        def done() -> int:
+            with psycopg.connect(url) as c:
+                row = c.execute("SELECT count(*) FROM jobs WHERE status = 'done'").fetchone()
+                return int(row[0]) if row else 0
+
+        wait_for(lambda: done() >= 20, what="some jobs to finish before the restart")
+        pg.restart_server(pgdata)
+        assert done() < 300, "every job finished before the restart; nothing was tested"
+        wait_for(lambda: done() == 300, timeout=120, what="every job after the restart")
+        assert worker.alive(), "the worker died with the database"
+        with psycopg.connect(url) as c:
+            counts = c.execute("SELECT count(*), count(DISTINCT job_id) FROM effects").fetchone()
+        assert counts == (300, 300)
+        worker.signal(signal.SIGTERM)
+        assert worker.wait() == 0
+        assert "database unavailable" in worker.log()
+    finally:
+        worker.close()

@@ -1,0 +1,119 @@
+"""Pure logic: no database."""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel, ValidationError
+
+from pipeline import Context, InvalidPayload, PermanentError, Registry, RetryableError, stage
+from pipeline.backoff import retry_delay
+from pipeline.db import describe
+from pipeline.queries import Q, load_migrations, parse_queries
+from pipeline.settings import WorkerSettings
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_every_query_the_code_names_exists() -> None:
+    used = set()
+    for path in (ROOT / "pipeline").rglob("*.py"):
+        used |= set(re.findall(r'Q\["([a-z_]+)"\]', path.read_text()))
+    assert used, "found no query references; the pattern is wrong"
+    assert used - set(Q) == set()
+
+
+def test_no_sql_strings_in_the_runtime_code() -> None:
+    # Upper-case keywords opening a string literal (docstrings open with three quotes).
+    sql = re.compile(r"(?<![\"'])[\"'](SELECT|INSERT|UPDATE|DELETE|CREATE|LISTEN) ")
+    offenders = [p.name for p in (ROOT / "pipeline").rglob("*.py") if sql.search(p.read_text())]
+    assert offenders == []
+
+
+def test_parse_queries_rejects_duplicates_and_keeps_bodies() -> None:
+    parsed = parse_queries("-- preamble\n-- name: a\nSELECT 1;\n-- name: b\n-- why\nSELECT 2;\n")
+    assert parsed == {"a": "SELECT 1;", "b": "-- why\nSELECT 2;"}
+    with pytest.raises(ValueError, match="twice"):
+        parse_queries("-- name: a\nSELECT 1;\n-- name: a\nSELECT 2;\n")
+
+
+def test_migrations_are_numbered_from_one() -> None:
+    assert [m.version for m in load_migrations()][:1] == [1]
+
+
+def test_backoff_grows_exponentially_and_is_jittered_and_capped() -> None:
+    rng = random.Random(42)
+    delays = {
+        a: [retry_delay(a, base_s=10, cap_s=1800, rng=rng) for _ in range(200)]
+        for a in (1, 2, 3, 4)
+    }
+    for attempt, samples in delays.items():
+        low, high = 10 * 2 ** (attempt - 1) * 0.5, 10 * 2 ** (attempt - 1) * 1.5
+        assert all(low <= d < high for d in samples)
+        assert len({round(d, 6) for d in samples}) > 150, "no jitter"
+    medians = [sorted(s)[100] for s in delays.values()]
+    assert medians == sorted(medians) and medians[-1] > 6 * medians[0]
+    assert retry_delay(40, base_s=10, cap_s=1800, rng=rng) == 1800
+    with pytest.raises(ValueError):
+        retry_delay(0)
+
+
+def test_describe_names_the_host_and_hides_the_password() -> None:
+    text = describe("postgresql://app:s3cret@db.internal:6543/shop")
+    assert text == "db.internal:6543/shop" and "s3cret" not in text
+
+
+def test_worker_settings_reject_unknown_keys() -> None:
+    with pytest.raises(ValidationError, match="concurency"):
+        WorkerSettings(concurency=4)  # type: ignore[call-arg]
+
+
+class Resize(BaseModel):
+    image_key: str
+    width: int
+
+
+class Out(BaseModel):
+    ok: bool
+
+
+def test_stage_reads_its_models_from_the_annotations() -> None:
+    registry = Registry()
+
+    @stage("resize", registry=registry, max_attempts=2, lease=60)
+    def resize(job: Resize, ctx: Context) -> Out:
+        return Out(ok=True)
+
+    spec = registry.get("resize")
+    assert (spec.input_model, spec.output_model, spec.max_attempts) == (Resize, Out, 2)
+    assert spec.heartbeat_s == 12  # a fifth of the lease
+    with pytest.raises(InvalidPayload, match="width"):
+        spec.validate({"image_key": "a.png"})
+
+
+def test_stage_rejects_bad_definitions() -> None:
+    registry = Registry()
+    with pytest.raises(TypeError, match="pydantic model"):
+        stage("x", registry=registry)(lambda job, ctx: None)
+    with pytest.raises(ValueError, match="shorter than"):
+
+        @stage("y", registry=registry, lease=10, heartbeat=10)
+        def y(job: Resize, ctx: Context) -> None: ...
+
+
+def test_error_classification() -> None:
+    registry = Registry()
+
+    @stage("only_timeouts_retry", registry=registry, retry_on=(TimeoutError,))
+    def a(job: Resize, ctx: Context) -> None: ...
+
+    @stage("value_errors_are_final", registry=registry, permanent=(ValueError,))
+    def b(job: Resize, ctx: Context) -> None: ...
+
+    strict, lenient = registry.get("only_timeouts_retry"), registry.get("value_errors_are_final")
+    assert not strict.is_permanent(TimeoutError()) and strict.is_permanent(KeyError())
+    assert strict.is_permanent(PermanentError()) and not strict.is_permanent(RetryableError())
+    assert lenient.is_permanent(ValueError()) and not lenient.is_permanent(KeyError())
