@@ -22,7 +22,7 @@ from pathlib import Path
 import psycopg
 
 from pipeline import JobRequest, enqueue, enqueue_many
-from pipeline.embedded import embedded_url
+from pipeline.embedded import embedded_url, stop_embedded
 from pipeline.migrate import migrate
 
 REPO = Path(__file__).resolve().parents[1]
@@ -104,9 +104,7 @@ def main() -> None:
             for w in workers:
                 w.wait(timeout=60)
     if not os.environ.get("DATABASE_URL"):
-        from tests.pg import stop_server
-
-        stop_server(scratch / "pgdata")
+        stop_embedded(scratch / "pgdata")
     shutil.rmtree(scratch, ignore_errors=True)
     print(
         f"drain: {args.jobs} no-op jobs, {args.workers} workers x {args.concurrency} threads: "

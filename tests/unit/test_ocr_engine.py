@@ -1,0 +1,260 @@
+"""ocr_page against real PDFium and a real tesseract, on PDFs written into tmp_path; no mocks."""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import re
+import signal
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from PIL import Image, ImageDraw, ImageFont
+
+from stages.errors import DocumentError, OcrTimeout
+from stages.ocr_child import fit_dpi
+from stages.ocr_engine import mean_word_confidence, ocr_page, tesseract_available
+from tests.waiting import wait_for
+
+
+def write_pdf(path: Path, objects: list[bytes], trailer: bytes = b"") -> Path:
+    """A PDF whose object n is objects[n - 1] (object 1 the catalog), with a correct xref."""
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R %s>>\n" % (len(objects) + 1, trailer)
+    out += b"startxref\n%d\n%%%%EOF\n" % xref
+    path.write_bytes(bytes(out))
+    return path
+
+
+def text_layer_pdf(path: Path, text: bytes) -> Path:
+    """One letter-size page with ``text`` in Helvetica: a real text layer."""
+    content = b"BT /F1 24 Tf 72 700 Td (%s) Tj ET" % text
+    return write_pdf(
+        path,
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792]"
+            b" /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+            b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
+        ],
+    )
+
+
+def scanned_pdf(path: Path, lines: str, *, size_px: tuple[int, int] = (1275, 1650)) -> Path:
+    """A page that is only an image (letter size at 150 dpi by default): no text layer."""
+    image = Image.new("L", size_px, 255)
+    font = ImageFont.load_default(size=40)
+    ImageDraw.Draw(image).multiline_text((100, 100), lines, fill=0, font=font, spacing=20)
+    image.save(path, format="PDF", resolution=150)
+    return path
+
+
+NOTICE = "Invoice number 12345\nTender for road maintenance"
+
+
+@pytest.fixture
+def scan(tmp_path: Path) -> Path:
+    return scanned_pdf(tmp_path / "scan.pdf", NOTICE)
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"\w+", text.lower()))
+
+
+def test_text_layer_is_returned_without_ocr(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pdf = text_layer_pdf(tmp_path / "text.pdf", b"Hello from the text layer of this PDF")
+    # With no tesseract to be found, any attempt at OCR would fail: the text must come from
+    # the text layer alone.
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-path"))
+
+    page = ocr_page(pdf, 0)
+
+    assert page.method == "text_layer"
+    assert page.text == "Hello from the text layer of this PDF"
+    assert page.confidence is None
+    assert page.dpi is None
+
+
+def test_image_page_is_ocred(scan: Path) -> None:
+    page = ocr_page(scan, 0, dpi=150)
+
+    assert page.method == "ocr"
+    assert {"invoice", "12345", "tender", "road", "maintenance"} <= _words(page.text)
+    assert page.confidence is not None and 60 <= page.confidence <= 100
+    assert page.dpi == 150
+
+
+def test_sparse_text_layer_falls_back_to_ocr(tmp_path: Path) -> None:
+    pdf = text_layer_pdf(tmp_path / "short.pdf", b"Hello world")
+
+    page = ocr_page(pdf, 0, dpi=150, min_text_chars=20)  # 10 non-space characters
+
+    assert page.method == "ocr"
+    assert {"hello", "world"} <= _words(page.text)
+
+
+def _pids_mentioning(marker: str) -> list[int]:
+    """Processes whose command line contains ``marker`` (zombies have none)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue  # gone meanwhile
+            if marker.encode() in cmdline:
+                found.append(int(entry.name))
+    return found
+
+
+def _children_of(pid: int) -> list[int]:
+    children = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            # pid (comm) state ppid ...: comm may hold spaces and parentheses.
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                children.append(int(entry.name))
+    return children
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_timeout_kills_the_worker_and_leaves_nothing_behind(
+    scan: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workroot = tmp_path / "work"
+    workroot.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(workroot))  # the child's work dir goes here
+    children_before = set(_children_of(os.getpid()))
+
+    with pytest.raises(OcrTimeout, match=r"^page 1: OCR timed out after 0\.01 s$"):
+        ocr_page(scan, 0, timeout_s=0.01)
+
+    assert _pids_mentioning(str(tmp_path)) == []
+    assert set(_children_of(os.getpid())) <= children_before  # killed and reaped: no zombie
+    assert list(workroot.iterdir()) == []  # its files are gone too
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_worker_killed_by_a_signal_is_a_document_error(
+    scan: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What the kernel's OOM killer would do to a renderer: SIGKILL, from outside.
+    workroot = tmp_path / "work"
+    workroot.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(workroot))
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        future = pool.submit(ocr_page, scan, 0, dpi=300, timeout_s=60)
+        worker = wait_for(
+            lambda: _pids_mentioning(str(workroot)), timeout=30, what="the OCR worker to start"
+        )
+        for pid in worker:
+            os.kill(pid, signal.SIGKILL)
+        with pytest.raises(
+            DocumentError, match=r"^page 1: (renderer|tesseract) crashed \(signal 9, SIGKILL\)"
+        ):
+            future.result(timeout=30)
+    assert list(workroot.iterdir()) == []
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        ocr_page(tmp_path / "nowhere.pdf", 0)
+
+
+def test_memory_limit_fails_the_page_not_the_caller(tmp_path: Path) -> None:
+    # 1500 x 1500 pt at 300 dpi is 6250 x 6250 = 39 MB of grey pixels: more than 64 MiB of
+    # address space leaves once Python and PDFium are loaded.
+    big = scanned_pdf(tmp_path / "poster.pdf", "Big", size_px=(3125, 3125))
+
+    with pytest.raises(DocumentError, match=r"^page 1: .*memory"):
+        ocr_page(big, 0, dpi=300, memory_limit_bytes=64 * 1024**2, max_pixels=10**9)
+
+
+def test_pixel_cap_lowers_the_dpi(scan: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="stages.ocr_engine")
+
+    page = ocr_page(scan, 0, dpi=300, max_pixels=1_000_000)
+
+    assert page.dpi is not None and page.dpi < 300
+    assert math.ceil(612 * page.dpi / 72) * math.ceil(792 * page.dpi / 72) <= 1_000_000
+    assert "invoice" in _words(page.text)
+    assert f"rendered at {page.dpi} dpi instead of 300" in caplog.text
+
+
+def test_fit_dpi() -> None:
+    # Letter at 300 dpi: 2550 x 3301 (PDFium rounds 792 * 300/72 = 3300.0000000000005 up).
+    assert fit_dpi(612, 792, 300, 60_000_000) == 300
+    assert fit_dpi(612, 792, 300, 2550 * 3301) == 300  # exactly at the cap
+    assert fit_dpi(612, 792, 300, 2550 * 3301 - 1) == 299
+    lowered = fit_dpi(2384, 3370, 300, 60_000_000)  # A0 poster
+    assert lowered == 196
+    assert math.ceil(2384 * lowered / 72) * math.ceil(3370 * lowered / 72) <= 60_000_000
+
+
+def test_encrypted_document(tmp_path: Path) -> None:
+    # An /Encrypt dictionary whose user password is not the empty one: PDFium wants a password.
+    encrypt = b"<< /Filter /Standard /V 1 /R 2 /P -4 /O <%s> /U <%s> >>" % (
+        b"11" * 32,
+        b"22" * 32,
+    )
+    file_id = b"<" + b"33" * 16 + b">"
+    locked = write_pdf(
+        tmp_path / "locked.pdf",
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>",
+            encrypt,
+        ],
+        trailer=b"/Encrypt 4 0 R /ID [%s %s] " % (file_id, file_id),
+    )
+    with pytest.raises(DocumentError, match=r"^page 1: PDF is encrypted \(password protected\)$"):
+        ocr_page(locked, 0)
+
+
+def test_damaged_document(scan: Path, tmp_path: Path) -> None:
+    cut = tmp_path / "cut.pdf"
+    cut.write_bytes(scan.read_bytes()[:1000])
+    with pytest.raises(DocumentError, match=r"^page 1: PDFium could not open the document"):
+        ocr_page(cut, 0)
+
+
+def test_page_outside_the_document(scan: Path) -> None:
+    with pytest.raises(IndexError, match=r"page 3 does not exist: the document has 1 pages"):
+        ocr_page(scan, 2)
+
+
+def test_mean_word_confidence() -> None:
+    header = "level\tpage_num\tblock_num\tpar_num\tline_num\tword_num"
+    header += "\tleft\ttop\twidth\theight\tconf\ttext"
+    rows = [
+        "1\t1\t0\t0\t0\t0\t0\t0\t100\t100\t-1\t",
+        "5\t1\t1\t1\t1\t1\t0\t0\t10\t10\t90.5\tTender",
+        "5\t1\t1\t1\t1\t2\t0\t0\t10\t10\t70.5\tnotice",
+        "5\t1\t1\t1\t1\t3\t0\t0\t10\t10\t95\t ",
+    ]
+    assert mean_word_confidence("\n".join([header, *rows])) == pytest.approx(80.5)
+    assert mean_word_confidence(header) is None
+
+
+def test_tesseract_version() -> None:
+    version = tesseract_available()
+    assert version is not None and re.match(r"^\d+\.\d+", version)
