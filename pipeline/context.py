@@ -8,12 +8,16 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import psycopg
+from psycopg.types.json import Jsonb
 
-from pipeline.enqueue import JobRequest, enqueue
+from pipeline.enqueue import JobRequest, enqueue, enqueue_many
 from pipeline.errors import LeaseLost
+from pipeline.queries import Q
 from pipeline.stage import Registry
 
 TransactionStep = Callable[[psycopg.Connection[Any]], None]
+#: (run id, stage) -> [(part, output as JSON)], ordered by part
+OutputReader = Callable[[int, str], list[tuple[int, Any]]]
 
 
 class Context:
@@ -30,6 +34,8 @@ class Context:
         tenant_id: str | None,
         parent_id: int | None,
         registry: Registry,
+        root_id: int | None = None,
+        read_outputs: OutputReader | None = None,
     ) -> None:
         self.job_id = job_id
         self.stage = stage
@@ -37,10 +43,13 @@ class Context:
         self.max_attempts = max_attempts
         self.tenant_id = tenant_id
         self.parent_id = parent_id
+        #: The run this job belongs to: the id of the job that started it.
+        self.root_id = job_id if root_id is None else root_id
+        self._read_outputs = read_outputs
         #: Set when this run no longer owns the job (lease lost, cancelled, timed out, shutdown).
         #: Long stages should check it between steps; nothing they return will be written.
         self.lost_lease = threading.Event()
-        self._registry = registry
+        self.registry = registry
         self._steps: list[TransactionStep] = []
 
     def check_lease(self) -> None:
@@ -68,8 +77,9 @@ class Context:
             run_after=run_after,
             dedup_key=dedup_key,
             parent_id=self.job_id,
+            root_id=self.root_id,
         )
-        spec = self._registry.get(type)
+        spec = self.registry.get(type)
         validated = spec.validate(payload)
 
         def insert(conn: psycopg.Connection[Any]) -> None:
@@ -82,10 +92,81 @@ class Context:
                 run_after=request.run_after,
                 dedup_key=request.dedup_key,
                 parent_id=request.parent_id,
-                registry=self._registry,
+                root_id=request.root_id,
+                registry=self.registry,
             )
 
         self._steps.append(insert)
+
+    def fan_out(
+        self,
+        type: str,
+        payloads: list[Any],
+        *,
+        then: tuple[str, Any] | None = None,
+        priority: int | None = None,
+    ) -> None:
+        """Enqueue one `type` job per payload, in parallel; when the last of them finishes
+        done, the database enqueues `then` (stage, payload) exactly once. If any child ends
+        failed or cancelled, `then` is never enqueued and the join records the failure.
+        Everything is written in this job's completing transaction."""
+        children = [self.registry.get(type).validate(p) for p in payloads]
+        next_spec = None if then is None else self.registry.get(then[0])
+        next_payload = None if then is None or next_spec is None else next_spec.validate(then[1])
+
+        def insert(conn: psycopg.Connection[Any]) -> None:
+            if not children:
+                if then is not None:
+                    enqueue(
+                        conn,
+                        then[0],
+                        next_payload,
+                        tenant_id=self.tenant_id,
+                        parent_id=self.job_id,
+                        root_id=self.root_id,
+                        registry=self.registry,
+                    )
+                return
+            conn.execute(
+                Q["insert_join"],
+                {
+                    "id": self.job_id,
+                    "root_id": self.root_id,
+                    "total": len(children),
+                    "then_type": None if next_spec is None else next_spec.name,
+                    "then_payload": None
+                    if next_payload is None
+                    else Jsonb(next_payload.model_dump(mode="json")),
+                    "then_tenant_id": self.tenant_id,
+                    "then_priority": None if next_spec is None else next_spec.priority,
+                    "then_max_attempts": None if next_spec is None else next_spec.max_attempts,
+                    "then_lease_seconds": None if next_spec is None else next_spec.lease_s,
+                },
+            )
+            enqueue_many(
+                conn,
+                [
+                    JobRequest(
+                        type,
+                        child,
+                        tenant_id=self.tenant_id,
+                        priority=priority,
+                        parent_id=self.job_id,
+                        root_id=self.root_id,
+                        join_id=self.job_id,
+                    )
+                    for child in children
+                ],
+                registry=self.registry,
+            )
+
+        self._steps.append(insert)
+
+    def outputs(self, stage: str) -> list[tuple[int, Any]]:
+        """The stored outputs of `stage` in this run, as (part, JSON), ordered by part."""
+        if self._read_outputs is None:
+            raise RuntimeError("this context has no database to read outputs from")
+        return self._read_outputs(self.root_id, stage)
 
     def on_complete(self, step: TransactionStep) -> None:
         """Run `step(conn)` inside the completing transaction, after the fence held."""

@@ -26,6 +26,8 @@ class JobRequest:
     dedup_key: str | None = None
     max_attempts: int | None = None
     parent_id: int | None = None
+    root_id: int | None = None  # the run this job belongs to; None starts a run of its own
+    join_id: int | None = None  # the fan-out whose join counts this job
 
 
 def _when(run_after: datetime | timedelta | None) -> datetime | None:
@@ -49,6 +51,8 @@ def _row(request: JobRequest, registry: Registry) -> dict[str, Any]:
         "run_after": _when(request.run_after),
         "dedup_key": request.dedup_key,
         "parent_id": request.parent_id,
+        "root_id": request.root_id,
+        "join_id": request.join_id,
     }
 
 
@@ -63,6 +67,7 @@ def enqueue(
     dedup_key: str | None = None,
     max_attempts: int | None = None,
     parent_id: int | None = None,
+    root_id: int | None = None,
     registry: Registry | None = None,
 ) -> int:
     """Insert one job on `conn` (inside its open transaction, if any) and return its id.
@@ -71,7 +76,7 @@ def enqueue(
     nothing. With a dedup_key already taken for this type, the existing job's id comes back.
     """
     request = JobRequest(
-        type, payload, tenant_id, priority, run_after, dedup_key, max_attempts, parent_id
+        type, payload, tenant_id, priority, run_after, dedup_key, max_attempts, parent_id, root_id
     )
     row = _row(request, registry or REGISTRY)
     found = conn.execute(Q["enqueue"], row).fetchone()
@@ -110,5 +115,7 @@ def enqueue_many(
         "run_afters": column("run_after"),
         "dedup_keys": column("dedup_key"),
         "parent_ids": column("parent_id"),
+        "root_ids": column("root_id"),
+        "join_ids": column("join_id"),
     }
     return [int(r[0]) for r in conn.execute(Q["enqueue_many"], params).fetchall()]

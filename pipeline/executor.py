@@ -6,12 +6,17 @@ import logging
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
+import psycopg
+from psycopg.types.json import Jsonb
 from pydantic import BaseModel
 
 from pipeline.backoff import retry_delay
-from pipeline.context import Context
+from pipeline.context import Context, TransactionStep
+from pipeline.enqueue import enqueue
 from pipeline.errors import InvalidPayload, LeaseLost
+from pipeline.queries import Q
 from pipeline.stage import StageSpec
 from pipeline.store import ClaimedJob, JobStore
 
@@ -23,6 +28,7 @@ MAX_ERROR_CHARS = 4000  #: last_error keeps the message and the innermost frames
 @dataclass(frozen=True)
 class Succeeded:
     output: BaseModel | None
+    reused: bool = False  # an earlier run stored this output; nothing ran, nothing is redone
 
 
 @dataclass(frozen=True)
@@ -51,13 +57,27 @@ def describe_error(exc: BaseException) -> str:
     return text[:MAX_ERROR_CHARS]
 
 
-def run_job(spec: StageSpec, job: ClaimedJob, ctx: Context) -> Outcome:
-    """Validate the payload as it is now, call the stage, and classify what happened."""
+#: (run id, stage, part) -> the stored output as JSON, or None
+OutputFinder = Callable[[int, str, int], Any]
+
+
+def run_job(
+    spec: StageSpec, job: ClaimedJob, ctx: Context, find_output: OutputFinder | None = None
+) -> Outcome:
+    """Validate the payload as it is now, call the stage, and classify what happened.
+
+    A stage whose output is already stored for this (run, stage, part) is not called again:
+    the work was committed by an earlier run, and redoing it would redo its side effects.
+    """
     try:
         model = spec.validate(job.payload)
     except InvalidPayload as exc:
         return Errored(f"payload no longer valid: {exc}", permanent=True)
     try:
+        if spec.output_model is not None and find_output is not None:
+            stored = find_output(job.root_id, spec.name, spec.part_of(model))
+            if stored is not None:
+                return Succeeded(spec.output_model.model_validate(stored), reused=True)
         result = spec.fn(model, ctx)
         if spec.output_model is not None and result is not None:
             result = spec.output_model.model_validate(result)
@@ -87,7 +107,7 @@ def settle(
     if isinstance(outcome, Lost):
         return "lost"
     if isinstance(outcome, Succeeded):
-        steps = ctx.transaction_steps
+        steps = [] if outcome.reused else _completion_steps(spec, job, ctx, outcome.output)
         if not steps:
             acknowledge()
             return "acked"
@@ -103,3 +123,40 @@ def settle(
     delay = retry_delay(job.attempts, base_s=spec.backoff_base_s, cap_s=spec.backoff_cap_s)
     written = store.fail(job, message, permanent=permanent, delay_s=delay)
     return "lost" if written is None else written[0]
+
+
+def _completion_steps(
+    spec: StageSpec, job: ClaimedJob, ctx: Context, output: BaseModel | None
+) -> list[TransactionStep]:
+    """What commits with the job's completion: its output first, then its follow-ups."""
+    if output is None:
+        return ctx.transaction_steps
+    row = {
+        "root_id": job.root_id,
+        "stage": spec.name,
+        "part": spec.part_of(spec.validate(job.payload)),
+        "job_id": job.id,
+        "attempt": job.attempts,
+        "output": Jsonb(output.model_dump(mode="json")),
+    }
+
+    def save(conn: psycopg.Connection[Any]) -> None:
+        conn.execute(Q["save_output"], row)
+
+    steps = [save, *ctx.transaction_steps]
+    if spec.then is not None:
+        next_stage = spec.then
+
+        def follow(conn: psycopg.Connection[Any]) -> None:
+            enqueue(
+                conn,
+                next_stage,
+                output,
+                tenant_id=job.tenant_id,
+                parent_id=job.id,
+                root_id=job.root_id,
+                registry=ctx.registry,
+            )
+
+        steps.append(follow)
+    return steps

@@ -35,6 +35,11 @@ class StageSpec:
     permanent: ExcTypes = ()
     backoff_base_s: float = BACKOFF_BASE_S
     backoff_cap_s: float = BACKOFF_CAP_S
+    # The stage that takes this stage's output as its input, when the pipeline is a straight line.
+    then: str | None = None
+    # Which part of the run an output belongs to (a page number); outputs are unique per
+    # (run, stage, part).
+    part: Callable[[Any], int] | None = None
     options: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -49,6 +54,11 @@ class StageSpec:
             )
         if self.timeout_s is not None and self.timeout_s <= 0:
             raise ValueError(f"stage {self.name!r}: timeout must be positive")
+        if self.then is not None and self.output_model is None:
+            raise ValueError(f"stage {self.name!r}: then={self.then!r} needs an output model")
+
+    def part_of(self, model: BaseModel) -> int:
+        return 0 if self.part is None else int(self.part(model))
 
     def validate(self, payload: Any) -> BaseModel:
         """The payload as the stage's input model, or InvalidPayload with pydantic's message."""
@@ -133,12 +143,16 @@ def stage(
     permanent: ExcTypes = (),
     backoff_base: float = BACKOFF_BASE_S,
     backoff_cap: float = BACKOFF_CAP_S,
+    then: str | None = None,
+    part: Callable[[Any], int] | None = None,
     registry: Registry | None = None,
     **options: Any,
 ) -> Callable[[F], F]:
     """Register `fn(job: Model, ctx: Context) -> Output | None` as the stage `name`.
 
     lease and heartbeat are seconds; heartbeat defaults to a fifth of the lease (at most 60 s).
+    A returned output is stored under (run, stage, part(job)) in the completing transaction;
+    with then="next", it also becomes the input of a "next" job enqueued in that transaction.
     """
 
     def register(fn: F) -> F:
@@ -158,6 +172,8 @@ def stage(
             permanent=permanent,
             backoff_base_s=backoff_base,
             backoff_cap_s=backoff_cap,
+            then=then,
+            part=part,
             options=options,
         )
         (registry if registry is not None else REGISTRY).add(spec)

@@ -32,6 +32,7 @@ class ClaimedJob:
     max_attempts: int
     lease_seconds: int
     parent_id: int | None
+    root_id: int  # the run: the root job's id, this job's own for a root
 
     @property
     def fence(self) -> tuple[int, int]:

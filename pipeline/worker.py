@@ -15,13 +15,14 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pipeline.context import Context
 from pipeline.db import DB_DOWN, make_pool
 from pipeline.executor import Outcome, TimedOut, run_job, settle
 from pipeline.listener import Listener
 from pipeline.maintenance import Reclaimer, WorkerPruner
+from pipeline.queries import Q
 from pipeline.settings import WorkerSettings
 from pipeline.stage import REGISTRY, Registry, StageSpec
 from pipeline.store import ClaimedJob, JobStore
@@ -168,6 +169,8 @@ class Worker:
     def _dispatch(self, job: ClaimedJob) -> None:
         spec = self.specs[job.type]
         ctx = Context(
+            root_id=job.root_id,
+            read_outputs=self._read_outputs,
             job_id=job.id,
             stage=job.type,
             attempt=job.attempts,
@@ -207,7 +210,7 @@ class Worker:
             entry = self._todo.get()
             if entry is None:
                 return
-            outcome = run_job(entry.spec, entry.job, entry.ctx)
+            outcome = run_job(entry.spec, entry.job, entry.ctx, self._find_output)
             try:
                 self._settle(entry, outcome)
             finally:
@@ -306,6 +309,18 @@ class Worker:
         else:
             log.debug("job %s (%s) attempt %d: %s", job.id, job.type, job.attempts, result)
 
+    def _find_output(self, root_id: int, stage: str, part: int) -> Any:
+        with self.pool.connection() as conn:
+            row = conn.execute(
+                Q["find_output"], {"root_id": root_id, "stage": stage, "part": part}
+            ).fetchone()
+        return None if row is None else row[0]
+
+    def _read_outputs(self, root_id: int, stage: str) -> list[tuple[int, Any]]:
+        with self.pool.connection() as conn:
+            rows = conn.execute(Q["run_outputs"], {"root_id": root_id, "stage": stage}).fetchall()
+        return [(row[0], row[1]) for row in rows]
+
     # -- side loops ---------------------------------------------------------------------------
 
     def _heartbeat_loop(self) -> None:
@@ -376,6 +391,9 @@ class Worker:
             if thread.name.endswith("acknowledger"):
                 thread.join(timeout=10)
         self._halt.set()
+        for thread in self._threads:
+            if not thread.name.startswith("pipeline-runner"):
+                thread.join(timeout=2)  # the listener leaves within one notifies() timeout
         self._retry_db(
             "unregister", lambda: self.store.unregister_worker(self.id), until=time.monotonic() + 5
         )

@@ -6,9 +6,9 @@
 -- name: enqueue
 -- A repeated dedup key is not an error: the caller gets the job that already exists.
 INSERT INTO jobs (type, tenant_id, payload, priority, max_attempts, lease_seconds,
-                  run_after, dedup_key, parent_id)
+                  run_after, dedup_key, parent_id, root_id, join_id)
 VALUES (%(type)s, %(tenant_id)s, %(payload)s, %(priority)s, %(max_attempts)s, %(lease_seconds)s,
-        coalesce(%(run_after)s, now()), %(dedup_key)s, %(parent_id)s)
+        coalesce(%(run_after)s, now()), %(dedup_key)s, %(parent_id)s, %(root_id)s, %(join_id)s)
 ON CONFLICT (type, dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING
 RETURNING id;
 
@@ -18,14 +18,15 @@ SELECT id FROM jobs WHERE type = %(type)s AND dedup_key = %(dedup_key)s;
 -- name: enqueue_many
 -- One statement for the whole batch: arrays travel as parameters, unnest turns them into rows.
 INSERT INTO jobs (type, tenant_id, payload, priority, max_attempts, lease_seconds,
-                  run_after, dedup_key, parent_id)
+                  run_after, dedup_key, parent_id, root_id, join_id)
 SELECT b.type, b.tenant_id, b.payload, b.priority, b.max_attempts, b.lease_seconds,
-       coalesce(b.run_after, now()), b.dedup_key, b.parent_id
+       coalesce(b.run_after, now()), b.dedup_key, b.parent_id, b.root_id, b.join_id
 FROM unnest(%(types)s::text[], %(tenant_ids)s::text[], %(payloads)s::jsonb[],
             %(priorities)s::smallint[], %(max_attempts)s::integer[], %(lease_seconds)s::integer[],
-            %(run_afters)s::timestamptz[], %(dedup_keys)s::text[], %(parent_ids)s::bigint[])
+            %(run_afters)s::timestamptz[], %(dedup_keys)s::text[], %(parent_ids)s::bigint[],
+            %(root_ids)s::bigint[], %(join_ids)s::bigint[])
      AS b(type, tenant_id, payload, priority, max_attempts, lease_seconds,
-          run_after, dedup_key, parent_id)
+          run_after, dedup_key, parent_id, root_id, join_id)
 ON CONFLICT (type, dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING
 RETURNING id;
 
@@ -50,7 +51,7 @@ SET status = 'running',
 FROM picked
 WHERE j.id = picked.id
 RETURNING j.id, j.type, j.tenant_id, j.payload, j.priority, j.attempts, j.max_attempts,
-          j.lease_seconds, j.parent_id;
+          j.lease_seconds, j.parent_id, coalesce(j.root_id, j.id);
 
 -- name: heartbeat
 -- One statement per beat for all of a worker's jobs, and its own liveness row in the same trip.
@@ -167,7 +168,7 @@ RETURNING id;
 -- name: job_by_id
 SELECT id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
        leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id,
-       created_at, started_at, finished_at
+       coalesce(root_id, id) AS root_id, join_id, created_at, started_at, finished_at
 FROM jobs
 WHERE id = %(id)s;
 
@@ -223,3 +224,35 @@ SELECT to_regclass('pipeline_migrations') IS NOT NULL;
 -- Channel names are fixed: pipeline_jobs carries a job type, pipeline_cancel "id:attempts".
 LISTEN pipeline_jobs;
 LISTEN pipeline_cancel;
+
+-- name: insert_join
+INSERT INTO job_joins (id, root_id, total, then_type, then_payload, then_tenant_id,
+                       then_priority, then_max_attempts, then_lease_seconds)
+VALUES (%(id)s, %(root_id)s, %(total)s, %(then_type)s, %(then_payload)s, %(then_tenant_id)s,
+        %(then_priority)s, %(then_max_attempts)s, %(then_lease_seconds)s);
+
+-- name: save_output
+-- Runs inside the completing transaction. The first output under a key stays: a second
+-- writer (a duplicate job, a manual retry) changes nothing.
+INSERT INTO job_outputs (root_id, stage, part, job_id, attempt, output)
+VALUES (%(root_id)s, %(stage)s, %(part)s, %(job_id)s, %(attempt)s, %(output)s)
+ON CONFLICT (root_id, stage, part) DO NOTHING;
+
+-- name: find_output
+SELECT output FROM job_outputs
+WHERE root_id = %(root_id)s AND stage = %(stage)s AND part = %(part)s;
+
+-- name: run_outputs
+SELECT part, output FROM job_outputs
+WHERE root_id = %(root_id)s AND stage = %(stage)s
+ORDER BY part;
+
+-- name: run_progress
+-- Per stage of one run: how many jobs are in each state, and the newest error.
+SELECT type, status, count(*) AS jobs,
+       (array_agg(last_error ORDER BY finished_at DESC NULLS LAST)
+            FILTER (WHERE status = 'failed'))[1] AS error
+FROM jobs
+WHERE coalesce(root_id, id) = %(root_id)s
+GROUP BY type, status
+ORDER BY min(id);

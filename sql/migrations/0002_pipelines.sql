@@ -1,0 +1,85 @@
+-- Pipelines: a run is a root job and its descendants; outputs are stored per (run, stage, part);
+-- a fan-out's join enqueues the next stage when its last child finishes.
+
+-- NULL for a root job: the run is then the job itself, coalesce(root_id, id).
+ALTER TABLE jobs ADD COLUMN root_id bigint;
+-- The job whose fan-out this job belongs to; its row in job_joins counts the finished children.
+ALTER TABLE jobs ADD COLUMN join_id bigint;
+CREATE INDEX jobs_run ON jobs ((coalesce(root_id, id)));
+
+CREATE TABLE job_outputs (
+    root_id    bigint      NOT NULL,
+    stage      text        NOT NULL,
+    part       integer     NOT NULL DEFAULT 0,
+    job_id     bigint      NOT NULL,
+    attempt    integer     NOT NULL,
+    output     jsonb       NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (root_id, stage, part)
+);
+
+CREATE TABLE job_joins (
+    id                 bigint      PRIMARY KEY,
+    root_id            bigint      NOT NULL,
+    total              integer     NOT NULL CONSTRAINT job_joins_total_check CHECK (total > 0),
+    done               integer     NOT NULL DEFAULT 0,
+    failed             integer     NOT NULL DEFAULT 0,
+    then_type          text,
+    then_payload       jsonb,
+    then_tenant_id     text,
+    then_priority      smallint,
+    then_max_attempts  integer,
+    then_lease_seconds integer,
+    then_job_id        bigint,
+    created_at         timestamptz NOT NULL DEFAULT now(),
+    finished_at        timestamptz
+);
+
+-- Counting in a trigger makes every way a child can finish (completion, failure, reclaim on
+-- the final attempt, cancel) count, in the same transaction as that status change. The
+-- UPDATE of the join row serialises concurrent finishers, so exactly one of them sees the
+-- last child finish and enqueues the next stage.
+CREATE FUNCTION pipeline_join_progress() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+    j job_joins%ROWTYPE;
+    next_id bigint;
+BEGIN
+    IF NEW.status IN ('done', 'failed', 'cancelled') THEN
+        UPDATE job_joins
+        SET done = done + (NEW.status = 'done')::int,
+            failed = failed + (NEW.status <> 'done')::int
+        WHERE id = NEW.join_id
+        RETURNING * INTO j;
+    ELSIF OLD.status IN ('done', 'failed', 'cancelled') THEN
+        -- A finished child went back to the queue (jobs retry): it is not finished any more.
+        UPDATE job_joins
+        SET done = done - (OLD.status = 'done')::int,
+            failed = failed - (OLD.status <> 'done')::int,
+            finished_at = NULL
+        WHERE id = NEW.join_id;
+        RETURN NULL;
+    ELSE
+        RETURN NULL;
+    END IF;
+    IF j.id IS NULL OR j.done + j.failed < j.total THEN
+        RETURN NULL;
+    END IF;
+    IF j.failed = 0 AND j.then_type IS NOT NULL AND j.then_job_id IS NULL THEN
+        INSERT INTO jobs (type, tenant_id, payload, priority, max_attempts, lease_seconds,
+                          parent_id, root_id)
+        VALUES (j.then_type, j.then_tenant_id, j.then_payload, j.then_priority,
+                j.then_max_attempts, j.then_lease_seconds, j.id, j.root_id)
+        RETURNING id INTO next_id;
+    END IF;
+    UPDATE job_joins SET then_job_id = coalesce(then_job_id, next_id), finished_at = now()
+    WHERE id = j.id;
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER jobs_join_progress
+    AFTER UPDATE OF status ON jobs
+    FOR EACH ROW
+    WHEN (NEW.join_id IS NOT NULL AND OLD.status IS DISTINCT FROM NEW.status)
+    EXECUTE FUNCTION pipeline_join_progress();
