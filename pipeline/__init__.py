@@ -2,7 +2,7 @@
 
 from pipeline.context import Context
 from pipeline.db import connect, database_url
-from pipeline.enqueue import JobRequest, enqueue, enqueue_many
+from pipeline.enqueue import JobRequest, enqueue, enqueue_many, enqueue_once
 from pipeline.errors import (
     DatabaseUnavailable,
     InvalidPayload,
@@ -36,6 +36,7 @@ __all__ = [
     "database_url",
     "enqueue",
     "enqueue_many",
+    "enqueue_once",
     "migrate",
     "stage",
 ]

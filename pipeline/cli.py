@@ -199,6 +199,69 @@ def cmd_jobs(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+Check = tuple[str, bool, str]
+
+
+def _database_checks() -> list[Check]:
+    try:
+        dsn = database_url()
+        conn = connect(dsn)
+    except Exception as exc:
+        return [("postgres", False, str(exc))]
+    checks: list[Check] = []
+    with conn:
+        row = conn.execute(Q["server_version"]).fetchone()
+        checks.append(("postgres", True, f"{describe(dsn)}, server {row[0] if row else '?'}"))
+        behind = pending(conn)
+        checks.append(
+            (
+                "schema",
+                not behind,
+                f"migrations {behind} pending: run `pipeline migrate`" if behind else "up to date",
+            )
+        )
+        token = os.urandom(8).hex()
+        with connect(dsn) as listener:
+            listener.execute(Q["doctor_listen"])
+            conn.execute(Q["doctor_notify"], {"token": token})
+            heard = [n.payload for n in listener.notifies(timeout=2, stop_after=1)]
+        checks.append(
+            (
+                "listen/notify",
+                heard == [token],
+                "delivered"
+                if heard == [token]
+                else "no notification arrived: workers will fall back to polling",
+            )
+        )
+    return checks
+
+
+def _blob_checks() -> list[Check]:
+    from pipeline.blobs import blob_store_from_env
+
+    try:
+        store = blob_store_from_env()
+        key = store.put_bytes(b"pg-pipeline doctor probe\n")
+        ok = store.read_bytes(key) == b"pg-pipeline doctor probe\n"
+        return [("blob store", ok, store.describe())]
+    except Exception as exc:
+        return [("blob store", False, f"{type(exc).__name__}: {exc}")]
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    """Checks what the pipeline needs; plugins add theirs (group `pipeline.checks`)."""
+    checks = _database_checks() + _blob_checks()
+    for ep in entry_points(group="pipeline.checks"):
+        try:
+            checks.extend(ep.load()())
+        except Exception as exc:
+            checks.append((ep.name, False, f"check failed to run: {exc}"))
+    for name, ok, detail in checks:
+        print(f"{'ok  ' if ok else 'FAIL'}  {name:<16}{detail}")
+    return EXIT_OK if all(ok for _, ok, _ in checks) else EXIT_FAILURE
+
+
 def cmd_db_url(args: argparse.Namespace) -> int:
     print(database_url())
     return EXIT_OK
@@ -281,7 +344,15 @@ def build_parser() -> argparse.ArgumentParser:
         if verb == "cancel":
             jp.add_argument("--reason")
 
+    add("doctor", cmd_doctor, "check PostgreSQL, LISTEN/NOTIFY, blob storage and plugins")
     add("db-url", cmd_db_url, "print the database URL in use (starts the embedded one if needed)")
+    # Packages add commands through the `pipeline.commands` entry point group: the document
+    # stages add `submit` this way, so that pipeline/ never imports them.
+    for ep in entry_points(group="pipeline.commands"):
+        try:
+            ep.load()(sub)
+        except Exception as exc:
+            print(f"pipeline: command plugin {ep.name!r} failed to load: {exc}", file=sys.stderr)
     return parser
 
 

@@ -78,14 +78,32 @@ def enqueue(
     request = JobRequest(
         type, payload, tenant_id, priority, run_after, dedup_key, max_attempts, parent_id, root_id
     )
-    row = _row(request, registry or REGISTRY)
+    return _insert(conn, _row(request, registry or REGISTRY))[0]
+
+
+def enqueue_once(
+    conn: psycopg.Connection[Any],
+    type: str,
+    payload: Any,
+    *,
+    dedup_key: str,
+    tenant_id: str | int | None = None,
+    priority: int | None = None,
+    registry: Registry | None = None,
+) -> tuple[int, bool]:
+    """Like enqueue with a dedup key, and says whether the job is new (True) or was there."""
+    request = JobRequest(type, payload, tenant_id, priority, dedup_key=dedup_key)
+    return _insert(conn, _row(request, registry or REGISTRY))
+
+
+def _insert(conn: psycopg.Connection[Any], row: dict[str, Any]) -> tuple[int, bool]:
     found = conn.execute(Q["enqueue"], row).fetchone()
-    if found is None:
-        existing = conn.execute(Q["find_by_dedup_key"], row).fetchone()
-        if existing is None:  # the holder of the key was deleted between the two statements
-            raise RuntimeError(f"dedup key {dedup_key!r} vanished while enqueueing")
-        found = existing
-    return int(found[0])
+    if found is not None:
+        return int(found[0]), True
+    existing = conn.execute(Q["find_by_dedup_key"], row).fetchone()
+    if existing is None:  # the holder of the key was deleted between the two statements
+        raise RuntimeError(f"dedup key {row['dedup_key']!r} vanished while enqueueing")
+    return int(existing[0]), False
 
 
 def enqueue_many(

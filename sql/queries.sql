@@ -256,3 +256,19 @@ FROM jobs
 WHERE coalesce(root_id, id) = %(root_id)s
 GROUP BY type, status
 ORDER BY min(id);
+
+-- name: live_workers_for_stage
+SELECT count(*) FROM pipeline_workers
+WHERE %(stage)s = ANY(stages) AND last_seen > now() - make_interval(secs => %(alive_s)s);
+
+-- name: run_join
+SELECT total, done, failed FROM job_joins WHERE root_id = %(root_id)s ORDER BY id;
+
+-- name: doctor_notify
+SELECT pg_notify('pipeline_doctor', %(token)s);
+
+-- name: doctor_listen
+LISTEN pipeline_doctor;
+
+-- name: server_version
+SELECT current_setting('server_version');

@@ -17,39 +17,13 @@ from PIL import Image, ImageDraw, ImageFont
 from stages.errors import DocumentError, OcrTimeout
 from stages.ocr_child import fit_dpi
 from stages.ocr_engine import mean_word_confidence, ocr_page, tesseract_available
+from tests.pdfs import encrypted_pdf, text_objects, write_pdf
 from tests.waiting import wait_for
-
-
-def write_pdf(path: Path, objects: list[bytes], trailer: bytes = b"") -> Path:
-    """A PDF whose object n is objects[n - 1] (object 1 the catalog), with a correct xref."""
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R %s>>\n" % (len(objects) + 1, trailer)
-    out += b"startxref\n%d\n%%%%EOF\n" % xref
-    path.write_bytes(bytes(out))
-    return path
 
 
 def text_layer_pdf(path: Path, text: bytes) -> Path:
     """One letter-size page with ``text`` in Helvetica: a real text layer."""
-    content = b"BT /F1 24 Tf 72 700 Td (%s) Tj ET" % text
-    return write_pdf(
-        path,
-        [
-            b"<< /Type /Catalog /Pages 2 0 R >>",
-            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792]"
-            b" /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
-            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-            b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
-        ],
-    )
+    return write_pdf(path, text_objects(text))
 
 
 def scanned_pdf(path: Path, lines: str, *, size_px: tuple[int, int] = (1275, 1650)) -> Path:
@@ -210,22 +184,7 @@ def test_fit_dpi() -> None:
 
 
 def test_encrypted_document(tmp_path: Path) -> None:
-    # An /Encrypt dictionary whose user password is not the empty one: PDFium wants a password.
-    encrypt = b"<< /Filter /Standard /V 1 /R 2 /P -4 /O <%s> /U <%s> >>" % (
-        b"11" * 32,
-        b"22" * 32,
-    )
-    file_id = b"<" + b"33" * 16 + b">"
-    locked = write_pdf(
-        tmp_path / "locked.pdf",
-        [
-            b"<< /Type /Catalog /Pages 2 0 R >>",
-            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>",
-            encrypt,
-        ],
-        trailer=b"/Encrypt 4 0 R /ID [%s %s] " % (file_id, file_id),
-    )
+    locked = encrypted_pdf(tmp_path / "locked.pdf")
     with pytest.raises(DocumentError, match=r"^page 1: PDF is encrypted \(password protected\)$"):
         ocr_page(locked, 0)
 

@@ -1,0 +1,62 @@
+"""Reading a run (a root job and everything it led to): progress, outputs, failures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+
+from pipeline.queries import Q
+
+TERMINAL = frozenset({"done", "failed", "cancelled"})
+
+
+@dataclass(frozen=True)
+class StageProgress:
+    stage: str
+    counts: dict[str, int] = field(default_factory=dict)
+    error: str | None = None
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def finished(self) -> int:
+        return sum(n for status, n in self.counts.items() if status in TERMINAL)
+
+    @property
+    def failed(self) -> int:
+        return self.counts.get("failed", 0) + self.counts.get("cancelled", 0)
+
+
+def run_progress(conn: psycopg.Connection[Any], root_id: int) -> list[StageProgress]:
+    """Stages of the run in the order they first appeared, with job counts by status."""
+    stages: dict[str, StageProgress] = {}
+    for stage, status, jobs, error in conn.execute(Q["run_progress"], {"root_id": root_id}):
+        progress = stages.setdefault(stage, StageProgress(stage))
+        progress.counts[status] = int(jobs)
+        if error and progress.error is None:
+            stages[stage] = StageProgress(stage, progress.counts, error)
+    return list(stages.values())
+
+
+def run_output(
+    conn: psycopg.Connection[Any], root_id: int, stage: str, part: int = 0
+) -> Any | None:
+    row = conn.execute(
+        Q["find_output"], {"root_id": root_id, "stage": stage, "part": part}
+    ).fetchone()
+    return None if row is None else row[0]
+
+
+def run_outputs(conn: psycopg.Connection[Any], root_id: int, stage: str) -> list[tuple[int, Any]]:
+    rows = conn.execute(Q["run_outputs"], {"root_id": root_id, "stage": stage}).fetchall()
+    return [(row[0], row[1]) for row in rows]
+
+
+def live_workers(conn: psycopg.Connection[Any], stage: str, *, alive_s: float = 180) -> int:
+    """Workers serving `stage` whose heartbeat is recent."""
+    row = conn.execute(Q["live_workers_for_stage"], {"stage": stage, "alive_s": alive_s}).fetchone()
+    return int(row[0]) if row else 0

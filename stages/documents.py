@@ -1,0 +1,158 @@
+"""The built-in document pipeline: upload -> ocr (one job per page) -> extract.
+
+Large inputs never travel in payloads: the PDF is a content-addressed blob and jobs carry its
+key. Each stage's output commits with its job's completion (see pipeline.stage); the OCR
+fan-out's join enqueues `extract` once the last page is done.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from pipeline import Context, RetryableError, stage
+from pipeline.blobs import (
+    BlobNotFound,
+    BlobStore,
+    BlobStoreUnavailable,
+    LocalBlobStore,
+    blob_store_from_env,
+)
+from pipeline.paths import data_dir
+from stages.errors import DocumentError
+from stages.extract import extract_fields
+from stages.ocr_engine import ocr_page
+from stages.pdfinfo import inspect_pdf
+from stages.tender import TenderFields
+
+OCR_DPI = 300  #: rendering resolution for pages without a text layer
+OCR_TIMEOUT_S = 120.0  #: one page's render + tesseract, after which the child is killed
+OCR_MEMORY_BYTES = 2 * 1024**3  #: address-space limit of the OCR child process
+MAX_PAGES = 2000  #: documents with more pages are rejected at submit
+
+_store: BlobStore | None = None
+_store_lock = threading.Lock()
+
+
+def blob_store() -> BlobStore:
+    """The store named by PIPELINE_BLOB_URL (a local directory by default), made once."""
+    global _store
+    with _store_lock:
+        if _store is None:
+            _store = blob_store_from_env()
+        return _store
+
+
+def local_copy(key: str) -> Path:
+    """A local path to the blob: the file itself for a local store, else a cached download
+    (content-addressed, so a cached copy can never be stale)."""
+    store = blob_store()
+    try:
+        if isinstance(store, LocalBlobStore):
+            path = store.path_for(key)
+            if not path.exists():
+                raise BlobNotFound(key)
+            return path
+        cached = data_dir() / "cache" / key.replace("/", "_")
+        if not cached.exists():
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            store.download_to(key, cached)
+        return cached
+    except BlobNotFound as exc:
+        raise DocumentError(f"the document's file {key} is gone from blob storage") from exc
+    except BlobStoreUnavailable as exc:
+        raise RetryableError(f"blob storage unavailable: {exc}") from exc
+
+
+class Upload(BaseModel):
+    blob_key: str
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    filename: str
+    size_bytes: int = Field(ge=1)
+
+
+class Uploaded(BaseModel):
+    blob_key: str
+    sha256: str
+    filename: str
+    pages: int
+
+
+class OcrPage(BaseModel):
+    blob_key: str
+    page: int = Field(ge=0, description="0-based page index")
+    pages: int = Field(ge=1)
+
+
+class PageResult(BaseModel):
+    page: int
+    text: str
+    method: str
+    confidence: float | None
+    dpi: int | None
+
+
+class Extract(BaseModel):
+    pages: int = Field(ge=1)
+
+
+@stage("upload", max_attempts=3, lease=120, permanent=(DocumentError,))
+def upload(job: Upload, ctx: Context) -> Uploaded:
+    """Checks the stored PDF again (a worker trusts no submitter) and fans out its pages."""
+    path = local_copy(job.blob_key)
+    info = inspect_pdf(path, max_pages=MAX_PAGES)
+    if info.sha256 != job.sha256:
+        raise DocumentError(f"stored file hashes to {info.sha256}, expected {job.sha256}")
+    pages = [
+        OcrPage(blob_key=job.blob_key, page=i, pages=info.page_count)
+        for i in range(info.page_count)
+    ]
+    ctx.fan_out("ocr", pages, then=("extract", Extract(pages=info.page_count)))
+    return Uploaded(
+        blob_key=job.blob_key, sha256=job.sha256, filename=job.filename, pages=info.page_count
+    )
+
+
+@stage(
+    "ocr",
+    max_attempts=3,
+    lease=300,
+    timeout=OCR_TIMEOUT_S + 60,
+    part=lambda job: job.page,
+    # Everything else retries: OcrTimeout, blob storage outages, and a broken OCR setup
+    # (RuntimeError), which an operator can fix while the job waits.
+    permanent=(DocumentError,),
+)
+def ocr(job: OcrPage, ctx: Context) -> PageResult:
+    """One page: its text layer when it has one, else a 300 dpi render through tesseract,
+    both in a child process that is killed on timeout or memory blow-up."""
+    result = ocr_page(
+        local_copy(job.blob_key),
+        job.page,
+        dpi=OCR_DPI,
+        timeout_s=OCR_TIMEOUT_S,
+        memory_limit_bytes=OCR_MEMORY_BYTES,
+    )
+    return PageResult(
+        page=job.page,
+        text=result.text,
+        method=result.method,
+        confidence=result.confidence,
+        dpi=result.dpi,
+    )
+
+
+@stage("extract", max_attempts=4, lease=300, permanent=(DocumentError,))
+def extract(job: Extract, ctx: Context) -> TenderFields:
+    pages = [PageResult.model_validate(out) for _, out in ctx.outputs("ocr")]
+    if len(pages) != job.pages:
+        raise RetryableError(f"found {len(pages)} of {job.pages} OCR'd pages")
+    return extract_fields("\n".join(p.text for p in pages))
+
+
+def worker_count() -> int:
+    """Local workers for `submit --wait`: one OCR at a time per core."""
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
