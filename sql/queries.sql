@@ -253,7 +253,7 @@ SELECT type, status, count(*) AS jobs,
        (array_agg(last_error ORDER BY finished_at DESC NULLS LAST)
             FILTER (WHERE status = 'failed'))[1] AS error
 FROM jobs
-WHERE coalesce(root_id, id) = %(root_id)s
+WHERE id = %(root_id)s OR root_id = %(root_id)s  -- the root, then its descendants
 GROUP BY type, status
 ORDER BY min(id);
 

@@ -74,7 +74,8 @@ CREATE TRIGGER jobs_notify_enqueued
     REFERENCING NEW TABLE AS new_jobs
     FOR EACH STATEMENT EXECUTE FUNCTION pipeline_notify_enqueued();
 
-CREATE INDEX jobs_run ON jobs ((coalesce(root_id, id)));
+-- Only jobs inside a run are indexed: a standalone job (and every update of it) pays nothing.
+CREATE INDEX jobs_run ON jobs (root_id) WHERE root_id IS NOT NULL;
 
 CREATE TABLE job_outputs (
     root_id    bigint      NOT NULL,

@@ -21,6 +21,7 @@ from pipeline.runs import StageProgress, live_workers, run_output, run_progress
 from stages.documents import MAX_PAGES, Upload, blob_store, worker_count
 from stages.errors import DocumentError
 from stages.pdfinfo import inspect_pdf
+from stages.tender import TenderFields
 
 STAGE_ORDER = ("upload", "ocr", "extract")
 POLL_S = 0.2  #: how often --wait looks at the run
@@ -136,7 +137,8 @@ def wait_for_fields(
                 )
                 shown[doc] = line
             if fields is not None:
-                results[doc] = fields
+                # jsonb keeps keys in its own order; print them in the model's.
+                results[doc] = TenderFields.model_validate(fields).model_dump(mode="json")
                 del pending[doc]
             elif progress and all(p.finished == p.total for p in progress):
                 errors = [f"{p.stage}: {p.error}" for p in progress if p.failed and p.error]

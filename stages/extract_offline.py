@@ -947,7 +947,9 @@ def _split_title_and_amount(rest: str) -> tuple[str | None, Decimal | None]:
     if not money:
         title = re.split(r"\s+\bCPV\b|\s{2,}", rest)[0]
         return _clean_text_value(title.strip(" -:.")), None
-    amount = money[0]
+    # A speck of OCR noise next to a currency code ("- 7 SEK 700 000,00") reads as a tiny
+    # amount; a contract's value is not that small when a real one follows.
+    amount = next((a for a in money if a.value >= 1000), money[0])
     prefix = rest[: amount.start]
     tail = _TITLE_TAIL.search(prefix)
     title = prefix[: tail.start()] if tail else prefix

@@ -5,7 +5,8 @@
 ALTER TABLE jobs ADD COLUMN root_id bigint;
 -- The job whose fan-out this job belongs to; its row in job_joins counts the finished children.
 ALTER TABLE jobs ADD COLUMN join_id bigint;
-CREATE INDEX jobs_run ON jobs ((coalesce(root_id, id)));
+-- Only jobs inside a run are indexed: a standalone job (and every update of it) pays nothing.
+CREATE INDEX jobs_run ON jobs (root_id) WHERE root_id IS NOT NULL;
 
 CREATE TABLE job_outputs (
     root_id    bigint      NOT NULL,

@@ -31,3 +31,12 @@ def test_claim_uses_the_partial_index_with_a_million_finished_rows(
         row[0] for row in conn.execute("EXPLAIN " + Q["reclaim_expired"], {"limit": 100})
     )
     assert "jobs_running" in reclaim_plan, reclaim_plan
+
+    # A run's progress (what `submit --wait` polls) reads the root and its descendants only.
+    root = conn.execute("SELECT min(id) FROM jobs").fetchone()
+    progress_plan = "\n".join(
+        row[0]
+        for row in conn.execute("EXPLAIN " + Q["run_progress"], {"root_id": root[0] if root else 0})
+    )
+    assert "jobs_run" in progress_plan, progress_plan
+    assert "Seq Scan" not in progress_plan, progress_plan

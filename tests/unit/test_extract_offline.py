@@ -473,3 +473,19 @@ def test_noisy_lot_table_and_headings_agree() -> None:
             estimated_value=Decimal("700000"),
         ),
     ]
+
+
+def test_noise_digit_before_the_currency_is_not_the_lot_value() -> None:
+    # Tesseract 5.3 on the 1-bit sample: a speck read as "7" just before "SEK 700 000,00".
+    f = extract_offline(
+        "Lot Title Estimated value (excl. VAT)\n"
+        "Window cleaning and periodic deep cleaning SEK 1 040 000,00\n"
+        "Cleaning of regional service centres - 7 SEK 700 000,00\n"
+        "\n"
+        "Lot 2: Window cleaning and periodic deep cleaning\n"
+        "Lot 3: Cleaning of regional service centres\n"
+    )
+    assert [(lot.number, lot.title, lot.estimated_value) for lot in f.lots] == [
+        (2, "Window cleaning and periodic deep cleaning", Decimal("1040000")),
+        (3, "Cleaning of regional service centres", Decimal("700000")),
+    ]

@@ -1,0 +1,194 @@
+"""Pages per minute: the document pipeline against raw tesseract, same pages, same parallelism.
+
+    python -m benchmarks.ocr_throughput [--parallel N] [--repeat 4] [--rounds 3]
+
+Raw: N processes, each renders a page with pypdfium2 at 300 dpi to a PGM file and runs the
+`tesseract` binary on it (OMP_THREAD_LIMIT=1), as a hand-written script would.
+
+Pipeline: one `pipeline worker` with N threads serves upload -> ocr -> extract while every
+sample with scanned pages is submitted --repeat times (as different tenants, so the content
+hash does not merge them). The clock runs from the first submit to the last extraction, so
+the queue, the blob store, the killable child per page, text-layer pages and extraction all
+count against the pipeline. Only OCR'd pages are counted on both sides. Rounds alternate raw
+and pipeline so that the machine's own drift hits both; the median ratio is the result.
+
+Uses DATABASE_URL, or a throwaway embedded PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import psycopg
+import pypdfium2 as pdfium
+
+from benchmarks.polling import wait_until
+from pipeline.embedded import embedded_url, stop_embedded
+from pipeline.migrate import migrate
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLES = REPO / "sample_docs"
+DPI = 300
+
+
+def scanned_pages(pdf: Path) -> list[int]:
+    """Pages without a text layer: the ones both sides send through tesseract."""
+    doc = pdfium.PdfDocument(pdf)
+    try:
+        return [i for i in range(len(doc)) if not doc[i].get_textpage().get_text_range().strip()]
+    finally:
+        doc.close()
+
+
+def raw_page(pdf: str, index: int) -> tuple[int, float]:
+    """Render and OCR one page the plain way; returns the length of the text read and the
+    seconds it took."""
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="raw-ocr-") as work:
+        image = Path(work) / "page.pgm"
+        doc = pdfium.PdfDocument(pdf)
+        try:
+            bitmap = doc[index].render(scale=DPI / 72, grayscale=True)
+            bitmap.to_pil().save(image, format="PPM")
+        finally:
+            doc.close()
+        out = subprocess.run(
+            ["tesseract", str(image), "stdout"],
+            capture_output=True,
+            check=True,
+            env={**os.environ, "OMP_THREAD_LIMIT": "1"},
+        )
+        return len(out.stdout), time.perf_counter() - started
+
+
+def run_raw(pages: list[tuple[Path, int]], parallel: int) -> tuple[float, float]:
+    """Wall seconds for all pages, and the mean seconds per page."""
+    with ProcessPoolExecutor(parallel) as pool:
+        list(pool.map(abs, range(parallel)))  # start the processes before the clock
+        started = time.perf_counter()
+        done = list(pool.map(raw_page, [str(p) for p, _ in pages], [i for _, i in pages]))
+        elapsed = time.perf_counter() - started
+    if not all(chars for chars, _ in done):
+        raise RuntimeError("raw tesseract read nothing on some page")
+    return elapsed, sum(seconds for _, seconds in done) / len(done)
+
+
+class PipelineRig:
+    """A migrated database and one running `pipeline worker` of ``parallel`` threads."""
+
+    def __init__(self, parallel: int, scratch: Path) -> None:
+        self.url = os.environ.get("DATABASE_URL") or embedded_url(scratch / "pgdata")
+        # The submitting side and the worker must share the blob store: the local default
+        # under this scratch home.
+        os.environ["PIPELINE_HOME"] = str(scratch / "home")
+        os.environ.pop("PIPELINE_BLOB_URL", None)
+        self.conn = psycopg.connect(self.url, autocommit=True)
+        migrate(self.conn)
+        self.conn.execute("TRUNCATE jobs, job_outputs, job_joins")
+        self.worker = subprocess.Popen(
+            [
+                str(Path(sys.executable).parent / "pipeline"),
+                "worker",
+                "--app",
+                "stages.documents",
+                "--concurrency",
+                str(parallel),
+            ],
+            env={**os.environ, "DATABASE_URL": self.url, "PIPELINE_LOG_LEVEL": "WARNING"},
+            cwd=REPO,
+            stdin=subprocess.DEVNULL,
+        )
+        wait_until(self.conn, "SELECT count(*) FROM pipeline_workers", 1, 60)
+        self.documents = 0
+
+    def run(self, docs: list[Path], repeat: int, label: str) -> tuple[float, dict[str, float]]:
+        """Wall seconds from the first submit to the last extraction, and each stage's mean
+        job seconds (claim to finish) in this batch."""
+        from stages.cli import submit_one  # reads PIPELINE_HOME when it first stores a blob
+
+        since = self.conn.execute("SELECT coalesce(max(id), 0) FROM jobs").fetchone()
+        first_id = since[0] if since else 0
+        started = time.perf_counter()
+        for r in range(repeat):
+            for pdf in docs:
+                submit_one(self.conn, pdf, f"{label}-{r}")
+        self.documents += repeat * len(docs)
+        wait_until(
+            self.conn,
+            "SELECT count(*) FROM job_outputs WHERE stage = 'extract'",
+            self.documents,
+            3600,
+            every=0.05,  # each poll costs CPU the OCR could use
+        )
+        elapsed = time.perf_counter() - started
+        failed = self.conn.execute("SELECT count(*) FROM jobs WHERE status <> 'done'").fetchone()
+        if failed and failed[0]:
+            raise RuntimeError(f"{failed[0]} pipeline jobs did not finish as done")
+        stages = {
+            stage: float(mean)
+            for stage, mean in self.conn.execute(
+                "SELECT type, avg(extract(epoch FROM finished_at - started_at))"
+                " FROM jobs WHERE id > %s GROUP BY type",
+                (first_id,),
+            )
+        }
+        return elapsed, stages
+
+    def close(self) -> None:
+        self.worker.send_signal(signal.SIGTERM)
+        self.worker.wait(timeout=120)
+        self.conn.close()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--parallel", type=int, default=len(os.sched_getaffinity(0)))
+    parser.add_argument("--repeat", type=int, default=4, help="copies of each sample per round")
+    parser.add_argument("--rounds", type=int, default=3, help="raw/pipeline pairs, interleaved")
+    args = parser.parse_args(argv)
+
+    docs = [pdf for pdf in sorted(SAMPLES.glob("*.pdf")) if scanned_pages(pdf)]
+    pages = [(pdf, i) for _ in range(args.repeat) for pdf in docs for i in scanned_pages(pdf)]
+    print(
+        f"{len(pages)} scanned pages ({len(docs) * args.repeat} documents) per round at {DPI} dpi, "
+        f"parallelism {args.parallel}"
+    )
+    scratch = Path(tempfile.mkdtemp(prefix="pgocr-"))
+    ratios = []
+    rig = None
+    try:
+        rig = PipelineRig(args.parallel, scratch)
+        for n in range(args.rounds):
+            raw_s, raw_page_s = run_raw(pages, args.parallel)
+            pipeline_s, stage_s = rig.run(docs, args.repeat, f"round{n}")
+            raw_rate = len(pages) / raw_s * 60
+            pipeline_rate = len(pages) / pipeline_s * 60
+            ratios.append(pipeline_rate / raw_rate)
+            print(
+                f"round {n + 1}: raw {raw_rate:.1f} pages/min ({raw_page_s:.2f} s/page), "
+                f"pipeline {pipeline_rate:.1f} pages/min (job means: "
+                + ", ".join(f"{stage} {sec:.2f} s" for stage, sec in sorted(stage_s.items()))
+                + f"), pipeline/raw {ratios[-1]:.2f}"
+            )
+    finally:
+        if rig is not None:
+            rig.close()
+        if not os.environ.get("DATABASE_URL") and (scratch / "pgdata").exists():
+            stop_embedded(scratch / "pgdata")
+        shutil.rmtree(scratch, ignore_errors=True)
+    print(f"pipeline / raw: median {statistics.median(ratios):.2f} over {len(ratios)} rounds")
+
+
+if __name__ == "__main__":
+    main()
