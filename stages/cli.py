@@ -66,6 +66,11 @@ def submit_one(conn: psycopg.Connection[Any], path: Path, tenant: str | None) ->
     )
 
 
+def bar(done: int, total: int, width: int = 20) -> str:
+    filled = width * done // total if total else 0
+    return "[" + "#" * filled + "." * (width - filled) + "]"
+
+
 def describe_progress(progress: list[StageProgress]) -> str:
     by_stage = {p.stage: p for p in progress}
     parts = []
@@ -74,7 +79,8 @@ def describe_progress(progress: list[StageProgress]) -> str:
         if p is None:
             parts.append(f"{name} -")
         elif name == "ocr":
-            parts.append(f"ocr {p.counts.get('done', 0)}/{p.total} pages")
+            done = p.counts.get("done", 0)
+            parts.append(f"ocr {bar(done, p.total)} {done}/{p.total} pages")
         elif p.counts.get("done"):
             parts.append(f"{name} done")
         elif p.failed:
