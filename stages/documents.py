@@ -145,7 +145,9 @@ def ocr(job: OcrPage, ctx: Context) -> PageResult:
     )
 
 
-@stage("extract", max_attempts=4, lease=300, permanent=(DocumentError,))
+# Ahead of queued pages: a document whose pages are all read should not wait for the whole
+# backlog of other documents' pages before its fields come out.
+@stage("extract", max_attempts=4, lease=300, priority=10, permanent=(DocumentError,))
 def extract(job: Extract, ctx: Context) -> TenderFields:
     pages = [PageResult.model_validate(out) for _, out in ctx.outputs("ocr")]
     if len(pages) != job.pages:
