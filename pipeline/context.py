@@ -8,9 +8,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import psycopg
-from psycopg.types.json import Jsonb
 
-from pipeline.enqueue import JobRequest, enqueue, enqueue_many
+from pipeline.enqueue import JobRequest, enqueue_many, insert_row, job_row
 from pipeline.errors import LeaseLost
 from pipeline.queries import Q
 from pipeline.stage import Registry
@@ -69,32 +68,22 @@ class Context:
     ) -> None:
         """Add a follow-up job, inserted only if this job completes. Validated now, so a bad
         follow-up fails this job instead of surfacing later."""
-        request = JobRequest(
-            type,
-            payload,
-            tenant_id=self.tenant_id if tenant_id is None else tenant_id,
-            priority=priority,
-            run_after=run_after,
-            dedup_key=dedup_key,
-            parent_id=self.job_id,
-            root_id=self.root_id,
+        row = job_row(
+            JobRequest(
+                type,
+                payload,
+                tenant_id=self.tenant_id if tenant_id is None else tenant_id,
+                priority=priority,
+                run_after=run_after,
+                dedup_key=dedup_key,
+                parent_id=self.job_id,
+                root_id=self.root_id,
+            ),
+            self.registry,
         )
-        spec = self.registry.get(type)
-        validated = spec.validate(payload)
 
         def insert(conn: psycopg.Connection[Any]) -> None:
-            enqueue(
-                conn,
-                request.type,
-                validated,
-                tenant_id=request.tenant_id,
-                priority=request.priority,
-                run_after=request.run_after,
-                dedup_key=request.dedup_key,
-                parent_id=request.parent_id,
-                root_id=request.root_id,
-                registry=self.registry,
-            )
+            insert_row(conn, row)
 
         self._steps.append(insert)
 
@@ -111,36 +100,40 @@ class Context:
         failed or cancelled, `then` is never enqueued and the join records the failure.
         Everything is written in this job's completing transaction."""
         children = [self.registry.get(type).validate(p) for p in payloads]
-        next_spec = None if then is None else self.registry.get(then[0])
-        next_payload = None if then is None or next_spec is None else next_spec.validate(then[1])
+        # The next stage's row, defaults filled in; the join keeps it until the last child ends.
+        then_row = (
+            None
+            if then is None
+            else job_row(
+                JobRequest(
+                    then[0],
+                    then[1],
+                    tenant_id=self.tenant_id,
+                    parent_id=self.job_id,
+                    root_id=self.root_id,
+                ),
+                self.registry,
+            )
+        )
 
         def insert(conn: psycopg.Connection[Any]) -> None:
             if not children:
-                if then is not None:
-                    enqueue(
-                        conn,
-                        then[0],
-                        next_payload,
-                        tenant_id=self.tenant_id,
-                        parent_id=self.job_id,
-                        root_id=self.root_id,
-                        registry=self.registry,
-                    )
+                if then_row is not None:
+                    insert_row(conn, then_row)
                 return
+            nxt = then_row or {}
             conn.execute(
                 Q["insert_join"],
                 {
                     "id": self.job_id,
                     "root_id": self.root_id,
                     "total": len(children),
-                    "then_type": None if next_spec is None else next_spec.name,
-                    "then_payload": None
-                    if next_payload is None
-                    else Jsonb(next_payload.model_dump(mode="json")),
-                    "then_tenant_id": self.tenant_id,
-                    "then_priority": None if next_spec is None else next_spec.priority,
-                    "then_max_attempts": None if next_spec is None else next_spec.max_attempts,
-                    "then_lease_seconds": None if next_spec is None else next_spec.lease_s,
+                    "then_type": nxt.get("type"),
+                    "then_payload": nxt.get("payload"),
+                    "then_tenant_id": nxt.get("tenant_id"),
+                    "then_priority": nxt.get("priority"),
+                    "then_max_attempts": nxt.get("max_attempts"),
+                    "then_lease_seconds": nxt.get("lease_seconds"),
                 },
             )
             enqueue_many(

@@ -38,7 +38,8 @@ def _when(run_after: datetime | timedelta | None) -> datetime | None:
     return run_after
 
 
-def _row(request: JobRequest, registry: Registry) -> dict[str, Any]:
+def job_row(request: JobRequest, registry: Registry) -> dict[str, Any]:
+    """The validated columns of one job, the stage's defaults filled in."""
     spec = registry.get(request.type)
     payload = spec.validate(request.payload).model_dump(mode="json")
     return {
@@ -78,7 +79,7 @@ def enqueue(
     request = JobRequest(
         type, payload, tenant_id, priority, run_after, dedup_key, max_attempts, parent_id, root_id
     )
-    return _insert(conn, _row(request, registry or REGISTRY))[0]
+    return insert_row(conn, job_row(request, registry or REGISTRY))[0]
 
 
 def enqueue_once(
@@ -93,10 +94,11 @@ def enqueue_once(
 ) -> tuple[int, bool]:
     """Like enqueue with a dedup key, and says whether the job is new (True) or was there."""
     request = JobRequest(type, payload, tenant_id, priority, dedup_key=dedup_key)
-    return _insert(conn, _row(request, registry or REGISTRY))
+    return insert_row(conn, job_row(request, registry or REGISTRY))
 
 
-def _insert(conn: psycopg.Connection[Any], row: dict[str, Any]) -> tuple[int, bool]:
+def insert_row(conn: psycopg.Connection[Any], row: dict[str, Any]) -> tuple[int, bool]:
+    """Insert one row from job_row: (id, True), or (the holder's id, False) on a dedup key."""
     found = conn.execute(Q["enqueue"], row).fetchone()
     if found is not None:
         return int(found[0]), True
@@ -116,7 +118,7 @@ def enqueue_many(
 
     Every payload is validated before anything is sent, so one bad job inserts none.
     """
-    rows = [_row(r, registry or REGISTRY) for r in requests]
+    rows = [job_row(r, registry or REGISTRY) for r in requests]
     if not rows:
         return []
 

@@ -14,7 +14,6 @@ from pydantic import BaseModel
 
 from pipeline.backoff import retry_delay
 from pipeline.context import Context, TransactionStep
-from pipeline.enqueue import enqueue
 from pipeline.errors import InvalidPayload, LeaseLost
 from pipeline.queries import Q
 from pipeline.stage import StageSpec
@@ -29,6 +28,7 @@ MAX_ERROR_CHARS = 4000  #: last_error keeps the message and the innermost frames
 class Succeeded:
     output: BaseModel | None
     reused: bool = False  # an earlier run stored this output; nothing ran, nothing is redone
+    part: int = 0  # which part of the run the output belongs to (see StageSpec.part)
 
 
 @dataclass(frozen=True)
@@ -74,18 +74,22 @@ def run_job(
     except InvalidPayload as exc:
         return Errored(f"payload no longer valid: {exc}", permanent=True)
     try:
+        part = spec.part_of(model)
         if spec.output_model is not None and find_output is not None:
-            stored = find_output(job.root_id, spec.name, spec.part_of(model))
+            stored = find_output(job.root_id, spec.name, part)
             if stored is not None:
-                return Succeeded(spec.output_model.model_validate(stored), reused=True)
+                return Succeeded(spec.output_model.model_validate(stored), reused=True, part=part)
         result = spec.fn(model, ctx)
         if spec.output_model is not None and result is not None:
             result = spec.output_model.model_validate(result)
+            if spec.then is not None:
+                # The output is the next stage's input; one that does not fit fails this job.
+                ctx.enqueue(spec.then, result)
     except LeaseLost as exc:
         return Lost(str(exc))
     except Exception as exc:
         return Errored(describe_error(exc), permanent=spec.is_permanent(exc))
-    return Succeeded(result if isinstance(result, BaseModel) else None)
+    return Succeeded(result if isinstance(result, BaseModel) else None, part=part)
 
 
 def settle(
@@ -107,7 +111,7 @@ def settle(
     if isinstance(outcome, Lost):
         return "lost"
     if isinstance(outcome, Succeeded):
-        steps = [] if outcome.reused else _completion_steps(spec, job, ctx, outcome.output)
+        steps = [] if outcome.reused else _completion_steps(spec, job, ctx, outcome)
         if not steps:
             acknowledge()
             return "acked"
@@ -126,15 +130,16 @@ def settle(
 
 
 def _completion_steps(
-    spec: StageSpec, job: ClaimedJob, ctx: Context, output: BaseModel | None
+    spec: StageSpec, job: ClaimedJob, ctx: Context, outcome: Succeeded
 ) -> list[TransactionStep]:
     """What commits with the job's completion: its output first, then its follow-ups."""
+    output = outcome.output
     if output is None:
         return ctx.transaction_steps
     row = {
         "root_id": job.root_id,
         "stage": spec.name,
-        "part": spec.part_of(spec.validate(job.payload)),
+        "part": outcome.part,
         "job_id": job.id,
         "attempt": job.attempts,
         "output": Jsonb(output.model_dump(mode="json")),
@@ -143,20 +148,4 @@ def _completion_steps(
     def save(conn: psycopg.Connection[Any]) -> None:
         conn.execute(Q["save_output"], row)
 
-    steps = [save, *ctx.transaction_steps]
-    if spec.then is not None:
-        next_stage = spec.then
-
-        def follow(conn: psycopg.Connection[Any]) -> None:
-            enqueue(
-                conn,
-                next_stage,
-                output,
-                tenant_id=job.tenant_id,
-                parent_id=job.id,
-                root_id=job.root_id,
-                registry=ctx.registry,
-            )
-
-        steps.append(follow)
-    return steps
+    return [save, *ctx.transaction_steps]

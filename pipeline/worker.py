@@ -22,7 +22,7 @@ from pipeline.db import DB_DOWN, make_pool
 from pipeline.executor import Outcome, TimedOut, run_job, settle
 from pipeline.listener import Listener
 from pipeline.maintenance import Reclaimer, WorkerPruner
-from pipeline.queries import Q
+from pipeline.runs import run_output, run_outputs
 from pipeline.settings import WorkerSettings
 from pipeline.stage import REGISTRY, Registry, StageSpec
 from pipeline.store import ClaimedJob, JobStore
@@ -311,15 +311,11 @@ class Worker:
 
     def _find_output(self, root_id: int, stage: str, part: int) -> Any:
         with self.pool.connection() as conn:
-            row = conn.execute(
-                Q["find_output"], {"root_id": root_id, "stage": stage, "part": part}
-            ).fetchone()
-        return None if row is None else row[0]
+            return run_output(conn, root_id, stage, part)
 
     def _read_outputs(self, root_id: int, stage: str) -> list[tuple[int, Any]]:
         with self.pool.connection() as conn:
-            rows = conn.execute(Q["run_outputs"], {"root_id": root_id, "stage": stage}).fetchall()
-        return [(row[0], row[1]) for row in rows]
+            return run_outputs(conn, root_id, stage)
 
     # -- side loops ---------------------------------------------------------------------------
 

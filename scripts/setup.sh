@@ -2,18 +2,32 @@
 # project in .venv. Installs nothing that is already there.
 # shellcheck shell=bash
 
+PY="${PYTHON:-python3}"
+SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+
+apt_install() {
+    command -v apt-get >/dev/null 2>&1 || return 1
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$@" >/dev/null
+}
+
 if ! command -v tesseract >/dev/null 2>&1; then
-    if command -v apt-get >/dev/null 2>&1; then
-        SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-        $SUDO apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq tesseract-ocr tesseract-ocr-eng >/dev/null
-    else
+    apt_install tesseract-ocr tesseract-ocr-eng || {
         echo "tesseract is missing: install it (macOS: brew install tesseract)" >&2
         exit 1
-    fi
+    }
 fi
 
-PY="${PYTHON:-python3}"
-[ -x .venv/bin/python ] || "$PY" -m venv .venv
+if [ ! -x .venv/bin/python ]; then
+    # Debian ships venv's pip bootstrap separately (python3-venv).
+    "$PY" -m venv .venv 2>/dev/null || {
+        rm -rf .venv
+        apt_install python3-venv && "$PY" -m venv .venv
+    } || {
+        echo "cannot create a virtualenv with $PY: install its venv module" >&2
+        exit 1
+    }
+fi
+# The filter drops a harmless warning about a missing local index; a failing pip still fails.
 .venv/bin/python -m pip install -q --disable-pip-version-check -e "${PIPELINE_EXTRAS:-.}" 2>&1 \
-    | grep -v "is ignored: it is neither a file nor a directory" || true
+    | { grep -v "is ignored: it is neither a file nor a directory" || true; }

@@ -64,6 +64,12 @@ _STDERR_TAIL_BYTES = 1000
 _FPDF_ERR_SUCCESS = 0
 _FPDF_ERR_PASSWORD = 4
 _FPDF_ERR_SECURITY = 5
+#: What a "load" failure's reason means to a person, for the reasons that are not damage.
+LOAD_REASONS = {
+    "password": "PDF is encrypted (password protected)",
+    "security": "PDF is encrypted with an unsupported security handler",
+    "no_pages": "PDF has no pages",
+}
 
 
 # --------------------------------------------------------------------------------------------

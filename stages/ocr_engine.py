@@ -22,7 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from stages.errors import DocumentError, OcrTimeout
-from stages.ocr_child import run_child, signal_name
+from stages.ocr_child import LOAD_REASONS, run_child, signal_name
 
 logger = logging.getLogger(__name__)
 
@@ -165,10 +165,8 @@ def mean_word_confidence(tsv: str) -> float | None:
 def _failure_to_error(label: str, result: dict[str, Any], memory_limit_bytes: int) -> Exception:
     kind, message = result["kind"], result["message"]
     if kind == "load":
-        if result.get("reason") == "password":
-            return DocumentError(f"{label}: PDF is encrypted (password protected)")
-        if result.get("reason") == "security":
-            return DocumentError(f"{label}: PDF is encrypted with an unsupported security handler")
+        if result.get("reason") in ("password", "security"):
+            return DocumentError(f"{label}: {LOAD_REASONS[result['reason']]}")
         if result.get("reason") == "no_pages":
             return IndexError(f"{label} does not exist: the document has no pages")
         return DocumentError(f"{label}: PDFium could not open the document: {message}")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stages.errors import DocumentError, OcrTimeout
-from stages.ocr_child import run_child, signal_name
+from stages.ocr_child import LOAD_REASONS, run_child, signal_name
 
 PDF_MAGIC = b"%PDF-"
 _CHUNK = 1024 * 1024
@@ -95,13 +95,9 @@ def _count_pages(path: Path, *, timeout_s: float, memory_limit_bytes: int) -> in
         return int(result["page_count"])
     kind, message = result["kind"], result["message"]
     if kind == "load":
-        if result.get("reason") == "password":
-            raise DocumentError("PDF is encrypted (password protected)")
-        if result.get("reason") == "security":
-            raise DocumentError("PDF is encrypted with an unsupported security handler")
-        if result.get("reason") == "no_pages":
-            raise DocumentError("PDF has no pages")
-        raise DocumentError(f"PDF is damaged or truncated: {message}")
+        raise DocumentError(
+            LOAD_REASONS.get(result.get("reason", ""), f"PDF is damaged or truncated: {message}")
+        )
     if kind == "memory":
         raise DocumentError(
             f"PDF is too complex: parsing it needs more than {_human_bytes(memory_limit_bytes)}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import Iterator
@@ -38,10 +39,10 @@ def build_template(url: str) -> None:
 
 
 @contextmanager
-def cloned_database(url: str) -> Iterator[str]:
+def _scratch_database(url: str, clause: str) -> Iterator[str]:
     name = f"pipeline_test_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(url, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE}"')
+        admin.execute(f'CREATE DATABASE "{name}"{clause}')
     try:
         yield with_db(url, name)
     finally:
@@ -49,16 +50,14 @@ def cloned_database(url: str) -> Iterator[str]:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-@contextmanager
-def empty_database(url: str) -> Iterator[str]:
-    name = f"pipeline_test_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(url, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield with_db(url, name)
-    finally:
-        with psycopg.connect(url, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+def cloned_database(url: str) -> contextlib.AbstractContextManager[str]:
+    """A fresh copy of the migrated template, dropped afterwards."""
+    return _scratch_database(url, f' TEMPLATE "{TEMPLATE}"')
+
+
+def empty_database(url: str) -> contextlib.AbstractContextManager[str]:
+    """A database with no schema at all, dropped afterwards."""
+    return _scratch_database(url, "")
 
 
 stop_server = stop_embedded

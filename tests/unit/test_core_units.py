@@ -117,3 +117,70 @@ def test_error_classification() -> None:
     assert not strict.is_permanent(TimeoutError()) and strict.is_permanent(KeyError())
     assert strict.is_permanent(PermanentError()) and not strict.is_permanent(RetryableError())
     assert lenient.is_permanent(ValueError()) and not lenient.is_permanent(KeyError())
+
+
+CHAIN = Registry()
+
+
+class Order(BaseModel):
+    n: int
+
+
+class Count(BaseModel):
+    total: int
+
+
+class Bill(BaseModel):
+    total: int
+    currency: str
+
+
+@stage("count_then_bill", then="bill", registry=CHAIN)
+def count_then_bill(job: Order, ctx: Context) -> Count:
+    return Count(total=job.n)
+
+
+@stage("count_then_tally", then="tally", registry=CHAIN)
+def count_then_tally(job: Order, ctx: Context) -> Count:
+    return Count(total=job.n)
+
+
+@stage("bill", registry=CHAIN)
+def bill(job: Bill, ctx: Context) -> None:
+    return None
+
+
+@stage("tally", registry=CHAIN)
+def tally(job: Count, ctx: Context) -> None:
+    return None
+
+
+def run_chained(name: str) -> tuple[object, Context]:
+    from pipeline.executor import run_job
+    from pipeline.store import ClaimedJob
+
+    job = ClaimedJob(7, name, None, {"n": 3}, 0, 1, 5, 60, None, 7)
+    ctx = Context(
+        job_id=7,
+        stage=name,
+        attempt=1,
+        max_attempts=5,
+        tenant_id=None,
+        parent_id=None,
+        registry=CHAIN,
+    )
+    return run_job(CHAIN.get(name), job, ctx), ctx
+
+
+def test_an_output_that_does_not_fit_the_next_stage_fails_the_job_for_good() -> None:
+    from pipeline.executor import Errored, Succeeded
+
+    outcome, ctx = run_chained("count_then_bill")
+    assert isinstance(outcome, Errored)
+    assert outcome.permanent
+    assert "invalid payload for stage 'bill'" in outcome.message
+    assert ctx.transaction_steps == []
+
+    outcome, ctx = run_chained("count_then_tally")
+    assert outcome == Succeeded(Count(total=3), part=0)
+    assert len(ctx.transaction_steps) == 1  # the tally job, inserted with the completion
