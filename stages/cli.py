@@ -131,8 +131,9 @@ def wait_for_fields(
     shown: dict[int, str] = {}
     while pending and time.monotonic() < deadline:
         for doc, path in list(pending.items()):
-            fields = run_output(conn, doc, "extract")
             progress = run_progress(conn, doc)
+            extracted = any(p.stage == "extract" and p.counts.get("done") for p in progress)
+            fields = run_output(conn, doc, "extract") if extracted else None
             line = f"{path.name} (document {doc}): {describe_progress(progress)}"
             if line != shown.get(doc):
                 print(
