@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -40,7 +40,6 @@ class StageSpec:
     # Which part of the run an output belongs to (a page number); outputs are unique per
     # (run, stage, part).
     part: Callable[[Any], int] | None = None
-    options: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
@@ -146,7 +145,6 @@ def stage(
     then: str | None = None,
     part: Callable[[Any], int] | None = None,
     registry: Registry | None = None,
-    **options: Any,
 ) -> Callable[[F], F]:
     """Register `fn(job: Model, ctx: Context) -> Output | None` as the stage `name`.
 
@@ -174,7 +172,6 @@ def stage(
             backoff_cap_s=backoff_cap,
             then=then,
             part=part,
-            options=options,
         )
         (registry if registry is not None else REGISTRY).add(spec)
         return fn

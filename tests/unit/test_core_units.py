@@ -184,3 +184,8 @@ def test_an_output_that_does_not_fit_the_next_stage_fails_the_job_for_good() -> 
     outcome, ctx = run_chained("count_then_tally")
     assert outcome == Succeeded(Count(total=3), part=0)
     assert len(ctx.transaction_steps) == 1  # the tally job, inserted with the completion
+
+
+def test_a_misspelt_stage_option_is_an_error_not_a_silent_default() -> None:
+    with pytest.raises(TypeError, match="max_attempt"):
+        stage("typo", max_attempt=3, registry=Registry())  # type: ignore[call-arg]
