@@ -9,14 +9,15 @@ from typing import Any
 
 import psycopg
 
-from pipeline.enqueue import JobRequest, enqueue_many, insert_row, job_row
+from pipeline.enqueue import JobRequest, insert_row, insert_rows, job_row
 from pipeline.errors import LeaseLost
+from pipeline.outcomes import TransactionStep
 from pipeline.queries import Q
 from pipeline.stage import Registry
+from pipeline.validation import InvalidJob
 
-TransactionStep = Callable[[psycopg.Connection[Any]], None]
-#: (run id, stage) -> [(part, output as JSON)], ordered by part
-OutputReader = Callable[[int, str], list[tuple[int, Any]]]
+#: (run id, stage) -> [(part, output as JSON)], ordered by part (None for a stage without parts)
+OutputReader = Callable[[int, str], list[tuple[int | None, Any]]]
 
 
 class Context:
@@ -50,6 +51,7 @@ class Context:
         self.lost_lease = threading.Event()
         self.registry = registry
         self._steps: list[TransactionStep] = []
+        self._fanned_out = False
 
     def check_lease(self) -> None:
         """Raise LeaseLost if this run no longer owns the job."""
@@ -98,7 +100,13 @@ class Context:
         """Enqueue one `type` job per payload, in parallel; when the last of them finishes
         done, the database enqueues `then` (stage, payload) exactly once. If any child ends
         failed or cancelled, `then` is never enqueued and the join records the failure.
-        Everything is written in this job's completing transaction."""
+        Everything is written in this job's completing transaction. Once per job: a job has
+        one join, so a second fan-out is refused at the call."""
+        if self._fanned_out:
+            raise InvalidJob(
+                f"job {self.job_id}: fan_out may be called once per job; "
+                "put every child in one call"
+            )
         children = [self.registry.get(type).validate(p) for p in payloads]
         # The next stage's row, defaults filled in; the join keeps it until the last child ends.
         then_row = (
@@ -136,26 +144,28 @@ class Context:
                     "then_lease_seconds": nxt.get("lease_seconds"),
                 },
             )
-            enqueue_many(
-                conn,
-                [
-                    JobRequest(
-                        type,
-                        child,
-                        tenant_id=self.tenant_id,
-                        priority=priority,
-                        parent_id=self.job_id,
-                        root_id=self.root_id,
-                        join_id=self.job_id,
-                    )
-                    for child in children
-                ],
-                registry=self.registry,
-            )
+            insert_rows(conn, child_rows)
 
+        # Every row is built (and so validated) now: a bad child fails this job at the call.
+        child_rows = [
+            job_row(
+                JobRequest(
+                    type,
+                    child,
+                    tenant_id=self.tenant_id,
+                    priority=priority,
+                    parent_id=self.job_id,
+                    root_id=self.root_id,
+                    join_id=self.job_id,
+                ),
+                self.registry,
+            )
+            for child in children
+        ]
+        self._fanned_out = True
         self._steps.append(insert)
 
-    def outputs(self, stage: str) -> list[tuple[int, Any]]:
+    def outputs(self, stage: str) -> list[tuple[int | None, Any]]:
         """The stored outputs of `stage` in this run, as (part, JSON), ordered by part."""
         if self._read_outputs is None:
             raise RuntimeError("this context has no database to read outputs from")

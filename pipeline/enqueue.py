@@ -10,8 +10,10 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
+from pipeline.errors import InvalidPayload
 from pipeline.queries import Q
 from pipeline.stage import REGISTRY, Registry
+from pipeline.validation import InvalidJob, check_priority, find_unstorable
 
 
 @dataclass(frozen=True)
@@ -42,12 +44,24 @@ def job_row(request: JobRequest, registry: Registry) -> dict[str, Any]:
     """The validated columns of one job, the stage's defaults filled in."""
     spec = registry.get(request.type)
     payload = spec.validate(request.payload).model_dump(mode="json")
+    # Refused here, with the reason, rather than by the database inside someone's transaction
+    # (a stage's completing one, where it would cost the job).
+    problem = find_unstorable(payload)
+    if problem is not None:
+        raise InvalidPayload(f"payload for stage {request.type!r} cannot be stored: {problem}")
+    tenant = None if request.tenant_id is None else str(request.tenant_id)
+    for name, text in (("tenant_id", tenant), ("dedup_key", request.dedup_key)):
+        if text is not None and "\x00" in text:
+            raise InvalidJob(f"{name} cannot contain a NUL character")
+    max_attempts = spec.max_attempts if request.max_attempts is None else request.max_attempts
+    if not 1 <= max_attempts <= 2**31 - 1:
+        raise InvalidJob(f"max_attempts must be within 1..{2**31 - 1}, not {max_attempts}")
     return {
         "type": request.type,
-        "tenant_id": None if request.tenant_id is None else str(request.tenant_id),
+        "tenant_id": tenant,
         "payload": Jsonb(payload),
-        "priority": spec.priority if request.priority is None else request.priority,
-        "max_attempts": spec.max_attempts if request.max_attempts is None else request.max_attempts,
+        "priority": check_priority(spec.priority if request.priority is None else request.priority),
+        "max_attempts": max_attempts,
         "lease_seconds": spec.lease_s,
         "run_after": _when(request.run_after),
         "dedup_key": request.dedup_key,
@@ -118,7 +132,11 @@ def enqueue_many(
 
     Every payload is validated before anything is sent, so one bad job inserts none.
     """
-    rows = [job_row(r, registry or REGISTRY) for r in requests]
+    return insert_rows(conn, [job_row(r, registry or REGISTRY) for r in requests])
+
+
+def insert_rows(conn: psycopg.Connection[Any], rows: Sequence[dict[str, Any]]) -> list[int]:
+    """Insert rows from job_row in one statement; returns the ids inserted."""
     if not rows:
         return []
 

@@ -42,16 +42,25 @@ def run_progress(conn: psycopg.Connection[Any], root_id: int) -> list[StageProgr
     return list(stages.values())
 
 
+def job_output(conn: psycopg.Connection[Any], job_id: int) -> Any | None:
+    """The output this job stored, as JSON, or None."""
+    row = conn.execute(Q["job_output"], {"job_id": job_id}).fetchone()
+    return None if row is None else row[0]
+
+
 def run_output(
-    conn: psycopg.Connection[Any], root_id: int, stage: str, part: int = 0
+    conn: psycopg.Connection[Any], root_id: int, stage: str, part: int | None = None
 ) -> Any | None:
+    """The run's output of `stage` (and `part`, for a stage with parts), as JSON, or None."""
     row = conn.execute(
         Q["find_output"], {"root_id": root_id, "stage": stage, "part": part}
     ).fetchone()
     return None if row is None else row[0]
 
 
-def run_outputs(conn: psycopg.Connection[Any], root_id: int, stage: str) -> list[tuple[int, Any]]:
+def run_outputs(
+    conn: psycopg.Connection[Any], root_id: int, stage: str
+) -> list[tuple[int | None, Any]]:
     rows = conn.execute(Q["run_outputs"], {"root_id": root_id, "stage": stage}).fetchall()
     return [(row[0], row[1]) for row in rows]
 

@@ -26,5 +26,8 @@ class WorkerSettings(BaseModel):
     worker_prune_after_s: float = Field(default=600.0, gt=0)
     #: longest wait between reconnect attempts while the database is down, seconds
     db_retry_max_s: float = Field(default=5.0, gt=0)
+    #: stage threads stuck past their timeout or cancel (each replaced by a fresh thread) that
+    #: a worker tolerates; past that it stops with exit code 1 so a supervisor restarts it
+    max_stuck_threads: int = Field(default=16, ge=0)
     #: LISTEN for wake-ups; turn off behind PgBouncer in transaction mode (polling remains)
     listen: bool = True

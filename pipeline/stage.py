@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+import types
 import typing
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from pipeline.backoff import BACKOFF_BASE_S, BACKOFF_CAP_S
 from pipeline.errors import InvalidPayload, PermanentError, RetryableError, UnknownStage
+from pipeline.validation import InvalidJob
 
 MAX_ATTEMPTS_DEFAULT = 5  #: runs started before a job fails for good
 LEASE_S_DEFAULT = 300  #: seconds a claim is owned without a heartbeat (five beats)
 HEARTBEAT_S_DEFAULT = 60.0  #: seconds between heartbeats that extend the lease
+#: seconds a run may take before it is stopped and retried; None means no limit. A hung stage
+#: would otherwise hold its lease (heartbeats keep it alive) and its slot forever.
+TIMEOUT_S_DEFAULT = 3600.0
+#: "thread" runs a stage in one of the worker's threads; "process" in a child process of its
+#: own, which a timeout or a cancel can really stop and whose crash is the job's alone.
+Isolation = Literal["thread", "process"]
 
 ExcTypes = tuple[type[BaseException], ...]
 
@@ -28,7 +36,7 @@ class StageSpec:
     max_attempts: int = MAX_ATTEMPTS_DEFAULT
     lease_s: int = LEASE_S_DEFAULT
     heartbeat_s: float = HEARTBEAT_S_DEFAULT
-    timeout_s: float | None = None
+    timeout_s: float | None = TIMEOUT_S_DEFAULT
     priority: int = 0
     # When retry_on is given, only those errors retry and every other one is permanent.
     retry_on: ExcTypes | None = None
@@ -40,6 +48,7 @@ class StageSpec:
     # Which part of the run an output belongs to (a page number); outputs are unique per
     # (run, stage, part).
     part: Callable[[Any], int] | None = None
+    isolation: Isolation = "thread"
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
@@ -53,11 +62,18 @@ class StageSpec:
             )
         if self.timeout_s is not None and self.timeout_s <= 0:
             raise ValueError(f"stage {self.name!r}: timeout must be positive")
+        if self.isolation not in ("thread", "process"):
+            raise ValueError(
+                f"stage {self.name!r}: isolation must be 'thread' or 'process', "
+                f"not {self.isolation!r}"
+            )
+        if not -32768 <= self.priority <= 32767:
+            raise ValueError(f"stage {self.name!r}: priority must be within -32768..32767")
         if self.then is not None and self.output_model is None:
             raise ValueError(f"stage {self.name!r}: then={self.then!r} needs an output model")
 
-    def part_of(self, model: BaseModel) -> int:
-        return 0 if self.part is None else int(self.part(model))
+    def part_of(self, model: BaseModel) -> int | None:
+        return None if self.part is None else int(self.part(model))
 
     def validate(self, payload: Any) -> BaseModel:
         """The payload as the stage's input model, or InvalidPayload with pydantic's message."""
@@ -71,7 +87,7 @@ class StageSpec:
             raise InvalidPayload(f"invalid payload for stage {self.name!r}: {exc}") from exc
 
     def is_permanent(self, exc: BaseException) -> bool:
-        if isinstance(exc, PermanentError | ValidationError | InvalidPayload):
+        if isinstance(exc, PermanentError | ValidationError | InvalidPayload | InvalidJob):
             return True
         if isinstance(exc, RetryableError):
             return False
@@ -97,6 +113,9 @@ class Registry:
             return self._stages[name]
         except KeyError:
             raise UnknownStage(name, self.names()) from None
+
+    def get_or_none(self, name: str) -> StageSpec | None:
+        return self._stages.get(name)
 
     def names(self) -> list[str]:
         return sorted(self._stages)
@@ -125,6 +144,10 @@ def _models_of(fn: Callable[..., Any]) -> tuple[type[BaseModel], type[BaseModel]
     output = hints.get("return")
     if output is type(None):
         output = None
+    # `Model | None`: the stage may return nothing, in which case no output is stored.
+    members = [a for a in typing.get_args(output) if a is not type(None)]
+    if typing.get_origin(output) in (typing.Union, types.UnionType) and len(members) == 1:
+        output = members[0]
     if output is not None and not (isinstance(output, type) and issubclass(output, BaseModel)):
         raise TypeError(f"{fn.__qualname__}: return annotation must be a pydantic model or None")
     return model, output
@@ -136,7 +159,7 @@ def stage(
     max_attempts: int = MAX_ATTEMPTS_DEFAULT,
     lease: int = LEASE_S_DEFAULT,
     heartbeat: float | None = None,
-    timeout: float | None = None,
+    timeout: float | None = TIMEOUT_S_DEFAULT,
     priority: int = 0,
     retry_on: ExcTypes | None = None,
     permanent: ExcTypes = (),
@@ -144,11 +167,14 @@ def stage(
     backoff_cap: float = BACKOFF_CAP_S,
     then: str | None = None,
     part: Callable[[Any], int] | None = None,
+    isolation: Isolation = "thread",
     registry: Registry | None = None,
 ) -> Callable[[F], F]:
     """Register `fn(job: Model, ctx: Context) -> Output | None` as the stage `name`.
 
-    lease and heartbeat are seconds; heartbeat defaults to a fifth of the lease (at most 60 s).
+    lease, heartbeat and timeout are seconds; heartbeat defaults to a fifth of the lease (at most
+    60 s); timeout defaults to an hour, and None removes it. isolation="process" runs each job in
+    a child process of its own (a timeout then kills it; its module must be importable).
     A returned output is stored under (run, stage, part(job)) in the completing transaction;
     with then="next", it also becomes the input of a "next" job enqueued in that transaction.
     """
@@ -172,6 +198,7 @@ def stage(
             backoff_cap_s=backoff_cap,
             then=then,
             part=part,
+            isolation=isolation,
         )
         (registry if registry is not None else REGISTRY).add(spec)
         return fn

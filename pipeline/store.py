@@ -1,6 +1,6 @@
 """The worker's side of the database: claim, heartbeat, settle, release, reclaim.
 
-Every statement after a claim is fenced by (id, attempts, status = 'running'); the methods
+Every statement after a claim is fenced by (id, claims, status = 'running'); the methods
 return what the database confirmed, and the caller treats anything missing as a lost lease.
 """
 
@@ -11,7 +11,6 @@ import socket
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -19,6 +18,11 @@ from psycopg_pool import ConnectionPool
 
 from pipeline.errors import LeaseLost
 from pipeline.queries import Q
+
+#: shutdown releases per job that refund the attempt; later ones are charged
+FREE_RELEASES = 3
+#: reclaims per job after its worker died that refund the attempt; later ones are charged
+FREE_CRASH_RECLAIMS = 3
 
 
 @dataclass(frozen=True)
@@ -28,20 +32,40 @@ class ClaimedJob:
     tenant_id: str | None
     payload: Any
     priority: int
-    attempts: int
+    attempts: int  # charged runs, this one included: the retry budget
     max_attempts: int
     lease_seconds: int
     parent_id: int | None
     root_id: int  # the run: the root job's id, this job's own for a root
+    claim: int = 1  # the claim counter: with id, the fencing token of this claim
+    suspect: bool = False  # an earlier lease expired under it: run it in isolation
 
     @property
     def fence(self) -> tuple[int, int]:
-        return (self.id, self.attempts)
+        return (self.id, self.claim)
 
 
 def _fence_params(jobs: Iterable[tuple[int, int]]) -> dict[str, list[int]]:
     pairs = list(jobs)
-    return {"ids": [p[0] for p in pairs], "attempts": [p[1] for p in pairs]}
+    return {"ids": [p[0] for p in pairs], "claims": [p[1] for p in pairs]}
+
+
+@dataclass(frozen=True)
+class WorkerInfo:
+    """What a worker's liveness row says about it."""
+
+    id: uuid.UUID
+    stages: list[str]
+    concurrency: int
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "worker_id": self.id,
+            "hostname": socket.gethostname(),
+            "pid": os.getpid(),
+            "stages": self.stages,
+            "concurrency": self.concurrency,
+        }
 
 
 class JobStore:
@@ -55,11 +79,11 @@ class JobStore:
             ).fetchall()
         return [ClaimedJob(*row) for row in rows]
 
-    def heartbeat(self, worker_id: uuid.UUID, held: Iterable[tuple[int, int]]) -> set[int]:
-        """Extend the leases still owned; returns their ids."""
+    def heartbeat(self, worker: WorkerInfo, held: Iterable[tuple[int, int]]) -> set[int]:
+        """Extend the leases still owned and (re-)register the worker; returns the ids owned."""
         with self.pool.connection() as conn:
             rows = conn.execute(
-                Q["heartbeat"], {"worker_id": worker_id, **_fence_params(held)}
+                Q["heartbeat"], {**worker.params(), **_fence_params(held)}
             ).fetchall()
         return {row[0] for row in rows}
 
@@ -74,44 +98,38 @@ class JobStore:
         with self.pool.connection() as conn, conn.transaction():
             confirmed = conn.execute(Q["complete"], _fence_params([job.fence])).fetchall()
             if not confirmed:
-                raise LeaseLost(f"job {job.id} attempt {job.attempts}: lease lost before commit")
+                raise LeaseLost(f"job {job.id} claim {job.claim}: lease lost before commit")
             for step in steps:
                 step(conn)
 
-    def fail(
-        self, job: ClaimedJob, error: str, *, permanent: bool, delay_s: float
-    ) -> tuple[str, datetime] | None:
-        """Requeue after delay_s, or fail for good; None when the fence did not hold."""
+    def retry_later(self, job: ClaimedJob, error: str, delay_s: float) -> bool:
+        """Back to the queue after delay_s; False when the fence did not hold."""
         with self.pool.connection() as conn:
             row = conn.execute(
-                Q["fail"],
-                {
-                    "id": job.id,
-                    "attempts": job.attempts,
-                    "permanent": permanent,
-                    "delay_s": delay_s,
-                    "error": error,
-                },
+                Q["retry_later"],
+                {"id": job.id, "claims": job.claim, "delay_s": delay_s, "error": error},
             ).fetchone()
-        return None if row is None else (row[0], row[1])
+        return row is not None
 
-    def release(self, held: Iterable[tuple[int, int]]) -> set[int]:
+    def fail(self, job: ClaimedJob, error: str) -> bool:
+        """Failed for good; False when the fence did not hold."""
         with self.pool.connection() as conn:
-            rows = conn.execute(Q["release"], _fence_params(held)).fetchall()
-        return {row[0] for row in rows}
+            row = conn.execute(
+                Q["fail"], {"id": job.id, "claims": job.claim, "error": error}
+            ).fetchone()
+        return row is not None
 
-    def register_worker(self, worker_id: uuid.UUID, stages: list[str], concurrency: int) -> None:
+    def release(self, held: Iterable[tuple[int, int]]) -> dict[int, str]:
+        """Give jobs back at shutdown; returns {id: new status} for those still owned."""
         with self.pool.connection() as conn:
-            conn.execute(
-                Q["register_worker"],
-                {
-                    "id": worker_id,
-                    "hostname": socket.gethostname(),
-                    "pid": os.getpid(),
-                    "stages": stages,
-                    "concurrency": concurrency,
-                },
-            )
+            rows = conn.execute(
+                Q["release"], {**_fence_params(held), "free_releases": FREE_RELEASES}
+            ).fetchall()
+        return {row[0]: row[1] for row in rows}
+
+    def register_worker(self, worker: WorkerInfo) -> None:
+        with self.pool.connection() as conn:
+            conn.execute(Q["register_worker"], worker.params())
 
     def unregister_worker(self, worker_id: uuid.UUID) -> None:
         with self.pool.connection() as conn:
@@ -119,6 +137,9 @@ class JobStore:
 
 
 def reclaim_expired(conn: psycopg.Connection[Any], limit: int = 1000) -> list[tuple[int, str, str]]:
-    """Expired leases back to queued while attempts remain, else failed: (id, type, status)."""
-    rows = conn.execute(Q["reclaim_expired"], {"limit": limit}).fetchall()
+    """Expired leases back to queued (uncharged while refunds remain), else charged, and failed
+    on the final attempt: (id, type, status)."""
+    rows = conn.execute(
+        Q["reclaim_expired"], {"limit": limit, "free_crashes": FREE_CRASH_RECLAIMS}
+    ).fetchall()
     return [(row[0], row[1], row[2]) for row in rows]

@@ -1,6 +1,7 @@
 -- Every runtime query of pg-pipeline, parsed once by pipeline/queries.py.
 -- A query starts at its "-- name: NAME" line; the comment lines after it say why it is shaped so.
--- Every write after a claim carries the fence: id, attempts and status = 'running'.
+-- Every write after a claim carries the fence: id, claims and status = 'running'. claims counts
+-- claims and never goes down (attempts can: a crash reclaim refunds one), so it names one claim.
 -- Zero rows back means the lease was lost, and the caller must write nothing else.
 
 -- name: enqueue
@@ -45,69 +46,99 @@ WITH picked AS (
 UPDATE jobs AS j
 SET status = 'running',
     attempts = j.attempts + 1,
+    claims = j.claims + 1,
     leased_until = now() + make_interval(secs => j.lease_seconds),
     worker_id = %(worker_id)s,
     started_at = now()
 FROM picked
 WHERE j.id = picked.id
 RETURNING j.id, j.type, j.tenant_id, j.payload, j.priority, j.attempts, j.max_attempts,
-          j.lease_seconds, j.parent_id, coalesce(j.root_id, j.id);
+          j.lease_seconds, j.parent_id, coalesce(j.root_id, j.id), j.claims, j.suspect;
 
 -- name: heartbeat
 -- One statement per beat for all of a worker's jobs, and its own liveness row in the same trip.
+-- The row is upserted: a worker whose row was pruned during a long outage registers again.
 -- The jobs that do not come back have lost their lease.
 WITH seen AS (
-    UPDATE pipeline_workers SET last_seen = now() WHERE id = %(worker_id)s
+    INSERT INTO pipeline_workers (id, hostname, pid, stages, concurrency)
+    VALUES (%(worker_id)s, %(hostname)s, %(pid)s, %(stages)s, %(concurrency)s)
+    ON CONFLICT (id) DO UPDATE SET last_seen = now()
 )
 UPDATE jobs AS j
 SET leased_until = now() + make_interval(secs => j.lease_seconds)
-FROM unnest(%(ids)s::bigint[], %(attempts)s::integer[]) AS held(id, attempts)
-WHERE j.id = held.id AND j.attempts = held.attempts AND j.status = 'running'
+FROM unnest(%(ids)s::bigint[], %(claims)s::integer[]) AS held(id, claims)
+WHERE j.id = held.id AND j.claims = held.claims AND j.status = 'running'
 RETURNING j.id;
 
 -- name: complete
 -- Takes arrays so that one job and a buffered batch of acknowledgements use the same fence.
 UPDATE jobs AS j
 SET status = 'done', leased_until = NULL, finished_at = now()
-FROM unnest(%(ids)s::bigint[], %(attempts)s::integer[]) AS done(id, attempts)
-WHERE j.id = done.id AND j.attempts = done.attempts AND j.status = 'running'
+FROM unnest(%(ids)s::bigint[], %(claims)s::integer[]) AS done(id, claims)
+WHERE j.id = done.id AND j.claims = done.claims AND j.status = 'running'
 RETURNING j.id;
 
--- name: fail
--- Back to the queue after the delay while attempts remain and the error may pass; otherwise
--- failed for good. last_error is kept either way.
+-- name: retry_later
+-- Whether to retry was decided in pipeline/outcomes.py; this only writes it.
 UPDATE jobs
-SET status = CASE WHEN %(permanent)s OR attempts >= max_attempts THEN 'failed' ELSE 'queued' END,
-    run_after = CASE WHEN %(permanent)s OR attempts >= max_attempts THEN run_after
-                     ELSE now() + make_interval(secs => %(delay_s)s) END,
-    finished_at = CASE WHEN %(permanent)s OR attempts >= max_attempts THEN now() END,
+SET status = 'queued',
+    run_after = now() + make_interval(secs => %(delay_s)s),
     leased_until = NULL,
     worker_id = NULL,
     last_error = %(error)s
-WHERE id = %(id)s AND attempts = %(attempts)s AND status = 'running'
-RETURNING status, run_after;
+WHERE id = %(id)s AND claims = %(claims)s AND status = 'running'
+RETURNING id;
 
--- name: release
--- A worker stopping gives back the jobs it could not finish. attempts never goes down, so the
--- fence of the interrupted run stays unique; max_attempts is raised when needed so that a
--- shutdown is never what makes a job fail.
-UPDATE jobs AS j
-SET status = 'queued',
-    run_after = now(),
+-- name: fail
+UPDATE jobs
+SET status = 'failed',
+    finished_at = now(),
     leased_until = NULL,
     worker_id = NULL,
-    max_attempts = greatest(j.max_attempts, j.attempts + 1),
-    last_error = 'released at worker shutdown'
-FROM unnest(%(ids)s::bigint[], %(attempts)s::integer[]) AS held(id, attempts)
-WHERE j.id = held.id AND j.attempts = held.attempts AND j.status = 'running'
-RETURNING j.id;
+    last_error = %(error)s
+WHERE id = %(id)s AND claims = %(claims)s AND status = 'running'
+RETURNING id;
+
+-- name: release
+-- A worker stopping gives back the jobs it could not finish. The first few releases of a job
+-- refund its attempt, so a deploy is never what makes a job fail; past that the job is charged
+-- like any run, so one that always outlasts the grace period still ends at max_attempts.
+WITH held AS (
+    SELECT j.id, j.releases < %(free_releases)s AS free
+    FROM jobs AS j
+    JOIN unnest(%(ids)s::bigint[], %(claims)s::integer[]) AS h(id, claims)
+      ON j.id = h.id AND j.claims = h.claims
+    WHERE j.status = 'running'
+    FOR UPDATE OF j
+)
+UPDATE jobs AS j
+SET status = CASE WHEN NOT held.free AND j.attempts >= j.max_attempts THEN 'failed'
+                  ELSE 'queued' END,
+    attempts = j.attempts - held.free::int,
+    releases = j.releases + 1,
+    run_after = now(),
+    finished_at = CASE WHEN NOT held.free AND j.attempts >= j.max_attempts THEN now() END,
+    leased_until = NULL,
+    worker_id = NULL,
+    last_error = CASE WHEN held.free THEN 'released at worker shutdown'
+                      WHEN j.attempts >= j.max_attempts
+                      THEN 'released at worker shutdown on its final attempt, '
+                           || j.releases + 1 || ' releases in all'
+                      ELSE 'released at worker shutdown (charged: released '
+                           || j.releases + 1 || ' times)' END
+FROM held
+WHERE j.id = held.id
+RETURNING j.id, j.status;
 
 -- name: reclaim_expired
--- One statement decides requeue or fail, so a job is never both. attempts counts runs started,
--- crashed or not: a job that kills its worker every time ends failed after max_attempts.
+-- An expired lease means the worker died or stalled, which no job in it can be blamed for:
+-- every job it held shared its fate. So the attempt is refunded and the job becomes a suspect,
+-- which the next worker runs in a child process, where a crash is attributable and charged.
+-- Refunds are bounded per job (free_crashes) so a job that kills its worker even from a child
+-- still ends failed; past them, attempts count as usual and the final one fails the job.
 -- SKIP LOCKED leaves rows a worker is settling right now to that worker.
 WITH expired AS (
-    SELECT id
+    SELECT id, crash_reclaims < %(free_crashes)s AS free
     FROM jobs
     WHERE status = 'running' AND leased_until < now()
     ORDER BY leased_until
@@ -115,12 +146,19 @@ WITH expired AS (
     FOR UPDATE SKIP LOCKED
 )
 UPDATE jobs AS j
-SET status = CASE WHEN j.attempts >= j.max_attempts THEN 'failed' ELSE 'queued' END,
+SET status = CASE WHEN NOT expired.free AND j.attempts >= j.max_attempts THEN 'failed'
+                  ELSE 'queued' END,
+    attempts = j.attempts - expired.free::int,
+    crash_reclaims = j.crash_reclaims + expired.free::int,
+    suspect = true,
     run_after = now(),
-    finished_at = CASE WHEN j.attempts >= j.max_attempts THEN now() END,
+    finished_at = CASE WHEN NOT expired.free AND j.attempts >= j.max_attempts THEN now() END,
     leased_until = NULL,
     worker_id = NULL,
-    last_error = CASE WHEN j.attempts >= j.max_attempts THEN 'lease expired on final attempt'
+    last_error = CASE WHEN expired.free
+                      THEN 'lease expired: its worker died or stalled; not charged, '
+                           'it runs in isolation next'
+                      WHEN j.attempts >= j.max_attempts THEN 'lease expired on final attempt'
                       ELSE 'lease expired' END
 FROM expired
 WHERE j.id = expired.id
@@ -139,9 +177,9 @@ WITH cancelled AS (
     SET status = 'cancelled', leased_until = NULL, finished_at = now(),
         last_error = coalesce(%(reason)s, 'cancelled')
     WHERE id = %(id)s AND status IN ('queued', 'running')
-    RETURNING id, attempts
+    RETURNING id, claims
 )
-SELECT id, pg_notify('pipeline_cancel', id::text || ':' || attempts::text) IS NULL AS notified
+SELECT id, pg_notify('pipeline_cancel', id::text || ':' || claims::text) IS NULL AS notified
 FROM cancelled;
 
 -- name: retry
@@ -154,7 +192,8 @@ RETURNING id;
 
 -- name: register_worker
 INSERT INTO pipeline_workers (id, hostname, pid, stages, concurrency)
-VALUES (%(id)s, %(hostname)s, %(pid)s, %(stages)s, %(concurrency)s);
+VALUES (%(worker_id)s, %(hostname)s, %(pid)s, %(stages)s, %(concurrency)s)
+ON CONFLICT (id) DO UPDATE SET last_seen = now();
 
 -- name: unregister_worker
 DELETE FROM pipeline_workers WHERE id = %(id)s;
@@ -168,7 +207,8 @@ RETURNING id;
 -- name: job_by_id
 SELECT id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
        leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id,
-       coalesce(root_id, id) AS root_id, join_id, created_at, started_at, finished_at
+       coalesce(root_id, id) AS root_id, join_id, created_at, started_at, finished_at,
+       claims, suspect, crash_reclaims, releases
 FROM jobs
 WHERE id = %(id)s;
 
@@ -221,7 +261,7 @@ INSERT INTO pipeline_migrations (version, name) VALUES (%(version)s, %(name)s);
 SELECT to_regclass('pipeline_migrations') IS NOT NULL;
 
 -- name: listen
--- Channel names are fixed: pipeline_jobs carries a job type, pipeline_cancel "id:attempts".
+-- Channel names are fixed: pipeline_jobs carries a job type, pipeline_cancel "id:claims".
 LISTEN pipeline_jobs;
 LISTEN pipeline_cancel;
 
@@ -233,19 +273,26 @@ VALUES (%(id)s, %(root_id)s, %(total)s, %(then_type)s, %(then_payload)s, %(then_
 
 -- name: save_output
 -- Runs inside the completing transaction. The first output under a key stays: a second
--- writer (a duplicate job, a manual retry) changes nothing.
+-- writer of the same job, or another job of the same (run, stage, part), changes nothing.
 INSERT INTO job_outputs (root_id, stage, part, job_id, attempt, output)
 VALUES (%(root_id)s, %(stage)s, %(part)s, %(job_id)s, %(attempt)s, %(output)s)
-ON CONFLICT (root_id, stage, part) DO NOTHING;
+ON CONFLICT DO NOTHING;
+
+-- name: job_output
+-- What this very job stored on an earlier run that committed: reuse is exact, per job.
+SELECT output FROM job_outputs WHERE job_id = %(job_id)s;
 
 -- name: find_output
+-- A run's output of one stage and part (NULL for a stage that declares no part): the first.
 SELECT output FROM job_outputs
-WHERE root_id = %(root_id)s AND stage = %(stage)s AND part = %(part)s;
+WHERE root_id = %(root_id)s AND stage = %(stage)s AND part IS NOT DISTINCT FROM %(part)s
+ORDER BY job_id
+LIMIT 1;
 
 -- name: run_outputs
 SELECT part, output FROM job_outputs
 WHERE root_id = %(root_id)s AND stage = %(stage)s
-ORDER BY part;
+ORDER BY part, job_id;
 
 -- name: run_progress
 -- Per stage of one run: how many jobs are in each state, and the newest error.

@@ -27,7 +27,15 @@ CREATE TABLE jobs (
     join_id       bigint,
     created_at    timestamptz NOT NULL DEFAULT now(),
     started_at    timestamptz,
-    finished_at   timestamptz
+    finished_at   timestamptz,
+    -- Incremented by every claim and never decremented: (id, claims) names one claim for good,
+    -- even when a crash reclaim or a shutdown release refunds the attempt.
+    claims        integer     NOT NULL DEFAULT 0 CONSTRAINT jobs_claims_check CHECK (claims >= 0),
+    -- Its lease once expired under it: it runs isolated, in a child process, from now on.
+    suspect       boolean     NOT NULL DEFAULT false,
+    -- Reclaims that refunded the attempt, and shutdown releases that did: both bounded.
+    crash_reclaims integer    NOT NULL DEFAULT 0,
+    releases      integer     NOT NULL DEFAULT 0
 );
 
 -- Only ready rows are indexed for the claim: millions of finished rows never enter it.
@@ -77,16 +85,21 @@ CREATE TRIGGER jobs_notify_enqueued
 -- Only jobs inside a run are indexed: a standalone job (and every update of it) pays nothing.
 CREATE INDEX jobs_run ON jobs (root_id) WHERE root_id IS NOT NULL;
 
+-- An output belongs to the job that made it: a re-run of the same job finds its own output,
+-- and two jobs of one stage in a run never share one. part (a page number) stays unique within
+-- (run, stage) when the stage declares it.
 CREATE TABLE job_outputs (
     root_id    bigint      NOT NULL,
     stage      text        NOT NULL,
-    part       integer     NOT NULL DEFAULT 0,
+    part       integer,
     job_id     bigint      NOT NULL,
     attempt    integer     NOT NULL,
     output     jsonb       NOT NULL,
     created_at timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (root_id, stage, part)
+    CONSTRAINT job_outputs_pkey PRIMARY KEY (job_id)
 );
+CREATE UNIQUE INDEX job_outputs_part ON job_outputs (root_id, stage, part) WHERE part IS NOT NULL;
+CREATE INDEX job_outputs_run ON job_outputs (root_id, stage);
 
 CREATE TABLE job_joins (
     id                 bigint      PRIMARY KEY,

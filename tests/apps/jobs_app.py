@@ -109,3 +109,82 @@ def waiter(job: Nap, ctx: Context) -> None:
     ctx.lost_lease.wait(job.seconds)
     ctx.check_lease()
     record_effect(ctx, job.mark)
+
+
+# -- hostile stages: each tries one way to break the worker's settle path --------------------
+
+
+class Hostile(BaseModel):
+    mode: str
+
+
+class HostileOut(BaseModel):
+    text: str = ""
+    score: float = 0.0
+
+
+@stage("hostile", lease=30, max_attempts=3, backoff_base=0.05, backoff_cap=0.1)
+def hostile(job: Hostile, ctx: Context) -> HostileOut | None:
+    if job.mode == "nul_output":
+        return HostileOut(text="before\x00after")
+    if job.mode == "nan_output":
+        return HostileOut(score=float("nan"))
+    if job.mode == "nul_error":
+        raise PermanentError("broken\x00message")
+    if job.mode == "big_priority":
+        ctx.enqueue("noop", {}, priority=40000)
+    elif job.mode == "fan_twice":
+        ctx.fan_out("noop", [{}])
+        ctx.fan_out("noop", [{}])
+    elif job.mode == "step_raises":
+
+        def explode(conn: psycopg.Connection[Any]) -> None:
+            raise KeyError("no such thing")
+
+        ctx.on_complete(explode)
+    elif job.mode == "step_refused":
+
+        def overflow(conn: psycopg.Connection[Any]) -> None:
+            conn.execute("SELECT 40000::smallint")
+
+        ctx.on_complete(overflow)
+    elif job.mode == "exit":
+        raise SystemExit(3)
+    record_effect(ctx, job.mode)
+    return None
+
+
+@stage("stubborn", lease=30, timeout=0.3, max_attempts=1)
+def stubborn(job: Nap, ctx: Context) -> None:
+    """Ignores its timeout and lost_lease, like C code that cannot be interrupted."""
+    time.sleep(job.seconds)
+    record_effect(ctx, "stubborn finished")
+
+
+@stage("stubborn_child", lease=30, timeout=0.5, max_attempts=1, isolation="process")
+def stubborn_child(job: Nap, ctx: Context) -> None:
+    """The same, in a child process: the timeout kills it."""
+    Path(job.mark).write_text(str(os.getpid()))
+    time.sleep(job.seconds)
+    record_effect(ctx, "stubborn child finished")
+
+
+class Count(BaseModel):
+    left: int
+
+
+class Said(BaseModel):
+    left: int
+
+
+@stage("repeat", lease=30)
+def repeat(job: Count, ctx: Context) -> Said:
+    """Enqueues itself in the same run: every job of the stage stores its own output."""
+    if job.left > 0:
+        ctx.enqueue("repeat", {"left": job.left - 1})
+    return Said(left=job.left)
+
+
+@stage("spread", lease=30)
+def spread(job: Count, ctx: Context) -> None:
+    ctx.fan_out("repeat", [{"left": 0} for _ in range(job.left)])

@@ -14,10 +14,12 @@ from psycopg_pool import ConnectionPool
 import tests.apps.jobs_app  # noqa: F401  registers the test stages
 from pipeline import InvalidPayload, JobRequest, UnknownStage, enqueue, enqueue_many
 from pipeline.maintenance import Reclaimer
-from pipeline.store import JobStore
+from pipeline.store import FREE_CRASH_RECLAIMS, FREE_RELEASES, JobStore, WorkerInfo
 
 Conn = psycopg.Connection[Any]
 WORKER = uuid.UUID(int=1)
+ME = WorkerInfo(WORKER, ["noop"], 4)
+OTHER = WorkerInfo(uuid.UUID(int=2), ["noop"], 4)
 
 
 def job_row(conn: Conn, job_id: int) -> dict[str, Any]:
@@ -153,23 +155,27 @@ def test_concurrent_claimers_never_get_the_same_job(conn: Conn, pool: Connection
 # -- the fence ----------------------------------------------------------------------------------
 
 
-def test_a_stale_attempt_writes_nothing_after_reclaim(conn: Conn, pool: ConnectionPool) -> None:
+def test_a_stale_claim_writes_nothing_after_reclaim(conn: Conn, pool: ConnectionPool) -> None:
     store = JobStore(pool)
     job_id = enqueue(conn, "noop", {})
     stale = store.claim(["noop"], 1, WORKER)[0]
     expire_lease(conn, job_id)
     assert Reclaimer(pool).run_once() == [(job_id, "noop", "queued")]
     fresh = store.claim(["noop"], 1, uuid.UUID(int=2))[0]
-    assert fresh.attempts == stale.attempts + 1
+    # The crash reclaim refunded the attempt, yet the fencing token moved on.
+    assert fresh.attempts == stale.attempts == 1
+    assert fresh.claim == stale.claim + 1 and fresh.suspect
 
-    assert store.heartbeat(WORKER, [stale.fence]) == set()
+    assert store.heartbeat(OTHER, [stale.fence]) == set()
     assert store.complete([stale.fence]) == set()
-    assert store.fail(stale, "boom", permanent=True, delay_s=0) is None
-    assert store.release([stale.fence]) == set()
+    assert not store.fail(stale, "boom")
+    assert not store.retry_later(stale, "boom", 0)
+    assert store.release([stale.fence]) == {}
     row = job_row(conn, job_id)
-    assert (row["status"], row["attempts"], row["last_error"]) == ("running", 2, "lease expired")
+    assert (row["status"], row["claims"]) == ("running", 2)
+    assert row["last_error"].startswith("lease expired: its worker died or stalled")
 
-    assert store.heartbeat(uuid.UUID(int=2), [fresh.fence]) == {job_id}
+    assert store.heartbeat(OTHER, [fresh.fence]) == {job_id}
     assert store.complete([fresh.fence]) == {job_id}
     assert job_row(conn, job_id)["status"] == "done"
 
@@ -195,13 +201,13 @@ def test_heartbeat_extends_only_owned_leases_and_marks_the_worker_alive(
     conn: Conn, pool: ConnectionPool
 ) -> None:
     store = JobStore(pool)
-    store.register_worker(WORKER, ["noop"], 4)
+    store.register_worker(ME)
     conn.execute("UPDATE pipeline_workers SET last_seen = now() - interval '1 hour'")
     ids = [enqueue(conn, "noop", {}) for _ in range(3)]
     held = store.claim(["noop"], 3, WORKER)
     conn.execute("UPDATE jobs SET leased_until = now() WHERE id = ANY(%s)", (ids,))
     conn.execute("UPDATE jobs SET status = 'cancelled' WHERE id = %s", (ids[0],))
-    owned = store.heartbeat(WORKER, [j.fence for j in held])
+    owned = store.heartbeat(ME, [j.fence for j in held])
     assert owned == set(ids[1:])
     rows = conn.execute(
         "SELECT leased_until > now() + interval '20 seconds' FROM jobs WHERE id = ANY(%s) "
@@ -216,77 +222,97 @@ def test_heartbeat_extends_only_owned_leases_and_marks_the_worker_alive(
 # -- reclaim and retry ----------------------------------------------------------------------------
 
 
-def test_reclaim_requeues_while_attempts_remain_and_fails_on_the_final_attempt(
+def test_reclaim_refunds_the_attempt_of_a_job_whose_worker_died(
     conn: Conn, pool: ConnectionPool
 ) -> None:
     store = JobStore(pool)
-    retry_me = enqueue(conn, "noop", {}, max_attempts=2)
-    final = enqueue(conn, "noop", {}, max_attempts=1)
+    victim = enqueue(conn, "noop", {}, max_attempts=1)
     healthy = enqueue(conn, "noop", {})
-    store.claim(["noop"], 3, WORKER)
-    expire_lease(conn, retry_me)
-    expire_lease(conn, final)
+    store.claim(["noop"], 2, WORKER)
+    expire_lease(conn, victim)
 
-    reclaimed = sorted(Reclaimer(pool).run_once())
-    assert reclaimed == sorted([(retry_me, "noop", "queued"), (final, "noop", "failed")])
-    assert job_row(conn, final)["last_error"] == "lease expired on final attempt"
-    assert job_row(conn, final)["finished_at"] is not None
+    assert Reclaimer(pool).run_once() == [(victim, "noop", "queued")]
+    row = job_row(conn, victim)
+    assert (row["status"], row["attempts"], row["suspect"], row["crash_reclaims"]) == (
+        "queued",
+        0,
+        True,
+        1,
+    )
     assert job_row(conn, healthy)["status"] == "running"
     assert Reclaimer(pool).run_once() == []
 
 
-def test_a_job_that_always_dies_ends_failed_after_max_attempts(
+def test_reclaim_charges_once_the_free_crash_reclaims_are_spent_and_fails_on_the_final_attempt(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    store = JobStore(pool)
+    job_id = enqueue(conn, "noop", {}, max_attempts=2)
+    conn.execute("UPDATE jobs SET crash_reclaims = %s WHERE id = %s", (FREE_CRASH_RECLAIMS, job_id))
+    store.claim(["noop"], 1, WORKER)
+    expire_lease(conn, job_id)
+    assert Reclaimer(pool).run_once() == [(job_id, "noop", "queued")]
+    assert (job_row(conn, job_id)["attempts"], job_row(conn, job_id)["last_error"]) == (
+        1,
+        "lease expired",
+    )
+    store.claim(["noop"], 1, WORKER)
+    expire_lease(conn, job_id)
+    assert Reclaimer(pool).run_once() == [(job_id, "noop", "failed")]
+    row = job_row(conn, job_id)
+    assert (row["attempts"], row["last_error"]) == (2, "lease expired on final attempt")
+    assert row["finished_at"] is not None
+
+
+def test_a_job_that_always_dies_ends_failed_after_its_free_reclaims_and_max_attempts(
     conn: Conn, pool: ConnectionPool
 ) -> None:
     store = JobStore(pool)
     job_id = enqueue(conn, "noop", {}, max_attempts=3)
-    for _ in range(10):
+    for _ in range(20):
         if not store.claim(["noop"], 1, WORKER):
             break
         expire_lease(conn, job_id)  # the worker died mid-job
         Reclaimer(pool).run_once()
     row = job_row(conn, job_id)
     assert (row["status"], row["attempts"], row["max_attempts"]) == ("failed", 3, 3)
+    assert row["claims"] == FREE_CRASH_RECLAIMS + 3
     assert store.claim(["noop"], 1, WORKER) == []
 
 
-def test_fail_backs_off_then_fails_when_out_of_attempts(conn: Conn, pool: ConnectionPool) -> None:
+def test_retry_later_requeues_after_its_delay(conn: Conn, pool: ConnectionPool) -> None:
     store = JobStore(pool)
     job_id = enqueue(conn, "noop", {}, max_attempts=2)
     job = store.claim(["noop"], 1, WORKER)[0]
-    status, run_after = store.fail(job, "upstream 503", permanent=False, delay_s=60) or ("", None)
-    assert status == "queued"
+    assert store.retry_later(job, "upstream 503", 60)
     row = job_row(conn, job_id)
-    delay = conn.execute("SELECT %s::timestamptz - now()", (run_after,)).fetchone()
+    assert (row["status"], row["last_error"]) == ("queued", "upstream 503")
+    delay = conn.execute("SELECT %s::timestamptz - now()", (row["run_after"],)).fetchone()
     assert delay is not None and timedelta(seconds=55) < delay[0] <= timedelta(seconds=60)
     assert store.claim(["noop"], 1, WORKER) == [], "claimed before its backoff ran out"
 
-    conn.execute("UPDATE jobs SET run_after = now() WHERE id = %s", (job_id,))
-    job = store.claim(["noop"], 1, WORKER)[0]
-    assert store.fail(job, "upstream 503 again", permanent=False, delay_s=60) is not None
-    row = job_row(conn, job_id)
-    assert (row["status"], row["attempts"], row["last_error"]) == (
-        "failed",
-        2,
-        "upstream 503 again",
-    )
 
-
-def test_permanent_failure_skips_remaining_attempts(conn: Conn, pool: ConnectionPool) -> None:
+def test_fail_ends_the_job_whatever_attempts_remain(conn: Conn, pool: ConnectionPool) -> None:
     store = JobStore(pool)
     job_id = enqueue(conn, "noop", {}, max_attempts=5)
     job = store.claim(["noop"], 1, WORKER)[0]
-    assert store.fail(job, "not a PDF", permanent=True, delay_s=60) is not None
+    assert store.fail(job, "not a PDF")
     row = job_row(conn, job_id)
     assert (row["status"], row["attempts"], row["last_error"]) == ("failed", 1, "not a PDF")
+    assert row["finished_at"] is not None
 
 
-def test_release_gives_the_job_back_without_failing_it(conn: Conn, pool: ConnectionPool) -> None:
+def test_release_is_free_a_few_times_then_charged(conn: Conn, pool: ConnectionPool) -> None:
     store = JobStore(pool)
     job_id = enqueue(conn, "noop", {}, max_attempts=1)
+    for n in range(FREE_RELEASES):
+        job = store.claim(["noop"], 1, WORKER)[0]
+        assert store.release([job.fence]) == {job_id: "queued"}
+        row = job_row(conn, job_id)
+        assert (row["status"], row["attempts"], row["releases"]) == ("queued", 0, n + 1)
+    # A job that outlasts every grace period must still end: the next release is charged.
     job = store.claim(["noop"], 1, WORKER)[0]
-    assert store.release([job.fence]) == {job_id}
+    assert store.release([job.fence]) == {job_id: "failed"}
     row = job_row(conn, job_id)
-    assert (row["status"], row["attempts"], row["max_attempts"]) == ("queued", 1, 2)
-    again = store.claim(["noop"], 1, WORKER)[0]
-    assert again.attempts == 2 and store.complete([again.fence]) == {job_id}
+    assert (row["status"], row["attempts"]) == ("failed", 1)
+    assert "released at worker shutdown on its final attempt" in row["last_error"]

@@ -1,0 +1,134 @@
+"""What happened when a job ran (an Outcome), and what the database must record (a Transition).
+
+`decide` is the one place where that mapping lives. It is pure: no database, no clock, no
+worker state, so every case is a row in a table test. The completer applies the transition.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+from pydantic import BaseModel
+
+from pipeline.backoff import retry_delay
+from pipeline.redact import redact
+from pipeline.stage import StageSpec
+from pipeline.store import ClaimedJob
+from pipeline.validation import find_unstorable
+
+MAX_ERROR_CHARS = 4000  #: last_error keeps the message and the innermost frames, not megabytes
+
+TransactionStep = Callable[[psycopg.Connection[Any]], None]
+
+# -- outcomes: what running the job produced ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Succeeded:
+    output: BaseModel | None
+    steps: tuple[TransactionStep, ...] = ()  # follow-ups and on_complete, in order
+    reused: bool = False  # this job stored its output on an earlier run; nothing ran again
+    part: int | None = None  # the part the output is stored under, when the stage has parts
+
+
+@dataclass(frozen=True)
+class Raised:
+    message: str
+    permanent: bool
+
+
+@dataclass(frozen=True)
+class TimedOut:
+    after_s: float
+
+
+@dataclass(frozen=True)
+class Crashed:
+    """The child process running the job alone died: the crash is the job's own."""
+
+    how: str  # "killed by SIGKILL", "exited with status 3"
+
+
+@dataclass(frozen=True)
+class Lost:
+    """This claim no longer owns the job (lease lost, cancelled, shut down)."""
+
+    reason: str
+
+
+Outcome = Succeeded | Raised | TimedOut | Crashed | Lost
+
+# -- transitions: the one fenced write that settles the claim ---------------------------------
+
+
+@dataclass(frozen=True)
+class Complete:
+    output: Any = None  # the output as JSON, stored with the completion; None for none
+    part: int | None = None
+    steps: tuple[TransactionStep, ...] = field(default=())
+
+    @property
+    def plain(self) -> bool:
+        """Nothing to write but the state: such completions are batched."""
+        return self.output is None and not self.steps
+
+
+@dataclass(frozen=True)
+class Retry:
+    delay_s: float
+    error: str
+
+
+@dataclass(frozen=True)
+class Fail:
+    error: str
+
+
+@dataclass(frozen=True)
+class Discard:
+    """Write nothing: the claim is no longer ours, and whoever owns the job now decides."""
+
+    reason: str
+
+
+Transition = Complete | Retry | Fail | Discard
+
+
+def decide(
+    spec: StageSpec, job: ClaimedJob, outcome: Outcome, rng: random.Random | None = None
+) -> Transition:
+    """The transition for an outcome. A failure retries while attempts remain and the error
+    may pass; a permanent one, or one on the final attempt, fails the job for good."""
+    if isinstance(outcome, Lost):
+        return Discard(outcome.reason)
+    if isinstance(outcome, Succeeded):
+        if outcome.reused:
+            return Complete()
+        output = None if outcome.output is None else outcome.output.model_dump(mode="json")
+        problem = None if output is None else find_unstorable(output)
+        if problem is not None:
+            # jsonb would refuse it inside the completing transaction; say why, and fail now.
+            return Fail(clean_error(f"output cannot be stored: {problem}"))
+        return Complete(output, outcome.part, outcome.steps)
+    if isinstance(outcome, TimedOut):
+        error, permanent = f"timed out after {outcome.after_s:g} s", False
+    elif isinstance(outcome, Crashed):
+        error = f"crashed its worker process ({outcome.how}) while running in isolation"
+        permanent = False
+    else:
+        error, permanent = outcome.message, outcome.permanent
+    error = clean_error(error)
+    if permanent or job.attempts >= job.max_attempts:
+        return Fail(error)
+    delay = retry_delay(job.attempts, base_s=spec.backoff_base_s, cap_s=spec.backoff_cap_s, rng=rng)
+    return Retry(delay, error)
+
+
+def clean_error(text: str) -> str:
+    """An error message the database will store and an operator may read: no NUL (text columns
+    refuse it), no credentials, bounded in size."""
+    return redact(text.replace("\x00", "\\x00"))[:MAX_ERROR_CHARS]

@@ -1,0 +1,5 @@
+"""The worker: see worker.py for how its parts fit together."""
+
+from pipeline.worker.worker import Worker
+
+__all__ = ["Worker"]

@@ -1,0 +1,258 @@
+"""Applies transitions: the only code that writes a claimed job's end, and the owner of every
+database error that writing can meet.
+
+The rules: a connection error is retried until the claim's lease runs out (then reclaim takes
+over, which is always safe). Any other refusal (a NUL or an out-of-range number in a follow-up,
+a constraint an on_complete step broke, an exception from such a step) rolls the completing
+transaction back and fails the job for good with the reason; the worker goes on. Plain
+completions are buffered and written in batches, still fenced job by job.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from pipeline.db import DB_DOWN
+from pipeline.errors import LeaseLost
+from pipeline.executor import describe_error
+from pipeline.outcomes import (
+    Complete,
+    Discard,
+    Fail,
+    Retry,
+    TransactionStep,
+    Transition,
+    clean_error,
+)
+from pipeline.queries import Q
+from pipeline.retrying import retry_db
+from pipeline.store import ClaimedJob, JobStore
+
+log = logging.getLogger(__name__)
+
+#: What the database confirmed: the job's new state, "lost" (the fence did not hold),
+#: "batched" (a plain completion, written with the next batch) or "unknown" (the database
+#: stayed unreachable until the lease ran out; reclaim will decide).
+Settled = Literal["done", "queued", "failed", "lost", "batched", "unknown"]
+
+#: Called once per job when its settling is over (confirmed, lost or given up).
+OnSettled = Callable[[ClaimedJob, Settled], None]
+
+
+class _Refused(Exception):
+    """The database (or a completion step) refused the write for a reason retrying won't fix."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class _Ack:
+    job: ClaimedJob
+    until: float
+
+
+class Completer:
+    def __init__(
+        self,
+        store: JobStore,
+        *,
+        halt: threading.Event,
+        retry_max_s: float,
+        batch_max: int,
+        on_settled: OnSettled,
+    ) -> None:
+        self.store = store
+        self._halt = halt
+        self._retry_max_s = retry_max_s
+        self._batch_max = batch_max
+        self._on_settled = on_settled
+        self._acks: queue.SimpleQueue[_Ack | None] = queue.SimpleQueue()
+
+    # -- one job ------------------------------------------------------------------------------
+
+    def apply(self, job: ClaimedJob, transition: Transition, *, until: float) -> Settled:
+        """Write the transition, fenced; `until` (monotonic) bounds retries on outages."""
+        if isinstance(transition, Complete) and transition.plain:
+            self._acks.put(_Ack(job, until))
+            return "batched"
+        try:
+            settled = self._write(job, transition, until)
+        except _Refused as refused:
+            log.warning("job %s (%s): %s", job.id, job.type, refused.reason)
+            settled = self._fail_refused(job, transition, refused.reason, until)
+        self._report(job, settled)
+        return settled
+
+    def _write(self, job: ClaimedJob, transition: Transition, until: float) -> Settled:
+        if isinstance(transition, Discard):
+            return "lost"
+        if isinstance(transition, Complete):
+            written = self._guarded(
+                f"complete job {job.id}", lambda: self._complete_with(job, transition), until
+            )
+            return "unknown" if written is None else written
+        if isinstance(transition, Retry):
+            ok = self._guarded(
+                f"retry job {job.id}",
+                lambda: self.store.retry_later(job, transition.error, transition.delay_s),
+                until,
+            )
+            return "unknown" if ok is None else ("queued" if ok else "lost")
+        ok = self._guarded(
+            f"fail job {job.id}", lambda: self.store.fail(job, transition.error), until
+        )
+        return "unknown" if ok is None else ("failed" if ok else "lost")
+
+    def _fail_refused(
+        self, job: ClaimedJob, transition: Transition, reason: str, until: float
+    ) -> Settled:
+        """The first write was refused: fail the job with the reason, and if even that is
+        refused (the reason itself cannot be stored), with a reason that surely can."""
+        attempts: list[Transition] = [Fail(clean_error(reason))]
+        if isinstance(transition, Retry | Fail):
+            attempts = [type(transition)(**{**transition.__dict__, "error": clean_error(reason)})]
+        attempts.append(Fail("the job's result and its error could not be stored"))
+        for fallback in attempts:
+            try:
+                return self._write(job, fallback, until)
+            except _Refused as again:
+                log.error("job %s (%s): fallback write refused: %s", job.id, job.type, again)
+        return "unknown"
+
+    def _complete_with(self, job: ClaimedJob, transition: Complete) -> Settled:
+        steps: list[TransactionStep] = []
+        if transition.output is not None:
+            steps.append(_save_output(job, transition))
+        steps.extend(transition.steps)
+        try:
+            self.store.complete_with(job, [_step_guard(step) for step in steps])
+        except LeaseLost:
+            return "lost"
+        return "done"
+
+    def _guarded(self, what: str, call: Callable[[], Any], until: float) -> Any:
+        """retry_db, with every non-connection database error turned into _Refused."""
+        try:
+            return retry_db(what, call, halt=self._halt, max_delay_s=self._retry_max_s, until=until)
+        except _Refused:
+            raise
+        except DB_DOWN:  # pragma: no cover - retry_db handles these
+            raise
+        except psycopg.Error as exc:
+            raise _Refused(f"the database refused the write: {_db_reason(exc)}") from exc
+
+    def _report(self, job: ClaimedJob, settled: Settled) -> None:
+        try:
+            self._on_settled(job, settled)
+        except Exception:  # the worker's bookkeeping must not undo a confirmed write
+            log.exception("job %s: on_settled callback failed", job.id)
+
+    # -- batched acknowledgements ---------------------------------------------------------------
+
+    def run_acks(self) -> None:
+        """The acknowledger thread: until close(), write buffered completions in batches."""
+        finishing = False
+        while not finishing:
+            first = self._acks.get()
+            if first is None:
+                return
+            batch = [first]
+            while len(batch) < self._batch_max:
+                try:
+                    more = self._acks.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None:
+                    finishing = True
+                    break
+                batch.append(more)
+            self._ack_batch(batch)
+
+    def _ack_batch(self, batch: list[_Ack]) -> None:
+        try:
+            confirmed = retry_db(
+                "acknowledge",
+                lambda: self.store.complete([a.job.fence for a in batch]),
+                halt=self._halt,
+                max_delay_s=self._retry_max_s,
+                until=min(a.until for a in batch),
+            )
+        except psycopg.Error as exc:
+            # A plain completion has nothing the database could refuse; if one is refused all
+            # the same, settle the batch one by one so only the culprit pays.
+            log.error("batched acknowledgement refused (%s); settling one by one", exc)
+            for ack in batch:
+                self.apply_now(ack.job, Complete(), until=ack.until)
+            return
+        for ack in batch:
+            if confirmed is None:
+                settled: Settled = "unknown"
+            else:
+                settled = "done" if ack.job.id in confirmed else "lost"
+            self._report(ack.job, settled)
+
+    def apply_now(self, job: ClaimedJob, transition: Transition, *, until: float) -> Settled:
+        """Like apply, but a plain completion is written at once instead of batched."""
+        if isinstance(transition, Complete) and transition.plain:
+            try:
+                ok = self._guarded(
+                    f"complete job {job.id}", lambda: self.store.complete([job.fence]), until
+                )
+                settled: Settled = "unknown" if ok is None else ("done" if ok else "lost")
+            except _Refused as refused:
+                settled = self._fail_refused(job, transition, refused.reason, until)
+            self._report(job, settled)
+            return settled
+        return self.apply(job, transition, until=until)
+
+    def close(self) -> None:
+        """Flush: the acknowledger writes what is buffered, then returns."""
+        self._acks.put(None)
+
+
+def _save_output(job: ClaimedJob, transition: Complete) -> TransactionStep:
+    row = {
+        "root_id": job.root_id,
+        "stage": job.type,
+        "part": transition.part,
+        "job_id": job.id,
+        "attempt": job.attempts,
+        "output": Jsonb(transition.output),
+    }
+
+    def save(conn: psycopg.Connection[Any]) -> None:
+        conn.execute(Q["save_output"], row)
+
+    return save
+
+
+def _step_guard(step: TransactionStep) -> TransactionStep:
+    """A completion step that raises (a bug in an on_complete, a refused insert) rolls the
+    transaction back and fails the job with the reason; connection errors stay retryable."""
+
+    def guarded(conn: psycopg.Connection[Any]) -> None:
+        try:
+            step(conn)
+        except (*DB_DOWN, LeaseLost, _Refused):
+            raise
+        except psycopg.Error as exc:
+            raise _Refused(f"the database refused the job's completion: {_db_reason(exc)}") from exc
+        except Exception as exc:
+            raise _Refused(f"a completion step failed: {describe_error(exc)}") from exc
+
+    return guarded
+
+
+def _db_reason(exc: psycopg.Error) -> str:
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__

@@ -1,0 +1,117 @@
+"""The jobs a worker holds, and the slot accounting around them, behind one lock."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+
+from pipeline.context import Context
+from pipeline.stage import StageSpec
+from pipeline.store import ClaimedJob
+
+
+@dataclass(eq=False)
+class InFlight:
+    job: ClaimedJob
+    spec: StageSpec
+    ctx: Context
+    deadline: float | None  # monotonic, for a job run in a thread; None without a timeout
+    isolated: bool  # runs in a child process: its timeout and cancel kill the child
+    lease_until: float = field(default=0.0)  # monotonic estimate, for how long to retry writes
+    returned: bool = False  # the run is over and its runner settles it
+    abandoned: bool = False  # settled without its thread (timeout, cancel, shutdown)
+    replaced: bool = False  # its thread is stuck in it and another thread took its slot
+    thread_done: bool = False  # its runner thread has come back from it
+
+
+class InFlightTable:
+    """Claimed jobs by id. A job holds a slot from dispatch until its runner returns or it is
+    abandoned; it stays in the table (and is heartbeated) until its write is confirmed."""
+
+    def __init__(self, slots: int, changed: threading.Event) -> None:
+        self.slots = slots
+        self.lock = threading.Lock()
+        self._entries: dict[int, InFlight] = {}
+        self._busy = 0
+        self.changed = changed  # set when a slot is freed: the claim loop may claim again
+
+    def add(self, entry: InFlight) -> None:
+        with self.lock:
+            self._entries[entry.job.id] = entry
+            self._busy += 1
+
+    def free(self) -> int:
+        with self.lock:
+            return self.slots - self._busy
+
+    def busy(self) -> int:
+        with self.lock:
+            return self._busy
+
+    def finish_run(self, entry: InFlight) -> bool:
+        """The runner is done with the job: True if it settles it, False if it was abandoned
+        (a timeout or a cancel got there first and its late result must be dropped)."""
+        with self.lock:
+            if entry.abandoned:
+                return False
+            entry.returned = True
+            self._busy -= 1
+        self.changed.set()
+        return True
+
+    def abandon(self, entry: InFlight) -> bool:
+        """Take the job from its still-running thread: True if it was still running."""
+        with self.lock:
+            if entry.returned or entry.abandoned:
+                return False
+            entry.abandoned = True
+            self._busy -= 1
+        self.changed.set()
+        return True
+
+    def forget(self, entry: InFlight) -> None:
+        with self.lock:
+            if self._entries.get(entry.job.id) is entry:
+                del self._entries[entry.job.id]
+
+    def get(self, job_id: int) -> InFlight | None:
+        with self.lock:
+            return self._entries.get(job_id)
+
+    def held(self) -> list[InFlight]:
+        """Jobs whose lease this worker still needs: running, or settled but not confirmed."""
+        with self.lock:
+            return [e for e in self._entries.values() if not e.abandoned]
+
+    def running(self) -> list[InFlight]:
+        with self.lock:
+            return [e for e in self._entries.values() if not e.returned and not e.abandoned]
+
+    def overdue(self, now: float | None = None) -> list[InFlight]:
+        """Thread-run jobs past their deadline, abandoned here so exactly one party settles."""
+        now = time.monotonic() if now is None else now
+        with self.lock:
+            due = [
+                e
+                for e in self._entries.values()
+                if e.deadline is not None
+                and now >= e.deadline
+                and not e.returned
+                and not e.abandoned
+            ]
+            for entry in due:
+                entry.abandoned = True
+                self._busy -= 1
+        if due:
+            self.changed.set()
+        return due
+
+    def next_deadline(self) -> float | None:
+        with self.lock:
+            deadlines = [
+                e.deadline
+                for e in self._entries.values()
+                if e.deadline is not None and not e.returned and not e.abandoned
+            ]
+        return min(deadlines) if deadlines else None

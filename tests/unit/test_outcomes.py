@@ -1,0 +1,136 @@
+"""decide(): every outcome of a run, and the one transition it becomes. No database."""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from pipeline import Context
+from pipeline.outcomes import (
+    Complete,
+    Crashed,
+    Discard,
+    Fail,
+    Lost,
+    Outcome,
+    Raised,
+    Retry,
+    Succeeded,
+    TimedOut,
+    Transition,
+    clean_error,
+    decide,
+)
+from pipeline.stage import Registry, StageSpec, stage
+from pipeline.store import ClaimedJob
+
+REG = Registry()
+
+
+class In(BaseModel):
+    n: int = 0
+
+
+class Out(BaseModel):
+    text: str = ""
+    score: float = 0.0
+
+
+@stage("thing", registry=REG, max_attempts=3, backoff_base=10, backoff_cap=1800)
+def thing(job: In, ctx: Context) -> Out:
+    return Out()
+
+
+SPEC: StageSpec = REG.get("thing")
+
+
+def claimed(attempts: int, max_attempts: int = 3) -> ClaimedJob:
+    return ClaimedJob(1, "thing", None, {}, 0, attempts, max_attempts, 60, None, 1, 4, False)
+
+
+def step(conn: Any) -> None:
+    return None
+
+
+CASES: list[tuple[str, int, Outcome, Transition | type]] = [
+    ("success stores its output", 1, Succeeded(Out(text="hi")), Complete),
+    ("a plain success is batched", 1, Succeeded(None), Complete(None, None, ())),
+    ("a reused output writes nothing new", 2, Succeeded(Out(), reused=True), Complete()),
+    ("a lost claim writes nothing", 1, Lost("lease lost"), Discard("lease lost")),
+    ("a lost claim writes nothing, even on its last attempt", 3, Lost("x"), Discard("x")),
+    ("a retryable error retries", 1, Raised("ConnectionError: down", False), Retry),
+    (
+        "a retryable error on the final attempt fails",
+        3,
+        Raised("ConnectionError: down", False),
+        Fail("ConnectionError: down"),
+    ),
+    ("a permanent error fails at once", 1, Raised("bad PDF", True), Fail("bad PDF")),
+    ("a timeout retries", 1, TimedOut(2.5), Retry),
+    ("a timeout on the final attempt fails", 3, TimedOut(2.5), Fail("timed out after 2.5 s")),
+    ("a crash in isolation is charged and retried", 2, Crashed("killed by SIGKILL"), Retry),
+    (
+        "a crash in isolation on the final attempt fails with the crash",
+        3,
+        Crashed("killed by SIGKILL"),
+        Fail("crashed its worker process (killed by SIGKILL) while running in isolation"),
+    ),
+    (
+        "an output with a NUL fails, naming the field",
+        1,
+        Succeeded(Out(text="a\x00b")),
+        Fail("output cannot be stored: NUL character in field 'text'"),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "attempts", "outcome", "expected"), CASES, ids=[c[0] for c in CASES]
+)
+def test_decide_maps_each_outcome_to_one_transition(
+    case: str, attempts: int, outcome: Outcome, expected: Transition | type
+) -> None:
+    got = decide(SPEC, claimed(attempts), outcome, random.Random(7))
+    if isinstance(expected, type):
+        assert isinstance(got, expected)
+    else:
+        assert got == expected
+
+
+def test_a_success_carries_its_output_as_json_and_its_steps_in_order() -> None:
+    got = decide(SPEC, claimed(1), Succeeded(Out(text="x", score=1.5), (step,), part=3))
+    assert got == Complete({"text": "x", "score": 1.5}, 3, (step,))
+    assert not got.plain
+
+
+def test_an_output_with_nan_fails_instead_of_reaching_jsonb() -> None:
+    got = decide(SPEC, claimed(1), Succeeded(Out(score=math.nan)))
+    # pydantic may turn NaN into null in JSON mode; either it is storable or it is refused.
+    if isinstance(got, Fail):
+        assert "NaN" in got.error and "score" in got.error
+    else:
+        assert isinstance(got, Complete) and got.output["score"] is None
+
+
+def test_retry_delays_grow_with_attempts_and_stay_capped() -> None:
+    rng = random.Random(1)
+    delays = []
+    for attempt in (1, 2):
+        got = decide(SPEC, claimed(attempt, max_attempts=50), Raised("e", False), rng)
+        assert isinstance(got, Retry)
+        delays.append(got.delay_s)
+    assert 5 <= delays[0] < 15 and 10 <= delays[1] < 30
+    late = decide(SPEC, claimed(40, max_attempts=50), Raised("e", False), rng)
+    assert isinstance(late, Retry) and late.delay_s <= 1800
+
+
+def test_error_text_is_made_storable_and_safe() -> None:
+    text = clean_error("boom\x00 at postgresql://app:hunter2@db/x " + "y" * 10_000)
+    assert "\x00" not in text and "hunter2" not in text
+    assert len(text) <= 4000
+    got = decide(SPEC, claimed(1), Raised("bad\x00byte", True))
+    assert got == Fail("bad\\x00byte")
