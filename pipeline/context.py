@@ -14,6 +14,7 @@ from pipeline.errors import LeaseLost
 from pipeline.outcomes import TransactionStep
 from pipeline.queries import Q
 from pipeline.stage import Registry
+from pipeline.store import ClaimedJob
 from pipeline.validation import InvalidJob
 
 #: (run id, stage) -> [(part, output as JSON)], ordered by part (None for a stage without parts)
@@ -52,6 +53,23 @@ class Context:
         self.registry = registry
         self._steps: list[TransactionStep] = []
         self._fanned_out = False
+
+    @classmethod
+    def for_job(
+        cls, job: ClaimedJob, registry: Registry, read_outputs: OutputReader | None
+    ) -> Context:
+        """The context of one claimed job."""
+        return cls(
+            root_id=job.root_id,
+            read_outputs=read_outputs,
+            job_id=job.id,
+            stage=job.type,
+            attempt=job.attempts,
+            max_attempts=job.max_attempts,
+            tenant_id=job.tenant_id,
+            parent_id=job.parent_id,
+            registry=registry,
+        )
 
     def check_lease(self) -> None:
         """Raise LeaseLost if this run no longer owns the job."""

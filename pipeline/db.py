@@ -2,19 +2,39 @@
 
 from __future__ import annotations
 
+import logging
 import os
-from typing import Any
+import re
+from collections.abc import Iterable
+from contextlib import suppress
+from typing import Any, Literal, Self
+from urllib.parse import unquote
 
 import psycopg
+from psycopg.abc import Params, Query
 from psycopg.conninfo import conninfo_to_dict
+from psycopg.rows import Row
 from psycopg_pool import ConnectionPool
 
 from pipeline.errors import DatabaseUnavailable
+from pipeline.queries import Q
+from pipeline.redact import MASK, redact
+
+log = logging.getLogger(__name__)
 
 #: Errors that mean "the database is not there right now"; callers retry them with backoff.
 DB_DOWN: tuple[type[Exception], ...] = (psycopg.OperationalError, psycopg.InterfaceError)
 
 CONNECT_TIMEOUT_S = 10  #: seconds a new connection may take before it counts as unreachable
+
+#: `transaction`: DATABASE_URL goes through a pooler in transaction mode (PgBouncer's
+#: `pool_mode = transaction`), so no server-side prepared statements and no LISTEN through it.
+#: `none` (or `session`): it does not. Unset or `auto`: detect it on each new connection.
+POOLER_ENV = "PIPELINE_DB_POOLER"
+#: A direct (non-pooled) DSN for the listener alone, when DATABASE_URL goes through a pooler.
+LISTEN_URL_ENV = "PIPELINE_LISTEN_URL"
+
+PoolerMode = Literal["auto", "transaction", "none"]
 
 
 def database_url() -> str:
@@ -27,15 +47,74 @@ def database_url() -> str:
 
 
 def describe(dsn: str) -> str:
-    """Where a DSN points, safe to print: host (or socket dir), port and database, no password."""
+    """Where a DSN points, safe to print: host (or socket dir), port and database, never the
+    password, even when the DSN is malformed."""
+    lenient = _lenient_parts(dsn)
     try:
-        parts = conninfo_to_dict(dsn)
-    except psycopg.ProgrammingError:
-        return "an unparsable DATABASE_URL"
-    host = str(parts.get("host") or "localhost")
-    port = str(parts.get("port") or "5432")
-    dbname = str(parts.get("dbname") or parts.get("user") or "")
-    return f"{host}:{port}/{dbname}"
+        parts = {key: str(value) for key, value in conninfo_to_dict(dsn).items() if value}
+    except Exception:  # malformed: libpq's own error quotes the DSN, password and all
+        if lenient is None:
+            return "an unparsable DATABASE_URL"
+        parts = lenient
+    else:
+        if lenient is not None and lenient.get("_odd_userinfo"):
+            parts = lenient  # libpq's reading would show part of the password as a host
+    host = parts.get("host") or parts.get("hostaddr") or "localhost"
+    port = parts.get("port") or "5432"
+    dbname = parts.get("dbname") or parts.get("user") or ""
+    return _hide_password(f"{host}:{port}/{dbname}", dsn)
+
+
+def scrub(text: str, dsn: str | None) -> str:
+    """`text` (an error message) without `dsn` itself, its password or any other credential."""
+    if dsn:
+        text = _hide_password(text.replace(dsn, "<connection string>"), dsn)
+    return redact(text)
+
+
+_URL_FORM = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://(?P<rest>.*)\Z", re.DOTALL)
+_KEYWORD = re.compile(
+    r"(?:^|\s)(host|hostaddr|port|dbname|password)\s*=\s*('(?:[^'\\]|\\.)*'?|\S*)"
+)
+
+
+def _lenient_parts(dsn: str) -> dict[str, str] | None:
+    """host, port, dbname (and the password, to hide it) read from a DSN the way a person
+    would, without failing on a malformed one."""
+    url = _URL_FORM.match(dsn)
+    if url is None:
+        found = {key: value.strip("'") for key, value in _KEYWORD.findall(dsn)}
+        return found or None
+    # The password ends at the *last* `@`: libpq splits at the first `@` or `/`, so a raw `@`,
+    # `/` or `?` in a password would otherwise put its tail in the host or database name.
+    userinfo, at, hostpart = url["rest"].rpartition("@")
+    user, _, password = userinfo.partition(":")
+    hostport, _, query = hostpart.partition("?")
+    hostport, _, dbname = hostport.partition("/")
+    if hostport.startswith("["):  # an IPv6 address, perhaps without its closing bracket
+        host, _, after = hostport[1:].partition("]")
+        port = after[1:] if after.startswith(":") else ""
+    else:
+        host, _, port = hostport.rpartition(":") if ":" in hostport else (hostport, "", "")
+    parts = {"host": host, "port": port, "dbname": dbname, "user": user, "password": password}
+    for pair in query.split("&"):
+        key, _, value = pair.partition("=")
+        if key in ("host", "hostaddr", "port", "dbname"):
+            parts[key] = value
+    parts = {key: unquote(value) for key, value in parts.items()}
+    parts["_odd_userinfo"] = "yes" if at and set(userinfo) & set("@/?#[]") else ""
+    return parts
+
+
+def _hide_password(text: str, dsn: str) -> str:
+    passwords = {(_lenient_parts(dsn) or {}).get("password", "")}
+    with suppress(Exception):  # malformed: the lenient reading found what there is to find
+        passwords.add(str(conninfo_to_dict(dsn).get("password") or ""))
+    # A password of one or two characters matches text by chance; masking it would mangle
+    # the message without protecting anything.
+    for password in sorted((p for p in passwords if len(p) >= 3), key=len, reverse=True):
+        text = text.replace(password, MASK)
+    return redact(text)
 
 
 def connect(dsn: str | None = None, *, autocommit: bool = True) -> psycopg.Connection[Any]:
@@ -45,22 +124,45 @@ def connect(dsn: str | None = None, *, autocommit: bool = True) -> psycopg.Conne
     """
     target = dsn or database_url()
     try:
-        return psycopg.connect(
+        conninfo_to_dict(target)
+    except Exception as exc:
+        # `from None`: psycopg's message and traceback quote the DSN, password and all.
+        raise DatabaseUnavailable(
+            f"cannot connect to PostgreSQL at {describe(target)}: malformed connection string: "
+            f"{scrub(_first_line(exc), target)}"
+        ) from None
+    try:
+        # Autocommit until the pooler probe has run, so that the probe opens no transaction.
+        conn = psycopg.connect(
             target,
-            autocommit=autocommit,
+            autocommit=True,
             connect_timeout=CONNECT_TIMEOUT_S,
             application_name="pg-pipeline",
+            cursor_factory=PoolerAwareCursor,
         )
+        try:
+            fit_to_pooler(conn)
+            conn.autocommit = autocommit
+        except BaseException:
+            conn.close()
+            raise
+        return conn
     except psycopg.OperationalError as exc:
         reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         raise DatabaseUnavailable(
-            f"cannot connect to PostgreSQL at {describe(target)}: {reason}"
+            f"cannot connect to PostgreSQL at {describe(target)}: {scrub(reason, target)}"
         ) from exc
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def make_pool(dsn: str, *, max_size: int, name: str = "pg-pipeline") -> ConnectionPool:
     """A pool of autocommit connections. Broken connections are dropped when returned, so after
     a server restart the first statement fails, the caller retries, and a fresh one is made."""
+    pooler_mode()  # a bad setting fails here: in `configure` the pool would retry it forever
     return ConnectionPool(
         dsn,
         min_size=1,
@@ -69,9 +171,152 @@ def make_pool(dsn: str, *, max_size: int, name: str = "pg-pipeline") -> Connecti
             "autocommit": True,
             "connect_timeout": CONNECT_TIMEOUT_S,
             "application_name": name,
+            "cursor_factory": PoolerAwareCursor,
         },
+        configure=fit_to_pooler,
         timeout=CONNECT_TIMEOUT_S,
         reconnect_timeout=0,  # never give up reconnecting: the worker outlives outages
         name=name,
         open=True,
     )
+
+
+# -- connection poolers -------------------------------------------------------------------------
+
+
+#: A session-mode pooler keeps prepared statements and LISTEN working: as good as direct.
+_POOLER_MODES: dict[str, PoolerMode] = {
+    "auto": "auto",
+    "transaction": "transaction",
+    "none": "none",
+    "session": "none",
+}
+
+
+class PoolerError(DatabaseUnavailable):
+    """The database answers, but not the way pg-pipeline was told to use it (a pooler's mode)."""
+
+
+def pooler_mode() -> PoolerMode:
+    """PIPELINE_DB_POOLER, read on every call so that a test or a process can change it."""
+    raw = os.environ.get(POOLER_ENV, "").strip().lower() or "auto"
+    try:
+        return _POOLER_MODES[raw]
+    except KeyError:
+        raise PoolerError(
+            f"{POOLER_ENV}={raw!r}: expected auto, transaction, session or none"
+        ) from None
+
+
+def through_pooler(conn: psycopg.Connection[Any]) -> bool:
+    """Whether autocommit `conn` reaches PostgreSQL through a connection pooler (one cheap
+    round trip).
+
+    PgBouncer passes the server's ParameterStatus through unchanged (server_version,
+    application_name and the rest read the same as on a direct connection), and 6432 is only a
+    habit, so neither tells. What does: a pooler hands each client a BackendKeyData of its own
+    (PgBouncer a random cancel key), because it must route cancel requests itself, while a
+    direct connection's key names the backend that serves it. So the pid libpq got at login
+    differs from pg_backend_pid(). This cannot tell transaction from session mode: a
+    session-mode pooler counts as transaction mode unless PIPELINE_DB_POOLER=session, which
+    costs prepared statements and LISTEN, never correctness.
+    """
+    row = conn.execute(Q["backend_pid"], prepare=False).fetchone()
+    return row is not None and row[0] != conn.info.backend_pid
+
+
+def fit_to_pooler(conn: psycopg.Connection[Any]) -> None:
+    """Turn off psycopg's automatic prepared statements on a transaction-pooled connection.
+
+    psycopg prepares a statement it has run 5 times, under a name like `_pg3_0`, on the server
+    connection of the moment. A transaction pooler (PgBouncer before 1.21, or with
+    max_prepared_statements = 0) hands the next transaction another server connection, where
+    that name is missing or already taken by another client.
+    """
+    mode = pooler_mode()
+    if mode == "transaction" or (mode == "auto" and through_pooler(conn)):
+        conn.prepare_threshold = None
+
+
+def listen_dsn(dsn: str) -> str | None:
+    """Where a worker LISTENs: PIPELINE_LISTEN_URL if set; None (poll only) if `dsn` goes
+    through a transaction pooler, which drops LISTEN when the transaction ends; else `dsn`.
+
+    Detection connects once, so this raises DB_DOWN errors while the database is away: call it
+    where such errors are retried.
+    """
+    direct = os.environ.get(LISTEN_URL_ENV)
+    if direct:
+        return direct
+    mode = pooler_mode()
+    if mode == "auto":
+        with psycopg.connect(
+            dsn,
+            autocommit=True,
+            connect_timeout=CONNECT_TIMEOUT_S,
+            application_name="pg-pipeline probe",
+        ) as conn:
+            mode = "transaction" if through_pooler(conn) else "none"
+        if mode == "transaction":
+            log.info(
+                "%s goes through a connection pooler: polling instead of LISTEN (set %s to a "
+                "direct DSN for wake-ups, or %s=session if the pooler keeps sessions)",
+                describe(dsn),
+                LISTEN_URL_ENV,
+                POOLER_ENV,
+            )
+    return None if mode == "transaction" else dsn
+
+
+#: What PostgreSQL answers when a pooler moved psycopg's prepared statements away.
+_PREPARED_CLASH = (
+    psycopg.errors.DuplicatePreparedStatement,
+    psycopg.errors.InvalidSqlStatementName,
+)
+
+
+def _ours(exc: psycopg.Error) -> bool:
+    # Only psycopg's own statement names: a user's EXECUTE of a missing name is their error.
+    return '"_pg3_' in (exc.diag.message_primary or "")
+
+
+def _pooler_advice(exc: psycopg.Error) -> PoolerError:
+    setting = os.environ.get(POOLER_ENV) or "unset, so detected"
+    return PoolerError(
+        f"the server lost or duplicated psycopg's prepared statement "
+        f"({exc.diag.message_primary}): the database URL goes through a connection pooler in "
+        f"transaction mode (PgBouncer before 1.21, say), but {POOLER_ENV} is {setting}. "
+        f"Set {POOLER_ENV}=transaction, and {LISTEN_URL_ENV} to a direct DSN if workers "
+        "should LISTEN"
+    )
+
+
+class PoolerAwareCursor(psycopg.Cursor[Row]):
+    """A cursor whose prepared-statement clash says which setting fixes it, instead of
+    `prepared statement "_pg3_0" already exists`."""
+
+    def execute(
+        self,
+        query: Query,
+        params: Params | None = None,
+        *,
+        prepare: bool | None = None,
+        binary: bool | None = None,
+    ) -> Self:
+        try:
+            # psycopg's overloads keep templates apart from params; ours passes both through.
+            return super().execute(query, params, prepare=prepare, binary=binary)  # type: ignore[misc, arg-type]
+        except _PREPARED_CLASH as exc:
+            if _ours(exc):
+                raise _pooler_advice(exc) from exc
+            raise
+
+    def executemany(
+        self, query: Query, params_seq: Iterable[Params], *, returning: bool = False
+    ) -> None:
+        try:
+            super().executemany(query, params_seq, returning=returning)
+        except _PREPARED_CLASH as exc:
+            if _ours(exc):
+                raise _pooler_advice(exc) from exc
+            raise

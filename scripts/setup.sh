@@ -1,5 +1,5 @@
-# Sourced by scripts/test and scripts/demo: tesseract from the system's packages, then the
-# project in .venv. Installs nothing that is already there.
+# Sourced by scripts/test and scripts/demo: tesseract (and, for the tests, PgBouncer) from the
+# system's packages, then the project in .venv. Installs nothing that is already there.
 # shellcheck shell=bash
 
 PY="${PYTHON:-python3}"
@@ -11,9 +11,17 @@ apt_install() {
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$@" >/dev/null
 }
 
-if ! command -v tesseract >/dev/null 2>&1; then
-    apt_install tesseract-ocr tesseract-ocr-eng || {
-        echo "tesseract is missing: install it (macOS: brew install tesseract)" >&2
+missing=()
+command -v tesseract >/dev/null 2>&1 || missing+=(tesseract-ocr tesseract-ocr-eng)
+# Only the tests run PgBouncer (scripts/test asks for the dev extras). Debian puts it in
+# /usr/sbin, which is not on a normal user's PATH.
+case "${PIPELINE_EXTRAS:-}" in
+    *dev*) command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ] \
+        || missing+=(pgbouncer) ;;
+esac
+if [ "${#missing[@]}" -gt 0 ]; then
+    apt_install "${missing[@]}" || {
+        echo "missing: ${missing[*]}: install them (macOS: brew install tesseract pgbouncer)" >&2
         exit 1
     }
 fi

@@ -319,3 +319,7 @@ LISTEN pipeline_doctor;
 
 -- name: server_version
 SELECT current_setting('server_version');
+
+-- name: backend_pid
+-- Differs from the pid libpq was given at login when a connection pooler sits in between.
+SELECT pg_backend_pid();

@@ -4,20 +4,32 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 import psycopg
 
-from pipeline import database_url, enqueue_once
-from pipeline.cli import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError, open_db
-from pipeline.paths import data_dir
-from pipeline.runs import StageProgress, live_workers, run_output, run_progress
+from pipeline import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    EXIT_USAGE,
+    CliError,
+    StageProgress,
+    data_dir,
+    database_url,
+    enqueue_once,
+    live_workers,
+    open_db,
+    run_output,
+    run_progress,
+)
 from stages.documents import MAX_PAGES, Upload, blob_store, worker_count
 from stages.errors import DocumentError
 from stages.pdfinfo import inspect_pdf
@@ -25,6 +37,53 @@ from stages.tender import TenderFields
 
 STAGE_ORDER = ("upload", "ocr", "extract")
 POLL_S = 0.2  #: how often --wait looks at the run
+MAX_WORKER_THREADS = 1024  #: WorkerSettings.concurrency's limit
+LOG_TAIL_LINES = 20  #: lines of a dead worker's log that --wait shows
+
+
+def _tenant_arg(text: str) -> str:
+    # Empty is most likely an unset shell variable; bytes that are not UTF-8 (surrogates here)
+    # cannot be sent to PostgreSQL, and would fail only after the file is stored.
+    if not text:
+        raise argparse.ArgumentTypeError("the tenant cannot be empty; leave --tenant out instead")
+    if not _is_utf8(text):
+        raise argparse.ArgumentTypeError(f"{printable(text)!r} is not valid UTF-8")
+    return text
+
+
+def _timeout_arg(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text!r}")
+    return value
+
+
+def _workers_arg(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a number of threads") from None
+    if not 0 <= value <= MAX_WORKER_THREADS:
+        raise argparse.ArgumentTypeError(
+            f"must be within 0..{MAX_WORKER_THREADS} (0: one per core), not {value}"
+        )
+    return value
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def printable(path: str | Path) -> str:
+    """A path as its bytes read, printable even when they are not UTF-8 (`\\xff.pdf`)."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
 def add_commands(sub: Any) -> None:
@@ -35,34 +94,59 @@ def add_commands(sub: Any) -> None:
         "pipeline, and with --wait print the extracted fields as JSON.",
     )
     p.add_argument("files", nargs="+", type=Path)
-    p.add_argument("--tenant", help="tenant the documents belong to (dedup is per tenant)")
+    p.add_argument(
+        "--tenant", type=_tenant_arg, help="tenant the documents belong to (dedup is per tenant)"
+    )
     p.add_argument(
         "--wait",
         action="store_true",
         help="wait for the fields; starts local workers when none is running",
     )
-    p.add_argument("--timeout", type=float, default=1800, help="seconds --wait waits at most")
+    p.add_argument(
+        "--timeout", type=_timeout_arg, default=1800, help="seconds --wait waits at most"
+    )
     p.add_argument(
         "--workers",
-        type=int,
+        type=_workers_arg,
         default=0,
         help="threads of the local worker --wait starts (default: one per core)",
     )
     p.set_defaults(handler=cmd_submit)
 
 
+def dedup_key(tenant: str | None, sha256: str) -> str:
+    """The key that makes a file one document per tenant: `<tenant>:<sha256>`, `-:<sha256>`
+    without a tenant.
+
+    Distinct tenants never share a key, or one would be handed the other's document: a tenant
+    named `-` (which would read as "no tenant") or starting with a backslash gets a backslash
+    in front. Every other key is what it always was, so files submitted before still dedup.
+    """
+    if tenant is None:
+        return f"-:{sha256}"
+    escaped = "\\" + tenant if tenant == "-" or tenant.startswith("\\") else tenant
+    return f"{escaped}:{sha256}"
+
+
 def submit_one(conn: psycopg.Connection[Any], path: Path, tenant: str | None) -> tuple[int, bool]:
     """Validate, store and enqueue one file. Returns (document id, whether it is new)."""
-    if not path.is_file():
-        raise DocumentError(f"{path}: no such file")
-    info = inspect_pdf(path, max_pages=MAX_PAGES)
+    try:
+        if not path.is_file():
+            raise DocumentError("no such file")
+        # The name goes into the job's payload: checked now, or it would fail after the blob
+        # is stored.
+        if not _is_utf8(path.name):
+            raise DocumentError("the file name is not valid UTF-8; rename the file")
+        info = inspect_pdf(path, max_pages=MAX_PAGES)
+    except OSError as exc:  # unreadable, a name too long: refused before anything is stored
+        raise DocumentError(f"cannot read it: {exc.strerror or type(exc).__name__}") from exc
     with path.open("rb") as stream:
         key = blob_store().put_file(stream)
     payload = Upload(
         blob_key=key, sha256=info.sha256, filename=path.name, size_bytes=info.size_bytes
     )
     return enqueue_once(
-        conn, "upload", payload, tenant_id=tenant, dedup_key=f"{tenant or '-'}:{info.sha256}"
+        conn, "upload", payload, tenant_id=tenant, dedup_key=dedup_key(tenant, info.sha256)
     )
 
 
@@ -90,14 +174,65 @@ def describe_progress(progress: list[StageProgress]) -> str:
     return " | ".join(parts)
 
 
-def start_local_worker(threads: int) -> tuple[subprocess.Popen[bytes], Path, TextIO]:
+@dataclass
+class LocalWorker:
+    """The worker `submit --wait` started, and its log."""
+
+    proc: subprocess.Popen[bytes]
+    log_path: Path
+    log: TextIO
+
+    def ended(self) -> str | None:
+        """How the worker ended ("exited with code 1", "was killed by SIGKILL"), or None."""
+        code = self.proc.poll()
+        if code is None:
+            return None
+        if code < 0:
+            try:
+                return f"was killed by {signal.Signals(-code).name}"
+            except ValueError:
+                return f"was killed by signal {-code}"
+        return f"exited with code {code}"
+
+    def last_lines(self, count: int = LOG_TAIL_LINES) -> list[str]:
+        try:
+            with self.log_path.open("rb") as stream:
+                stream.seek(max(0, self.log_path.stat().st_size - 64 * 1024))
+                return stream.read().decode("utf-8", "replace").splitlines()[-count:]
+        except OSError:  # deleted meanwhile: the path is still worth printing
+            return []
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+def _private_log(path: Path) -> TextIO:
+    """`path` opened for writing, readable by this user alone: a worker's log quotes documents."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    os.fchmod(fd, 0o600)  # a log left by an earlier run of the same pid may be wider
+    return os.fdopen(fd, "w")
+
+
+def start_local_worker(threads: int) -> LocalWorker:
     logs = data_dir() / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
+    logs.mkdir(mode=0o700, parents=True, exist_ok=True)
+    logs.chmod(0o700)  # made wider by an earlier version, perhaps
     log_path = logs / f"submit-worker-{os.getpid()}.log"
-    log = log_path.open("w")
+    log = _private_log(log_path)
     proc = subprocess.Popen(
         [
+            # -P: `-m` would put the current directory first on sys.path, and a `stages/` or
+            # `pipeline/` folder there (a user's project, a source checkout) would be imported
+            # instead of the installed packages, and kill the worker as it starts.
             sys.executable,
+            "-P",
             "-m",
             "pipeline.cli",
             "worker",
@@ -117,19 +252,27 @@ def start_local_worker(threads: int) -> tuple[subprocess.Popen[bytes], Path, Tex
         stdin=subprocess.DEVNULL,
         env={**os.environ, "DATABASE_URL": database_url()},
     )
-    return proc, log_path, log
+    return LocalWorker(proc, log_path, log)
 
 
 def wait_for_fields(
-    conn: psycopg.Connection[Any], documents: list[tuple[Path, int]], timeout: float
+    conn: psycopg.Connection[Any],
+    documents: list[tuple[Path, int]],
+    timeout: float,
+    worker: LocalWorker | None = None,
 ) -> int:
+    """Show progress until every document has its fields or failed, `timeout` passed, or
+    `worker` (the one this command started) ended; print the results."""
     deadline = time.monotonic() + timeout
+    worker_end: str | None = None
     pending = dict((doc, path) for path, doc in documents)
     results: dict[int, Any] = {}
     failures: dict[int, str] = {}
     tty = sys.stderr.isatty()
     shown: dict[int, str] = {}
     while pending and time.monotonic() < deadline:
+        # Looked at before the documents, so that what it committed before it ended is seen.
+        ended = None if worker is None else worker.ended()
         for doc, path in list(pending.items()):
             progress = run_progress(conn, doc)
             extracted = any(p.stage == "extract" and p.counts.get("done") for p in progress)
@@ -151,10 +294,20 @@ def wait_for_fields(
                 errors = [f"{p.stage}: {p.error}" for p in progress if p.failed and p.error]
                 failures[doc] = "; ".join(errors) or "the pipeline stopped without a result"
                 del pending[doc]
+        if pending and ended is not None:
+            worker_end = ended
+            break
         if pending:
             time.sleep(POLL_S)
     if tty:
         print(file=sys.stderr)
+    if worker is not None and worker_end is not None:
+        tail = "".join(f"\n    {line}" for line in worker.last_lines())
+        print(
+            f"pipeline: the worker this command started {worker_end} (log: {worker.log_path})"
+            + (f"; its last lines:{tail}" if tail else "; its log is empty"),
+            file=sys.stderr,
+        )
     for path, doc in documents:
         if doc in results:
             print(
@@ -162,6 +315,12 @@ def wait_for_fields(
             )
         elif doc in failures:
             print(f"pipeline: {path}: document {doc} failed: {failures[doc]}", file=sys.stderr)
+        elif worker_end is not None:
+            print(
+                f"pipeline: {path}: document {doc} is unfinished, and no worker of this "
+                f"command is left to run it; start one with `pipeline worker`",
+                file=sys.stderr,
+            )
         else:
             print(
                 f"pipeline: {path}: document {doc} still running after {timeout:g} s; "
@@ -179,7 +338,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
             try:
                 document, new = submit_one(conn, path, args.tenant)
             except DocumentError as exc:
-                raise CliError(f"{path}: {exc}", EXIT_USAGE) from exc
+                raise CliError(f"{printable(path)}: {exc}", EXIT_USAGE) from exc
             print(
                 f"{path}: {'submitted as' if new else 'already submitted:'} document {document}",
                 file=sys.stderr,
@@ -192,14 +351,12 @@ def cmd_submit(args: argparse.Namespace) -> int:
             threads = args.workers or worker_count()
             worker = start_local_worker(threads)
             print(
-                f"no worker is running: started one with {threads} thread(s) (log: {worker[1]})",
+                f"no worker is running: started one with {threads} thread(s) "
+                f"(log: {worker.log_path})",
                 file=sys.stderr,
             )
         try:
-            return wait_for_fields(conn, documents, args.timeout)
+            return wait_for_fields(conn, documents, args.timeout, worker)
         finally:
             if worker is not None:
-                proc, _, log = worker
-                proc.send_signal(signal.SIGTERM)
-                proc.wait(timeout=60)
-                log.close()
+                worker.stop()

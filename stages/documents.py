@@ -13,15 +13,17 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from pipeline import Context, RetryableError, stage
-from pipeline.blobs import (
+from pipeline import (
     BlobNotFound,
     BlobStore,
     BlobStoreUnavailable,
+    Context,
     LocalBlobStore,
+    RetryableError,
     blob_store_from_env,
+    data_dir,
+    stage,
 )
-from pipeline.paths import data_dir
 from stages.errors import DocumentError
 from stages.extract import extract_fields
 from stages.ocr_engine import ocr_page
@@ -32,6 +34,13 @@ OCR_DPI = 300  #: rendering resolution for pages without a text layer
 OCR_TIMEOUT_S = 120.0  #: one page's render + tesseract, after which the child is killed
 OCR_MEMORY_BYTES = 2 * 1024**3  #: address-space limit of the OCR child process
 MAX_PAGES = 2000  #: documents with more pages are rejected at submit
+PARSE_TIMEOUT_S = 60.0  #: PDFium counting a document's pages, in its child process
+# Each stage's timeout is a backstop above its own inner bounds, so that those (with their
+# clearer messages) fire first; it catches what they do not bound, such as a hung download.
+#: Upload: download up to 200 MB, hash it, parse it (PARSE_TIMEOUT_S), fan out 2000 page jobs.
+UPLOAD_TIMEOUT_S = 300.0
+#: Extract: the LLM client's worst case with its defaults is 3 requests of 120 s each.
+EXTRACT_TIMEOUT_S = 480.0
 
 _store: BlobStore | None = None
 _store_lock = threading.Lock()
@@ -99,11 +108,11 @@ class Extract(BaseModel):
     pages: int = Field(ge=1)
 
 
-@stage("upload", max_attempts=3, lease=120, permanent=(DocumentError,))
+@stage("upload", max_attempts=3, lease=120, timeout=UPLOAD_TIMEOUT_S, permanent=(DocumentError,))
 def upload(job: Upload, ctx: Context) -> Uploaded:
     """Checks the stored PDF again (a worker trusts no submitter) and fans out its pages."""
     path = local_copy(job.blob_key)
-    info = inspect_pdf(path, max_pages=MAX_PAGES)
+    info = inspect_pdf(path, max_pages=MAX_PAGES, timeout_s=PARSE_TIMEOUT_S)
     if info.sha256 != job.sha256:
         raise DocumentError(f"stored file hashes to {info.sha256}, expected {job.sha256}")
     pages = [
@@ -147,7 +156,14 @@ def ocr(job: OcrPage, ctx: Context) -> PageResult:
 
 # Ahead of queued pages: a document whose pages are all read should not wait for the whole
 # backlog of other documents' pages before its fields come out.
-@stage("extract", max_attempts=4, lease=300, priority=10, permanent=(DocumentError,))
+@stage(
+    "extract",
+    max_attempts=4,
+    lease=300,
+    timeout=EXTRACT_TIMEOUT_S,
+    priority=10,
+    permanent=(DocumentError,),
+)
 def extract(job: Extract, ctx: Context) -> TenderFields:
     pages = [PageResult.model_validate(out) for _, out in ctx.outputs("ocr")]
     if len(pages) != job.pages:

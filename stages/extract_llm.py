@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from urllib.parse import urlsplit, urlunsplit
 
 import openai
 from openai.types.chat import ChatCompletionMessageParam
@@ -78,6 +79,23 @@ def _strip_fences(content: str) -> str:
     return m.group(1) if m else content
 
 
+def _without_credentials(url: str) -> str:
+    """`url` without its `user:password@` part and its query (`?api-key=...`): safe to show."""
+    try:
+        parts = urlsplit(url)
+        host = parts.netloc.rpartition("@")[2]
+        return urlunsplit((parts.scheme, host, parts.path, "", ""))
+    except ValueError:  # unparsable, e.g. an unclosed `[`: show no more than the scheme
+        return url.split("://", 1)[0] + "://..." if "://" in url else "(an unparsable URL)"
+
+
+def _url_password(url: str) -> str | None:
+    try:
+        return urlsplit(url).password
+    except ValueError:
+        return None
+
+
 def _describe(exc: ValidationError) -> str:
     """Compact, model-readable validation errors: ``lots.0.number: Input should be ...``."""
     problems = []
@@ -115,6 +133,13 @@ class LlmExtractor:
         if max_chars < 1:
             raise ValueError("max_chars must be positive")
         self.base_url = base_url
+        #: what error messages name: a base URL may carry `user:password@` or `?api-key=`
+        self.shown_url = _without_credentials(base_url)
+        self._secrets = sorted(
+            {s for s in (api_key, _url_password(base_url)) if s and len(s) >= 3},
+            key=len,
+            reverse=True,
+        )
         self.model = model
         self.timeout_s = timeout_s
         self.max_retries = max_retries
@@ -170,8 +195,15 @@ class LlmExtractor:
             temperature=temperature,
         )
 
-    def __repr__(self) -> str:  # never shows the API key
-        return f"LlmExtractor(base_url={self.base_url!r}, model={self.model!r})"
+    def __repr__(self) -> str:  # never shows the API key, or credentials in the URL
+        return f"LlmExtractor(base_url={self.shown_url!r}, model={self.model!r})"
+
+    def _safe(self, text: str) -> str:
+        """`text` from the client or the server without the URL's credentials or the key."""
+        text = text.replace(self.base_url, self.shown_url)
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
 
     def close(self) -> None:
         self._client.close()
@@ -210,17 +242,21 @@ class LlmExtractor:
             )
         except openai.APIConnectionError as exc:  # includes APITimeoutError
             kind = "timed out" if isinstance(exc, openai.APITimeoutError) else "unreachable"
-            raise LlmUnavailable(f"LLM endpoint {self.base_url} {kind}: {exc}") from exc
+            raise LlmUnavailable(
+                f"LLM endpoint {self.shown_url} {kind}: {self._safe(str(exc))}"
+            ) from exc
         except openai.APIStatusError as exc:
             status = exc.status_code
-            detail = f"LLM endpoint {self.base_url} answered HTTP {status}: {exc.message}"
+            detail = (
+                f"LLM endpoint {self.shown_url} answered HTTP {status}: {self._safe(exc.message)}"
+            )
             if status in (400, 413, 422):
                 # The endpoint rejects this request itself (too long, unsupported input):
                 # sending the same document again cannot help.
                 raise ExtractionFailed(detail) from exc
             raise LlmUnavailable(detail) from exc
         except openai.APIResponseValidationError as exc:
-            raise LlmUnavailable(f"LLM endpoint {self.base_url} sent a malformed reply") from exc
+            raise LlmUnavailable(f"LLM endpoint {self.shown_url} sent a malformed reply") from exc
         if not completion.choices:
             return None, "no choices"
         choice = completion.choices[0]

@@ -5,7 +5,11 @@ can hang, crash or allocate without bound. Everything that touches them runs in 
 process started by :func:`run_child`:
 
 * the child puts itself under ``RLIMIT_AS`` (address space) once its imports are done, and under
-  ``RLIMIT_CPU`` as a backstop should the parent die;
+  ``RLIMIT_CPU`` as a backstop should the parent die (its soft limit kills with SIGXCPU, which
+  tells our own limit apart from an outside SIGKILL such as the OOM killer's);
+* the child gets only the environment variables it needs (:func:`child_environment`): it parses
+  untrusted input, so the worker's secrets (``DATABASE_URL``, API keys, AWS credentials) stay out
+  of its reach;
 * for OCR the child renders the page to a PGM file, records that in its result, and then *execs*
   tesseract in its own place: tesseract keeps the pid, the process group and both limits, PDFium's
   memory is gone before tesseract starts, and there is never a grandchild that a kill could orphan
@@ -51,7 +55,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,6 +68,28 @@ _STDERR_TAIL_BYTES = 1000
 _FPDF_ERR_SUCCESS = 0
 _FPDF_ERR_PASSWORD = 4
 _FPDF_ERR_SECURITY = 5
+# How much CPU time past its soft RLIMIT_CPU (SIGXCPU) a child gets before the hard limit's
+# SIGKILL: only something that ignores SIGXCPU ever reaches it (Python and tesseract do not).
+_CPU_HARD_MARGIN_S = 5
+#: Variables the child and tesseract may see from the parent's environment. Python needs PATH,
+#: HOME (a user site-packages) and PYTHONPATH / PYTHONHOME when pypdfium2 lives outside the venv;
+#: tesseract needs its language data (TESSDATA_PREFIX), the locale, and LD_LIBRARY_PATH when it is
+#: installed outside the system's library path. Everything else, secrets first, stays behind.
+CHILD_ENV_NAMES = frozenset(
+    {
+        "PATH",
+        "HOME",
+        "TMPDIR",
+        "TZ",
+        "LANG",
+        "LANGUAGE",
+        "TESSDATA_PREFIX",
+        "LD_LIBRARY_PATH",
+        "PYTHONPATH",
+        "PYTHONHOME",
+    }
+)
+CHILD_ENV_PREFIXES = ("LC_",)  #: LC_ALL, LC_CTYPE, ...
 #: What a "load" failure's reason means to a person, for the reasons that are not damage.
 LOAD_REASONS = {
     "password": "PDF is encrypted (password protected)",
@@ -121,7 +147,7 @@ def run_child(
             "cpu_limit_s": math.ceil(timeout_s) + 10,
         }
         request_path.write_text(json.dumps(full_request), encoding="utf-8")
-        env = {**os.environ, "OMP_THREAD_LIMIT": "1"}
+        env = child_environment(os.environ)
         command = [sys.executable, "-P", str(Path(__file__).resolve()), str(request_path)]
         with (workdir / STDERR_NAME).open("wb") as stderr:
             proc = subprocess.Popen(
@@ -152,6 +178,19 @@ def run_child(
             stderr_tail=_read_tail(workdir / STDERR_NAME),
             files=files,
         )
+
+
+def child_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The part of ``environ`` a child may see (:data:`CHILD_ENV_NAMES`), one OCR thread."""
+    env = {
+        name: value
+        for name, value in environ.items()
+        if name in CHILD_ENV_NAMES or name.startswith(CHILD_ENV_PREFIXES)
+    }
+    # One thread per page: pages already run in parallel, one job each, and tesseract's OpenMP
+    # threads would only fight them for the same cores.
+    env["OMP_THREAD_LIMIT"] = "1"
+    return env
 
 
 def _wait_without_reaping(pid: int, timeout_s: float) -> bool:
@@ -277,9 +316,10 @@ def _child_main(argv: list[str]) -> int:
         result = _failure("internal", f"{type(exc).__name__}: {exc}")
     _write_result(workdir, result)
     if exec_argv is not None:
-        # Become tesseract (see the module docstring). Limits, pid and group carry over.
+        # Become tesseract (see the module docstring). Limits, pid and group carry over, and so
+        # does this process's environment, already reduced by the parent.
         try:
-            os.execve(exec_argv[0], exec_argv, {**os.environ, "OMP_THREAD_LIMIT": "1"})
+            os.execve(exec_argv[0], exec_argv, child_environment(os.environ))
         except OSError as exc:
             kind = "memory" if exc.errno == errno.ENOMEM else "setup"
             _write_result(workdir, _failure(kind, f"cannot run tesseract: {exc}"))
@@ -290,13 +330,18 @@ _OpResult = tuple[dict[str, Any], list[str] | None]
 
 
 def _apply_limits(memory_limit_bytes: int, cpu_limit_s: int) -> None:
-    for which, wanted in (
-        (resource.RLIMIT_AS, memory_limit_bytes),
-        (resource.RLIMIT_CPU, cpu_limit_s),
-    ):
-        _soft, hard = resource.getrlimit(which)
-        value = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
-        resource.setrlimit(which, (value, value))
+    _set_limit(resource.RLIMIT_AS, memory_limit_bytes, memory_limit_bytes)
+    # Soft below hard: at the soft limit Linux sends SIGXCPU, which no one else sends, so the
+    # parent can tell "our CPU limit" from an outside kill. With soft == hard it would send
+    # SIGKILL at once, which looks exactly like the OOM killer.
+    _set_limit(resource.RLIMIT_CPU, cpu_limit_s, cpu_limit_s + _CPU_HARD_MARGIN_S)
+
+
+def _set_limit(which: int, soft: int, hard: int) -> None:
+    _soft, current_hard = resource.getrlimit(which)
+    if current_hard != resource.RLIM_INFINITY:  # an unprivileged process cannot raise it
+        soft, hard = min(soft, current_hard), min(hard, current_hard)
+    resource.setrlimit(which, (soft, hard))
 
 
 def _failure(kind: str, message: str, **extra: Any) -> dict[str, Any]:

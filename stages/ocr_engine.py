@@ -5,8 +5,10 @@ killable child process with an address-space limit (see :mod:`stages.ocr_child`)
 enforces the wall-clock timeout and turns what happened into a :class:`PageText` or an error:
 
 * :class:`~stages.errors.DocumentError` (permanent): PDFium cannot open or render the page, the
-  renderer runs out of memory or dies by a signal, tesseract fails;
-* :class:`~stages.errors.OcrTimeout` (transient): the page took longer than ``timeout_s``.
+  renderer or tesseract runs out of memory or of CPU time, tesseract fails;
+* :class:`~stages.errors.OcrTimeout` (transient): the page took longer than ``timeout_s``;
+* :class:`~stages.errors.KilledBySignal` (transient): the renderer or tesseract was killed from
+  outside (the OOM killer, an operator) or crashed (see :func:`~stages.errors.signal_death_error`).
 
 Pages are numbered from 1 in messages ("page 3" is ``page_index=2``).
 """
@@ -21,8 +23,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from stages.errors import DocumentError, OcrTimeout
-from stages.ocr_child import LOAD_REASONS, run_child, signal_name
+from stages.errors import DocumentError, OcrTimeout, signal_death_error
+from stages.ocr_child import LOAD_REASONS, run_child
 
 logger = logging.getLogger(__name__)
 
@@ -94,7 +96,7 @@ def ocr_page(
     result = outcome.result
     if result is None:
         if outcome.returncode < 0:
-            raise DocumentError(f"{label}: renderer crashed ({signal_name(outcome.returncode)})")
+            raise signal_death_error(f"{label}: renderer", outcome.returncode)
         raise DocumentError(
             f"{label}: renderer exited with status {outcome.returncode}"
             + (f": {outcome.stderr_tail}" if outcome.stderr_tail else "")
@@ -106,9 +108,7 @@ def ocr_page(
     # The child rendered the page and then became tesseract: the exit status is tesseract's.
     detail = f": {outcome.stderr_tail}" if outcome.stderr_tail else ""
     if outcome.returncode < 0:
-        raise DocumentError(
-            f"{label}: tesseract crashed ({signal_name(outcome.returncode)}){detail}"
-        )
+        raise signal_death_error(f"{label}: tesseract", outcome.returncode, detail)
     if "Could not initialize tesseract" in outcome.stderr_tail:
         # Missing language data or a broken install: the environment's fault, not the page's.
         raise RuntimeError(f"{label}: tesseract could not start{detail}")

@@ -3,7 +3,9 @@
 :func:`inspect_pdf` runs the cheap checks in the parent (size, magic bytes, a streamed SHA-256) and
 lets PDFium open the file only in a killable, memory-limited child process (see
 :mod:`stages.ocr_child`): a hostile or broken file cannot crash or hang the caller. Every problem
-with the input comes back as a :class:`~stages.errors.DocumentError` with a message for a human.
+with the input comes back as a :class:`~stages.errors.DocumentError` with a message for a human;
+a parser killed by a signal other than its own CPU limit raises the retryable
+:class:`~stages.errors.KilledBySignal` instead.
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from stages.errors import DocumentError, OcrTimeout
-from stages.ocr_child import LOAD_REASONS, run_child, signal_name
+from stages.errors import DocumentError, OcrTimeout, signal_death_error
+from stages.ocr_child import LOAD_REASONS, run_child
 
 PDF_MAGIC = b"%PDF-"
 _CHUNK = 1024 * 1024
@@ -39,8 +41,10 @@ def inspect_pdf(
     Checks, in this order, each failing with :class:`DocumentError`: the file is empty; larger
     than ``max_bytes``; does not start with ``%PDF-``; is encrypted; cannot be parsed (damaged or
     truncated); has no pages; has more than ``max_pages`` pages. Parsing that takes longer than
-    ``timeout_s`` raises :class:`OcrTimeout` (transient: the machine may just be busy). A missing
-    or unreadable file raises the usual :class:`OSError`: that is not the document's fault.
+    ``timeout_s`` raises :class:`OcrTimeout` (transient: the machine may just be busy), and a
+    parser killed from outside or crashed raises :class:`~stages.errors.KilledBySignal`
+    (transient too, see :func:`~stages.errors.signal_death_error`). A missing or unreadable file
+    raises the usual :class:`OSError`: that is not the document's fault.
     """
     path = Path(path)
     size = path.stat().st_size
@@ -84,9 +88,7 @@ def _count_pages(path: Path, *, timeout_s: float, memory_limit_bytes: int) -> in
         if outcome.timed_out:
             raise OcrTimeout(f"PDF parsing timed out after {timeout_s:g} s")
         if outcome.returncode < 0:
-            raise DocumentError(
-                f"PDF is damaged: the parser crashed ({signal_name(outcome.returncode)})"
-            )
+            raise signal_death_error("PDF parser", outcome.returncode)
         raise DocumentError(
             f"PDF is damaged: the parser exited with status {outcome.returncode}"
             + (f": {outcome.stderr_tail}" if outcome.stderr_tail else "")

@@ -15,7 +15,8 @@ from pipeline.db import make_pool
 from tests import pg
 
 pytest.register_assert_rewrite("tests.s3_server")
-pytest_plugins = ["tests.s3_server"]  # moto_s3_endpoint, aws_test_env, s3_bucket
+# moto_s3_endpoint, aws_test_env, s3_bucket; pgbouncer
+pytest_plugins = ["tests.s3_server", "tests.pgbouncer"]
 
 
 @pytest.fixture(scope="session")

@@ -236,6 +236,10 @@ def _save_output(job: ClaimedJob, transition: Complete) -> TransactionStep:
     return save
 
 
+#: what a completion step may raise as itself: outages (retried) and our own signals
+_PASS_THROUGH: tuple[type[BaseException], ...] = (*DB_DOWN, LeaseLost, _Refused)
+
+
 def _step_guard(step: TransactionStep) -> TransactionStep:
     """A completion step that raises (a bug in an on_complete, a refused insert) rolls the
     transaction back and fails the job with the reason; connection errors stay retryable."""
@@ -243,7 +247,7 @@ def _step_guard(step: TransactionStep) -> TransactionStep:
     def guarded(conn: psycopg.Connection[Any]) -> None:
         try:
             step(conn)
-        except (*DB_DOWN, LeaseLost, _Refused):
+        except _PASS_THROUGH:
             raise
         except psycopg.Error as exc:
             raise _Refused(f"the database refused the job's completion: {_db_reason(exc)}") from exc

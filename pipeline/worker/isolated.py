@@ -41,17 +41,7 @@ def run_alone(dsn: str, module: str, stage_name: str, job: ClaimedJob) -> Settle
             with pool.connection() as conn:
                 return job_output(conn, job_id)
 
-        ctx = Context(
-            root_id=job.root_id,
-            read_outputs=read_outputs,
-            job_id=job.id,
-            stage=job.type,
-            attempt=job.attempts,
-            max_attempts=job.max_attempts,
-            tenant_id=job.tenant_id,
-            parent_id=job.parent_id,
-            registry=REGISTRY,
-        )
+        ctx = Context.for_job(job, REGISTRY, read_outputs)
         outcome = run_job(spec, job, ctx, find_output)
         completer = Completer(
             JobStore(pool),

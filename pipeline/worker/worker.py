@@ -136,7 +136,12 @@ class Worker:
         self._spawn("heartbeat", self.heartbeat.run)
         self._spawn("acknowledger", self.completer.run_acks)
         self._spawn("maintenance", self._maintenance_loop)
-        listen_to = listen_dsn(self.dsn) if self.settings.listen else None
+        # Detecting a pooler takes a round trip: an outage here must not stop the worker.
+        listen_to = (
+            self._retry("find where to listen", lambda: listen_dsn(self.dsn))
+            if self.settings.listen
+            else None
+        )
         if listen_to is not None:
             listener = Listener(
                 listen_to,
@@ -159,17 +164,7 @@ class Worker:
 
     def _dispatch(self, job: ClaimedJob) -> None:
         spec = self.specs[job.type]
-        ctx = Context(
-            root_id=job.root_id,
-            read_outputs=self._read_outputs,
-            job_id=job.id,
-            stage=job.type,
-            attempt=job.attempts,
-            max_attempts=job.max_attempts,
-            tenant_id=job.tenant_id,
-            parent_id=job.parent_id,
-            registry=self.registry,
-        )
+        ctx = Context.for_job(job, self.registry, self._read_outputs)
         isolated = self._isolate(spec, job)
         now = time.monotonic()
         entry = InFlight(
@@ -212,16 +207,24 @@ class Worker:
         self.completer.apply(entry.job, transition, until=entry.lease_until)
 
     def _run_isolated(self, entry: InFlight) -> Outcome | None:
+        from pipeline.isolation import IsolationError
         from pipeline.worker.isolated import run_alone
 
         spec, job = entry.spec, entry.job
         log.info("job %s (%s) runs alone in a child process", job.id, job.type)
-        result = self._isolator_for().run(
-            run_alone,
-            (self.dsn, spec.fn.__module__, spec.name, job),
-            timeout_s=spec.timeout_s,
-            stop=entry.ctx.lost_lease,
-        )
+        try:
+            result = self._isolator_for().run(
+                run_alone,
+                (self.dsn, spec.fn.__module__, spec.name, job),
+                timeout_s=spec.timeout_s,
+                stop=entry.ctx.lost_lease,
+            )
+        except IsolationError as exc:
+            # The machinery failed, not the job: run it the ordinary way rather than not at all.
+            log.error(
+                "job %s cannot run in a child process (%s); running it in a thread", job.id, exc
+            )
+            return run_job(spec, job, entry.ctx, self._find_output)
         if result.returned:
             self._log_settled(job, result.value)
             return None

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import signal
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import psycopg
 
-from tests.acceptance.cli import WorkerProcess, cli_env, run_cli
+from tests.acceptance.cli import REPO, WorkerProcess, cli_env, run_cli
 from tests.waiting import wait_for
 
 Conn = psycopg.Connection[Any]
@@ -89,3 +90,31 @@ def test_worker_with_an_app_that_fails_to_import_exits_1(env: dict[str, str]) ->
 def test_migrate_twice_reports_up_to_date(env: dict[str, str]) -> None:
     result = run_cli(env, "migrate")
     assert result.returncode == 0 and "up to date" in result.stdout
+
+
+def test_a_tenant_named_dash_never_gets_the_document_of_no_tenant(
+    env: dict[str, str], conn: Conn
+) -> None:
+    tender = str(REPO / "sample_docs" / "tender.pdf")
+    dashed = run_cli(env, "submit", tender, "--tenant", "-")
+    untenanted = run_cli(env, "submit", tender)
+    again = run_cli(env, "submit", tender, "--tenant", "-")
+    assert [r.returncode for r in (dashed, untenanted, again)] == [0, 0, 0]
+    assert "submitted as" in dashed.stderr and "submitted as" in untenanted.stderr
+    assert "already submitted" in again.stderr, "dedup within one tenant still holds"
+    tenants = conn.execute("SELECT tenant_id FROM jobs WHERE type = 'upload' ORDER BY id")
+    assert tenants.fetchall() == [("-",), (None,)]
+
+
+def test_submit_keeps_its_state_and_its_workers_logs_private(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    assert not home.exists()
+    tender = str(REPO / "sample_docs" / "tender.pdf")
+    result = run_cli(env, "submit", tender, "--wait", "--workers", "1", timeout=120)
+    assert result.returncode == 0, result.stderr
+    logs = list((home / "logs").glob("submit-worker-*.log"))
+    assert len(logs) == 1
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in (home, home / "logs", logs[0])}
+    assert modes == {"home": 0o700, "logs": 0o700, logs[0].name: 0o600}

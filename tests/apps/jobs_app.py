@@ -71,7 +71,7 @@ def nap(job: Nap, ctx: Context) -> None:
     record_effect(ctx, job.mark)
 
 
-@stage("doomed", lease=1, heartbeat=0.3, max_attempts=3)
+@stage("doomed", lease=1, heartbeat=0.3, max_attempts=3, backoff_base=0.05, backoff_cap=0.1)
 def doomed(job: Doomed, ctx: Context) -> None:
     """Kills its own worker, like a PDF that crashes the renderer every time."""
     with Path(job.runs_file).open("a") as runs:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
-import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import psycopg
@@ -15,6 +14,7 @@ import tests.apps.jobs_app  # noqa: F401  registers the test stages
 from pipeline import JobRequest, Worker, WorkerSettings, enqueue, enqueue_many
 from pipeline.queries import Q
 from tests.apps.jobs_app import EFFECTS_DDL
+from tests.integration import workers
 from tests.waiting import wait_for
 
 Conn = psycopg.Connection[Any]
@@ -28,21 +28,10 @@ def conn(db_url: str) -> Iterator[Conn]:
         yield c
 
 
-@contextmanager
 def running_worker(
-    db_url: str, stages: list[str], settings: WorkerSettings = FAST
-) -> Iterator[Worker]:
-    worker = Worker(db_url, stages=stages, settings=settings)
-    exit_code: list[int] = []
-    thread = threading.Thread(target=lambda: exit_code.append(worker.run()), daemon=True)
-    thread.start()
-    try:
-        yield worker
-    finally:
-        worker.stop()
-        thread.join(timeout=30)
-        assert not thread.is_alive(), "worker did not stop"
-        assert exit_code == [0]
+    db_url: str, stages: list[str], settings: WorkerSettings = FAST, *, expect_exit: int = 0
+) -> contextlib.AbstractContextManager[Worker]:
+    return workers.running_worker(db_url, stages, settings, expect_exit=expect_exit)
 
 
 def statuses(conn: Conn) -> dict[str, int]:

@@ -7,10 +7,9 @@ stops cleanly (exit code 0).
 
 from __future__ import annotations
 
+import contextlib
 import os
-import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ import pytest
 import tests.apps.jobs_app  # noqa: F401  registers the test stages
 from pipeline import Worker, WorkerSettings, enqueue
 from tests.apps.jobs_app import EFFECTS_DDL
+from tests.integration import workers
 from tests.waiting import wait_for
 
 Conn = psycopg.Connection[Any]
@@ -33,21 +33,10 @@ def conn(db_url: str) -> Iterator[Conn]:
         yield c
 
 
-@contextmanager
 def running_worker(
     db_url: str, stages: list[str], settings: WorkerSettings = FAST, *, expect_exit: int = 0
-) -> Iterator[Worker]:
-    worker = Worker(db_url, stages=stages, settings=settings)
-    exit_code: list[int] = []
-    thread = threading.Thread(target=lambda: exit_code.append(worker.run()), daemon=True)
-    thread.start()
-    try:
-        yield worker
-    finally:
-        worker.stop()
-        thread.join(timeout=30)
-        assert not thread.is_alive(), "worker did not stop"
-    assert exit_code == [expect_exit], worker.fatal
+) -> contextlib.AbstractContextManager[Worker]:
+    return workers.running_worker(db_url, stages, settings, expect_exit=expect_exit)
 
 
 def job(conn: Conn, job_id: int) -> tuple[Any, ...]:
@@ -64,6 +53,7 @@ def status(conn: Conn, job_id: int) -> str:
 
 REFUSALS = [
     ("nul_output", "output cannot be stored: NUL character in field 'text'"),
+    ("nan_output", "output cannot be stored: NaN in field 'score'"),
     ("nul_error", "PermanentError: broken\\x00message"),
     ("big_priority", "priority"),
     ("fan_twice", "fan_out may be called once per job"),
@@ -88,18 +78,6 @@ def test_a_write_the_database_refuses_fails_that_job_and_the_worker_goes_on(
     # The refused job wrote none of its effects; the next one did.
     notes = [r[0] for r in conn.execute("SELECT note FROM effects").fetchall()]
     assert notes == ["n=1"]
-
-
-def test_an_output_with_nan_is_stored_or_refused_but_never_stops_the_worker(
-    db_url: str, conn: Conn
-) -> None:
-    bad = enqueue(conn, "hostile", {"mode": "nan_output"})
-    with running_worker(db_url, ["hostile", "effect"]):
-        wait_for(lambda: status(conn, bad) in ("done", "failed"), what="the NaN job to settle")
-        good = enqueue(conn, "effect", {"n": 2})
-        wait_for(lambda: status(conn, good) == "done", what="the next job to be done")
-    state, _, error = job(conn, bad)
-    assert state == "done" or "NaN" in error
 
 
 @pytest.mark.parametrize(

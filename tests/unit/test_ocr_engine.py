@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
 import re
 import signal
+import subprocess
+import sys
 import tempfile
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from stages.errors import DocumentError, OcrTimeout
-from stages.ocr_child import fit_dpi
+from pipeline import RetryableError
+from stages import ocr_child
+from stages.errors import DocumentError, KilledBySignal, OcrTimeout, signal_death_error
+from stages.ocr_child import CHILD_ENV_NAMES, CHILD_ENV_PREFIXES, child_environment, fit_dpi
 from stages.ocr_engine import mean_word_confidence, ocr_page, tesseract_available
 from tests.pdfs import encrypted_pdf, text_objects, write_pdf
 from tests.waiting import wait_for
@@ -126,26 +132,173 @@ def test_timeout_kills_the_worker_and_leaves_nothing_behind(
     assert list(workroot.iterdir()) == []  # its files are gone too
 
 
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
-def test_worker_killed_by_a_signal_is_a_document_error(
-    scan: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def _argv(pid: int) -> list[str]:
+    try:
+        return (Path("/proc") / str(pid) / "cmdline").read_bytes().decode().split("\0")
+    except OSError:
+        return []
+
+
+def _state(pid: int) -> str:
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+
+
+@contextlib.contextmanager
+def _paused(pid: int) -> Iterator[None]:
+    """Hold the process still (SIGSTOP) so that what the test sees of it stays true."""
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        wait_for(lambda: _state(pid) == "T", timeout=10, what=f"process {pid} to stop")
+        yield
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGCONT)
+
+
+def _runs(pid: int, program: str) -> bool:
+    """Whether the process runs ``program``: tesseract's argv[0], or python's script."""
+    return any(Path(arg).name == program for arg in _argv(pid)[:3])
+
+
+def _child_in(workroot: Path, program: str) -> int:
+    """The pid of the sandboxed child once it runs ``program``."""
+
+    def find() -> int | None:
+        return next((p for p in _pids_mentioning(str(workroot)) if _runs(p, program)), None)
+
+    pid = wait_for(find, timeout=30, what=f"the OCR child to run {program}")
+    assert pid is not None
+    return pid
+
+
+@pytest.fixture
+def workroot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The directory the child's work directory goes into; empty again at the end."""
+    root = tmp_path / "work"
+    root.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(root))
+    yield root
+    assert list(root.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("program", "who"), [("ocr_child.py", "renderer"), ("tesseract", "tesseract")]
+)
+def test_a_child_killed_from_outside_is_retryable(
+    scan: Path, workroot: Path, program: str, who: str
 ) -> None:
-    # What the kernel's OOM killer would do to a renderer: SIGKILL, from outside.
-    workroot = tmp_path / "work"
-    workroot.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(workroot))
+    # What the kernel's OOM killer (or an operator's kill -9) does: SIGKILL, from outside,
+    # while the page renders, or while tesseract reads it.
     with ThreadPoolExecutor(max_workers=1) as pool:
         future = pool.submit(ocr_page, scan, 0, dpi=300, timeout_s=60)
-        worker = wait_for(
-            lambda: _pids_mentioning(str(workroot)), timeout=30, what="the OCR worker to start"
-        )
-        for pid in worker:
+        pid = _child_in(workroot, program)
+        with _paused(pid):  # it cannot move on to the next step before the kill
+            assert _runs(pid, program)
             os.kill(pid, signal.SIGKILL)
-        with pytest.raises(
-            DocumentError, match=r"^page 1: (renderer|tesseract) crashed \(signal 9, SIGKILL\)"
-        ):
+        with pytest.raises(KilledBySignal) as raised:
             future.result(timeout=30)
-    assert list(workroot.iterdir()) == []
+
+    assert isinstance(raised.value, RetryableError)
+    assert raised.value.signum == signal.SIGKILL
+    assert str(raised.value).startswith(
+        f"page 1: {who} was killed by signal 9, SIGKILL from outside the worker"
+    )
+
+
+def test_our_own_cpu_limit_kills_with_sigxcpu_and_fails_the_page() -> None:
+    # The child's RLIMIT_CPU must not look like the OOM killer's SIGKILL: its soft limit sends
+    # SIGXCPU, which nobody else sends.
+    code = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(Path(ocr_child.__file__).parent)!r})\n"
+        "import ocr_child\n"
+        "ocr_child._apply_limits(2**40, 1)\n"
+        "while True:\n"
+        "    pass\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], timeout=60, check=False)
+
+    assert proc.returncode == -signal.SIGXCPU
+    error = signal_death_error("page 1: tesseract", proc.returncode)
+    assert isinstance(error, DocumentError)
+    assert str(error) == "page 1: tesseract used up its CPU time limit (signal 24, SIGXCPU)"
+
+
+@pytest.mark.parametrize(
+    ("signum", "permanent", "wording"),
+    [
+        (signal.SIGKILL, False, "was killed by signal 9, SIGKILL from outside the worker"),
+        (signal.SIGTERM, False, "was killed by signal 15, SIGTERM from outside the worker"),
+        (signal.SIGSEGV, False, "crashed (signal 11, SIGSEGV)"),
+        (signal.SIGABRT, False, "crashed (signal 6, SIGABRT)"),
+        (signal.SIGBUS, False, "crashed (signal 7, SIGBUS)"),
+        (signal.SIGXCPU, True, "used up its CPU time limit (signal 24, SIGXCPU)"),
+    ],
+)
+def test_which_signal_deaths_are_retried(signum: int, permanent: bool, wording: str) -> None:
+    error = signal_death_error("page 4: renderer", -signum, ": stderr")
+
+    assert isinstance(error, DocumentError) is permanent
+    assert isinstance(error, RetryableError) is not permanent
+    assert str(error).startswith(f"page 4: renderer {wording}")
+    assert str(error).endswith(": stderr")
+
+
+def test_the_child_sees_none_of_the_workers_secrets(
+    scan: Path, workroot: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secrets = {
+        "DATABASE_URL": "postgresql://app:hunter2-db@db.internal/app",
+        "PIPELINE_LLM_API_KEY": "sk-hunter2-llm",
+        "AWS_SECRET_ACCESS_KEY": "hunter2-aws",
+    }
+    for name, value in secrets.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
+    seen: dict[str, dict[str, str]] = {}
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        future = pool.submit(ocr_page, scan, 0, dpi=300, timeout_s=60)
+        for program in ("ocr_child.py", "tesseract"):  # before and after the exec
+            pid = _child_in(workroot, program)
+            with _paused(pid):
+                assert _runs(pid, program)
+                raw = (Path("/proc") / str(pid) / "environ").read_bytes().decode()
+            seen[program] = dict(item.split("=", 1) for item in raw.split("\0") if item)
+        page = future.result(timeout=60)
+
+    assert "invoice" in _words(page.text)  # the reduced environment is enough to OCR
+    for env in seen.values():
+        assert env["PATH"] == os.environ["PATH"]
+        assert env["LC_ALL"] == "C.UTF-8"
+        assert env["OMP_THREAD_LIMIT"] == "1"
+        assert not set(secrets) & set(env)
+        assert not [v for v in env.values() if "hunter2" in v]
+        assert set(env) <= CHILD_ENV_NAMES | {"OMP_THREAD_LIMIT"} | {
+            n for n in env if n.startswith(CHILD_ENV_PREFIXES)
+        }
+
+
+def test_child_environment_keeps_only_what_the_child_needs() -> None:
+    parent = {
+        "PATH": "/usr/bin",
+        "LC_CTYPE": "C.UTF-8",
+        "TESSDATA_PREFIX": "/opt/tessdata",
+        "OMP_THREAD_LIMIT": "8",
+        "DATABASE_URL": "postgresql://app:pw@db/app",
+        "AWS_ACCESS_KEY_ID": "AKIA",
+        "PIPELINE_BLOB_URL": "s3://bucket",
+    }
+
+    assert child_environment(parent) == {
+        "PATH": "/usr/bin",
+        "LC_CTYPE": "C.UTF-8",
+        "TESSDATA_PREFIX": "/opt/tessdata",
+        "OMP_THREAD_LIMIT": "1",
+    }
 
 
 def test_missing_file(tmp_path: Path) -> None:

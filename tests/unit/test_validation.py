@@ -1,0 +1,123 @@
+"""What pipeline.validation refuses before a job reaches the database, and how it says why."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from pipeline.errors import PipelineError
+from pipeline.validation import MAX_DEPTH, InvalidJob, check_priority, find_unstorable
+
+
+@pytest.mark.parametrize("value", [-32768, -1, 0, 5, 32767])
+def test_check_priority_returns_every_smallint(value: int) -> None:
+    assert check_priority(value) == value
+
+
+@pytest.mark.parametrize("value", [-32769, 32768, 40000, 2**63])
+def test_check_priority_refuses_what_a_smallint_cannot_hold_and_names_the_range(
+    value: int,
+) -> None:
+    with pytest.raises(InvalidJob, match=r"-32768\.\.32767") as caught:
+        check_priority(value)
+    assert str(value) in str(caught.value)
+
+
+@pytest.mark.parametrize("value", [True, 1.5, "3", None])
+def test_check_priority_refuses_what_is_not_an_integer(value: Any) -> None:
+    with pytest.raises(InvalidJob, match="must be an integer"):
+        check_priority(value)
+
+
+def test_invalid_job_is_a_pipeline_error_and_a_value_error() -> None:
+    assert issubclass(InvalidJob, PipelineError) and issubclass(InvalidJob, ValueError)
+
+
+STORABLE: list[Any] = [
+    None,
+    True,
+    0,
+    -(10**100),
+    1.5e308,
+    "",
+    "Grüße, 日本, emoji \U0001f600, tab\tand newline\n",
+    [],
+    {},
+    {"lots": [{"title": "Lot 1", "value": 12.5, "cpv": ["45000000-7"]}], "n": None},
+    (1, 2, "a tuple is written as a list"),
+    {1: "int keys", None: "and None", False: "and bool become strings"},
+]
+
+
+@pytest.mark.parametrize("value", STORABLE, ids=repr)
+def test_find_unstorable_accepts_json_that_jsonb_stores(value: Any) -> None:
+    assert find_unstorable(value) is None
+    json.dumps(value, allow_nan=False).encode("utf-8")  # what psycopg will send
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        ({"text": "a\x00b"}, "NUL character in field 'text'"),
+        ({"scores": [1.0, 2.0, math.nan]}, "NaN in field 'scores[2]'"),
+        ({"x": math.inf}, "Infinity in field 'x'"),
+        ({"x": -math.inf}, "-Infinity in field 'x'"),
+        ({"lots": [{"title": "ok"}, {"title": "bad\x00"}]}, "in field 'lots[1].title'"),
+        ({"a": {"b": {"c": [[0, "\x00"]]}}}, "NUL character in field 'a.b.c[0][1]'"),
+        ({"odd key": {"x-y": "\x00"}}, """in field '["odd key"]["x-y"]'"""),
+        ("\x00", "NUL character at the top level"),
+        ([math.nan], "NaN in field '[0]'"),
+        ({"name": "\udcff.pdf"}, "unpaired surrogate U+DCFF (not valid Unicode) in field 'name'"),
+        ({"k\x00": 1}, "NUL character in a key of the top-level object"),
+        ({"meta": {"\udcff": 1}}, "unpaired surrogate U+DCFF (not valid Unicode) in a key of "),
+        ({"when": {1, 2}}, "a set, which is not JSON, in field 'when'"),
+        ({"amount": Decimal("1.5")}, "a Decimal, which is not JSON, in field 'amount'"),
+        ({"data": b"bytes"}, "a bytes, which is not JSON, in field 'data'"),
+        ({(1, 2): "tuple key"}, "a tuple, which is not JSON, in a key of the top-level object"),
+        ({math.nan: "nan key"}, "a non-finite number in a key of the top-level object"),
+    ],
+    ids=repr,
+)
+def test_find_unstorable_names_the_reason_and_the_field(value: Any, reason: str) -> None:
+    found = find_unstorable(value)
+    assert found is not None and reason in found, found
+
+
+def test_find_unstorable_reports_the_first_problem_in_document_order() -> None:
+    value = {"a": [1, {"b": math.nan}], "c": "\x00"}
+    assert find_unstorable(value) == "NaN in field 'a[1].b'"
+
+
+def test_find_unstorable_refuses_an_integer_json_dumps_cannot_write() -> None:
+    huge = 10 ** (sys.get_int_max_str_digits() + 1)
+    assert find_unstorable({"n": huge}) == "an integer too long to write as JSON in field 'n'"
+
+
+def test_find_unstorable_refuses_a_circular_value_and_accepts_a_shared_one() -> None:
+    loop: list[Any] = [1]
+    loop.append(loop)
+    assert find_unstorable({"x": loop}) == "a circular reference in field 'x[1]'"
+    shared = {"k": "v"}
+    assert find_unstorable({"a": shared, "b": [shared, shared]}) is None
+
+
+def test_find_unstorable_refuses_nesting_the_encoder_would_crash_on_without_recursing() -> None:
+    shallow: list[Any] = []
+    node = shallow
+    for _ in range(MAX_DEPTH - 1):
+        node.append([])
+        node = node[0]
+    assert find_unstorable(shallow) is None
+    deep: list[Any] = []
+    node = deep
+    for _ in range(50_000):  # far past the recursion limit: the walk must not recurse
+        node.append([])
+        node = node[0]
+    found = find_unstorable({"deep": deep})
+    assert found is not None and found.startswith(f"nesting deeper than {MAX_DEPTH} levels")
+    assert len(found) < 200, "the path is shortened, not printed 500 levels long"
