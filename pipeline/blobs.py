@@ -47,6 +47,7 @@ KEY_PREFIX = "sha256/"
 MAX_KEY_LENGTH = 1024  # S3's limit, in UTF-8 bytes; applied to local keys too for symmetry.
 
 BLOB_URL_ENV = "PIPELINE_BLOB_URL"
+PRIVATE_DIR = 0o700  #: blob and cache directories: the running user alone
 S3_ENDPOINT_ENVS = ("PIPELINE_S3_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")
 
 
@@ -149,7 +150,7 @@ class BlobStore(abc.ABC):
     def download_to(self, key: str, path: Path) -> None:
         """Write the blob to ``path``, streaming. ``path`` appears complete or not at all."""
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
         with self.open(key) as stream:
             fd, tmp_name = tempfile.mkstemp(
                 dir=path.parent, prefix=f".{path.name}.", suffix=".part"
@@ -192,7 +193,9 @@ class LocalBlobStore(BlobStore):
         return candidate
 
     def put_file(self, fileobj: BinaryIO) -> str:
-        self.root.mkdir(parents=True, exist_ok=True)
+        # Documents are the tenants' data: only the user running pg-pipeline may list or read
+        # them (mkstemp already makes the files 0600).
+        self.root.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
         fd, tmp_name = tempfile.mkstemp(dir=self.root, prefix=self.TEMP_PREFIX)
         try:
             with os.fdopen(fd, "wb") as out:
@@ -204,7 +207,7 @@ class LocalBlobStore(BlobStore):
             if final.is_file():
                 _unlink_quietly(tmp_name)  # same bytes are already there
                 return key
-            final.parent.mkdir(parents=True, exist_ok=True)
+            final.parent.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
             os.replace(tmp_name, final)
         except BaseException:
             _unlink_quietly(tmp_name)

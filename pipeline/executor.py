@@ -8,10 +8,13 @@ from collections.abc import Callable
 from typing import Any
 
 from pipeline.context import Context
-from pipeline.errors import InvalidPayload, LeaseLost
+from pipeline.db import DB_DOWN
+from pipeline.errors import DatabaseUnavailable, InvalidPayload, LeaseLost
 from pipeline.outcomes import MAX_ERROR_CHARS, Lost, Outcome, Raised, Succeeded
 from pipeline.stage import StageSpec
 from pipeline.store import ClaimedJob
+
+_UNREACHABLE: tuple[type[Exception], ...] = (*DB_DOWN, DatabaseUnavailable)
 
 #: job id -> the output that job stored on an earlier run, as JSON, or None
 OutputFinder = Callable[[int], Any]
@@ -39,7 +42,11 @@ def run_job(
     try:
         part = spec.part_of(model)
         if spec.output_model is not None and find_output is not None:
-            stored = find_output(job.id)
+            try:
+                stored = find_output(job.id)
+            except _UNREACHABLE as exc:
+                # Not the job's fault, and it has not started: give the claim up uncharged.
+                return Lost(f"database unavailable before the run started: {exc}")
             if stored is not None:
                 return Succeeded(spec.output_model.model_validate(stored), reused=True, part=part)
         result = spec.fn(model, ctx)

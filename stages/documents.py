@@ -67,7 +67,7 @@ def local_copy(key: str) -> Path:
             return path
         cached = data_dir() / "cache" / key.replace("/", "_")
         if not cached.exists():
-            cached.parent.mkdir(parents=True, exist_ok=True)
+            cached.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             store.download_to(key, cached)
         return cached
     except BlobNotFound as exc:

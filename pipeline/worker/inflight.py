@@ -53,7 +53,7 @@ class InFlightTable:
         """The runner is done with the job: True if it settles it, False if it was abandoned
         (a timeout or a cancel got there first and its late result must be dropped)."""
         with self.lock:
-            if entry.abandoned:
+            if entry.abandoned or entry.returned:
                 return False
             entry.returned = True
             self._busy -= 1

@@ -20,11 +20,13 @@ class Runners:
         self,
         execute: Callable[[InFlight], None],
         *,
+        on_error: Callable[[InFlight], None],
         count: int,
         max_abandoned: int,
         on_too_many: Callable[[str], None],
     ) -> None:
         self._execute = execute
+        self._on_error = on_error
         self._count = count
         self._max_abandoned = max_abandoned
         self._on_too_many = on_too_many
@@ -93,6 +95,10 @@ class Runners:
                 self._execute(entry)
             except BaseException:  # never lose a runner to a bug; the job is left to reclaim
                 log.exception("job %s: runner failed; leaving the job to reclaim", entry.job.id)
+                try:
+                    self._on_error(entry)
+                except BaseException:
+                    log.exception("job %s: could not let go of the job", entry.job.id)
             with self._lock:
                 entry.thread_done = True
                 if entry.replaced:

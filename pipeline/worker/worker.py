@@ -19,6 +19,7 @@ from typing import Any
 
 from pipeline.context import Context
 from pipeline.db import listen_dsn, make_pool
+from pipeline.errors import DatabaseUnavailable
 from pipeline.executor import run_job
 from pipeline.listener import Listener
 from pipeline.maintenance import Reclaimer, WorkerPruner
@@ -37,6 +38,7 @@ from pipeline.worker.runners import Runners
 log = logging.getLogger("pipeline.worker")
 
 EXIT_OK, EXIT_FATAL = 0, 1
+OUTPUT_LOOKUP_WAIT_S = 30.0  #: how long a job waits out an outage before its run starts
 
 
 class Worker:
@@ -76,6 +78,7 @@ class Worker:
         )
         self.runners = Runners(
             self._execute,
+            on_error=self._let_go,
             count=self.settings.concurrency,
             max_abandoned=self.settings.max_stuck_threads,
             on_too_many=self._fail_fatally,
@@ -206,6 +209,12 @@ class Worker:
             transition = decide(entry.spec, entry.job, outcome)
         self.completer.apply(entry.job, transition, until=entry.lease_until)
 
+    def _let_go(self, entry: InFlight) -> None:
+        """A runner failed on this job (a bug of ours): free its slot and stop heartbeating
+        it, so its lease runs out and reclaim hands it on instead of it staying running."""
+        self.table.finish_run(entry)
+        self.table.forget(entry)
+
     def _run_isolated(self, entry: InFlight) -> Outcome | None:
         from pipeline.isolation import IsolationError
         from pipeline.worker.isolated import run_alone
@@ -281,8 +290,19 @@ class Worker:
             log.debug("job %s (%s) attempt %d: %s", job.id, job.type, job.attempts, settled)
 
     def _find_output(self, job_id: int) -> Any:
-        with self.pool.connection() as conn:
-            return job_output(conn, job_id)
+        def read() -> Any:
+            with self.pool.connection() as conn:
+                return job_output(conn, job_id)
+
+        # Ride out a short outage; past it, raise, and the executor leaves the job unrun.
+        found = self._retry(
+            f"look up job {job_id}'s output",
+            lambda: [read()],
+            until=time.monotonic() + OUTPUT_LOOKUP_WAIT_S,
+        )
+        if found is None:
+            raise DatabaseUnavailable(f"job {job_id}: cannot tell whether it already ran")
+        return found[0]
 
     def _read_outputs(self, root_id: int, stage: str) -> list[tuple[int | None, Any]]:
         with self.pool.connection() as conn:

@@ -487,3 +487,12 @@ def test_from_url_s3_round_trip(
     assert blob_store_from_env().read_bytes(key) == b"via the environment"
     raw = s3_server.s3_client(moto_s3_endpoint)
     assert raw.head_object(Bucket=s3_bucket, Key=f"env-prefix/{key}")["ContentLength"] == 19
+
+
+def test_local_blob_directories_are_private_to_the_user(tmp_path: Path) -> None:
+    store = LocalBlobStore(tmp_path / "blobs")
+    key = store.put_bytes(b"a tenant's document")
+    path = store.path_for(key)
+    assert path.stat().st_mode & 0o077 == 0
+    for directory in (tmp_path / "blobs", path.parent):
+        assert directory.stat().st_mode & 0o077 == 0, directory
