@@ -21,6 +21,7 @@ from pipeline import (
     EXIT_OK,
     EXIT_USAGE,
     CliError,
+    RetryableError,
     StageProgress,
     data_dir,
     database_url,
@@ -339,6 +340,8 @@ def cmd_submit(args: argparse.Namespace) -> int:
                 document, new = submit_one(conn, path, args.tenant)
             except DocumentError as exc:
                 raise CliError(f"{printable(path)}: {exc}", EXIT_USAGE) from exc
+            except RetryableError as exc:  # e.g. the PDF checker was killed from outside
+                raise CliError(f"{printable(path)}: {exc}; try again", EXIT_FAILURE) from exc
             print(
                 f"{path}: {'submitted as' if new else 'already submitted:'} document {document}",
                 file=sys.stderr,
