@@ -6,7 +6,6 @@ import argparse
 import importlib
 import json
 import logging
-import math
 import os
 import signal
 import sys
@@ -14,30 +13,50 @@ from collections.abc import Callable, Sequence
 from datetime import timedelta
 from importlib.metadata import entry_points
 from types import FrameType
-from typing import Any, NoReturn
+from typing import Any
 
 import psycopg
 from pydantic import ValidationError
 
+from pipeline.commands.base import (
+    DELAY_MAX_S,
+    EXIT_FAILURE,
+    EXIT_OK,
+    EXIT_USAGE,
+    INTERVAL_MAX_S,
+    JOB_ID_MAX,
+    JOB_STATUSES,
+    LIST_LIMIT_MAX,
+    ArgumentParser,
+    CliError,
+    integer_arg,
+    log_level_arg,
+    open_db,
+    priority_arg,
+    seconds_arg,
+    tenant_arg,
+    text_arg,
+)
 from pipeline.db import DB_DOWN, connect, database_url, describe, listen_dsn, scrub
 from pipeline.enqueue import enqueue
 from pipeline.errors import DatabaseUnavailable, InvalidPayload, UnknownStage
 from pipeline.migrate import migrate, pending
 from pipeline.queries import Q
 from pipeline.settings import WorkerSettings
-from pipeline.validation import InvalidJob, check_priority, find_unstorable
+from pipeline.validation import InvalidJob, find_unstorable
 from pipeline.worker import Worker
 
 log = logging.getLogger("pipeline")
 
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
-
-
-class CliError(Exception):
-    def __init__(self, message: str, code: int = EXIT_FAILURE) -> None:
-        super().__init__(message)
-        self.code = code
-
+# Re-exported: packages that add commands import these from here (through `pipeline`).
+__all__ = [
+    "EXIT_FAILURE",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "CliError",
+    "main",
+    "open_db",
+]
 
 # -- apps and the database ------------------------------------------------------------------
 
@@ -64,21 +83,6 @@ def load_apps(modules: Sequence[str]) -> None:
             ep.load()
         except Exception as exc:
             raise CliError(f"cannot load stages plugin {ep.name!r} ({ep.value}): {exc}") from exc
-
-
-def open_db(*, auto_migrate: bool = True) -> tuple[str, psycopg.Connection[Any]]:
-    dsn = database_url()
-    conn = connect(dsn)
-    behind = pending(conn)
-    if behind:
-        if auto_migrate and os.environ.get("PIPELINE_AUTO_MIGRATE", "1") != "0":
-            migrate(conn)
-        else:
-            conn.close()
-            raise CliError(
-                f"the database at {describe(dsn)} lacks migrations {behind}: run `pipeline migrate`"
-            )
-    return dsn, conn
 
 
 # -- commands -----------------------------------------------------------------------------------
@@ -309,106 +313,6 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 def cmd_db_url(args: argparse.Namespace) -> int:
     print(database_url())
     return EXIT_OK
-
-
-# -- checking arguments -------------------------------------------------------------------------
-# argparse runs these on every value, and on string defaults such as PIPELINE_LOG_LEVEL's, so bad
-# input is a one-line usage error (exit 2) before anything is imported, connected or stored.
-
-JOB_STATUSES = ("queued", "running", "done", "failed", "cancelled")  #: jobs_status_check
-JOB_ID_MAX = 2**63 - 1  #: job ids are bigint
-LIST_LIMIT_MAX = 10_000  #: rows `jobs list` prints at most; they are all held in memory
-#: Longest --delay. Far beyond any real schedule, and far below where timestamps overflow.
-DELAY_MAX_S = 100 * 365 * 86_400
-#: Longest --grace, --poll-interval, --reclaim-interval: threading's waits overflow at ~292 years.
-INTERVAL_MAX_S = 7 * 86_400
-
-
-class ArgumentParser(argparse.ArgumentParser):
-    """Usage errors in one line, like the CLI's own; the usage is one `--help` away."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
-
-
-def _shown(text: str, limit: int = 40) -> str:
-    """`text` as a quoted, printable and short excerpt, for an error message."""
-    try:
-        text = os.fsencode(text).decode("utf-8", "backslashreplace")
-    except UnicodeError:
-        text = text.encode("utf-8", "backslashreplace").decode("ascii")
-    return f"'{text if len(text) <= limit else text[:limit] + '...'}'"
-
-
-def text_arg(text: str) -> str:
-    """A string that can be sent to PostgreSQL: argv bytes that are not UTF-8 cannot."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise argparse.ArgumentTypeError(f"{_shown(text)} is not valid UTF-8") from None
-    return text
-
-
-def tenant_arg(text: str) -> str:
-    # An empty tenant is most likely an unset shell variable: as a tenant of its own it would
-    # be a silent namespace nobody meant.
-    if not text:
-        raise argparse.ArgumentTypeError("the tenant cannot be empty; leave --tenant out instead")
-    return text_arg(text)
-
-
-def integer_arg(low: int, high: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:  # also 4301+ digits, which int() refuses to read
-            raise argparse.ArgumentTypeError(
-                f"{_shown(text)} is not an integer within {low}..{high}"
-            ) from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"must be within {low}..{high}, not {_shown(text)}")
-        return value
-
-    return parse
-
-
-def priority_arg(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{_shown(text)} is not an integer") from None
-    try:
-        return check_priority(value)
-    except InvalidJob as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def seconds_arg(high: float) -> Callable[[str], float]:
-    """Seconds within 0..high: finite, because `nan` and `inf` parse as floats too."""
-
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{_shown(text)} is not a number of seconds") from None
-        if not (math.isfinite(value) and 0 <= value <= high):
-            raise argparse.ArgumentTypeError(
-                f"must be a number of seconds within 0..{high:.0f}, not {_shown(text)}"
-            )
-        return value
-
-    return parse
-
-
-def log_level_arg(text: str) -> str:
-    level = text.strip().upper()
-    if level not in logging.getLevelNamesMapping():
-        names = ", ".join(("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"))
-        raise argparse.ArgumentTypeError(
-            f"unknown log level {_shown(text)} (from --log-level or PIPELINE_LOG_LEVEL); "
-            f"use one of {names}"
-        )
-    return level
 
 
 # -- parsing ------------------------------------------------------------------------------------

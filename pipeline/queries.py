@@ -1,4 +1,4 @@
-"""The named queries of sql/queries.sql, parsed once at import."""
+"""The named queries of sql/queries*.sql, parsed once at import."""
 
 from __future__ import annotations
 
@@ -47,4 +47,21 @@ def load_migrations() -> list[Migration]:
     return found
 
 
-Q: dict[str, LiteralString] = parse_queries(sql_text("queries.sql"))
+def load_queries() -> dict[str, LiteralString]:
+    """Every named query: sql/queries.sql and, by concern, sql/queries_*.sql. A name defined in
+    two files is an error, so a query has one home."""
+    merged: dict[str, LiteralString] = {}
+    names = sorted(
+        entry.name
+        for entry in resources.files("pipeline.sql").iterdir()
+        if re.fullmatch(r"queries(_[a-z0-9_]+)?\.sql", entry.name)
+    )
+    for filename in names:
+        for name, body in parse_queries(sql_text(filename)).items():
+            if name in merged:
+                raise ValueError(f"query {name!r} is defined twice (again in {filename})")
+            merged[name] = body
+    return merged
+
+
+Q: dict[str, LiteralString] = load_queries()

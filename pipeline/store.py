@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import socket
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,10 +72,25 @@ class JobStore:
     def __init__(self, pool: ConnectionPool) -> None:
         self.pool = pool
 
-    def claim(self, types: Sequence[str], limit: int, worker_id: uuid.UUID) -> list[ClaimedJob]:
+    def claim(
+        self,
+        types: Sequence[str],
+        limit: int,
+        worker_id: uuid.UUID,
+        caps: Mapping[str, int | None] | None = None,
+    ) -> list[ClaimedJob]:
+        """Up to `limit` ready jobs of `types`; `caps` are default per-tenant caps by stage."""
+        cap_stages = sorted(caps or {})
         with self.pool.connection() as conn:
             rows = conn.execute(
-                Q["claim"], {"types": list(types), "limit": limit, "worker_id": worker_id}
+                Q["claim"],
+                {
+                    "types": list(types),
+                    "limit": limit,
+                    "worker_id": worker_id,
+                    "cap_stages": cap_stages,
+                    "caps": [(caps or {})[stage] for stage in cap_stages],
+                },
             ).fetchall()
         return [ClaimedJob(*row) for row in rows]
 

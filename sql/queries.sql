@@ -32,28 +32,13 @@ ON CONFLICT (type, dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING
 RETURNING id;
 
 -- name: claim
--- The CTE locks the rows it picks before the UPDATE touches them: SKIP LOCKED makes concurrent
--- claimers take disjoint rows without waiting, and the LIMIT inside the CTE keeps the planner
--- from locking more than it returns. Ordering matches the jobs_ready index.
-WITH picked AS (
-    SELECT id
-    FROM jobs
-    WHERE status = 'queued' AND run_after <= now() AND type = ANY(%(types)s::text[])
-    ORDER BY priority DESC, run_after, id
-    LIMIT %(limit)s
-    FOR UPDATE SKIP LOCKED
-)
-UPDATE jobs AS j
-SET status = 'running',
-    attempts = j.attempts + 1,
-    claims = j.claims + 1,
-    leased_until = now() + make_interval(secs => j.lease_seconds),
-    worker_id = %(worker_id)s,
-    started_at = now()
-FROM picked
-WHERE j.id = picked.id
-RETURNING j.id, j.type, j.tenant_id, j.payload, j.priority, j.attempts, j.max_attempts,
-          j.lease_seconds, j.parent_id, coalesce(j.root_id, j.id), j.claims, j.suspect;
+-- pipeline_claim (sql/schema.sql) takes up to `limit` ready jobs with FOR UPDATE SKIP LOCKED,
+-- fairly across tenants and within each tenant's cap; concurrent claimers take disjoint rows
+-- without waiting. cap_stages/caps are the worker's default caps per stage (NULL: none).
+SELECT id, type, tenant_id, payload, priority, attempts, max_attempts, lease_seconds,
+       parent_id, coalesce(root_id, id), claims, suspect
+FROM pipeline_claim(%(types)s::text[], %(limit)s, %(worker_id)s,
+                    %(cap_stages)s::text[], %(caps)s::integer[]);
 
 -- name: heartbeat
 -- One statement per beat for all of a worker's jobs, and its own liveness row in the same trip.
@@ -235,11 +220,6 @@ SELECT
     (SELECT count(*) FROM pipeline_workers
      WHERE last_seen > now() - make_interval(secs => %(alive_s)s)) AS live_workers;
 
--- name: live_workers
-SELECT id, hostname, pid, stages, concurrency, started_at, last_seen
-FROM pipeline_workers
-ORDER BY started_at;
-
 -- name: migration_lock
 -- Two processes migrating at once queue up here instead of racing on CREATE TABLE.
 SELECT pg_advisory_xact_lock(7263941873221);
@@ -307,9 +287,6 @@ ORDER BY min(id);
 -- name: live_workers_for_stage
 SELECT count(*) FROM pipeline_workers
 WHERE %(stage)s = ANY(stages) AND last_seen > now() - make_interval(secs => %(alive_s)s);
-
--- name: run_join
-SELECT total, done, failed FROM job_joins WHERE root_id = %(root_id)s ORDER BY id;
 
 -- name: doctor_notify
 SELECT pg_notify('pipeline_doctor', %(token)s);

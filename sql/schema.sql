@@ -35,11 +35,20 @@ CREATE TABLE jobs (
     suspect       boolean     NOT NULL DEFAULT false,
     -- Reclaims that refunded the attempt, and shutdown releases that did: both bounded.
     crash_reclaims integer    NOT NULL DEFAULT 0,
-    releases      integer     NOT NULL DEFAULT 0
+    releases      integer     NOT NULL DEFAULT 0,
+    -- True while a running job counts against its tenant's slots (see tenant_slots).
+    holds_slot    boolean     NOT NULL DEFAULT false
 );
 
--- Only ready rows are indexed for the claim: millions of finished rows never enter it.
-CREATE INDEX jobs_ready ON jobs (priority DESC, run_after, id) WHERE status = 'queued';
+-- Only ready rows are indexed for the claim: millions of finished rows never enter it. By
+-- stage and tenant, so that the claim walks it one (stage, tenant) group at a time and never
+-- scans a tenant's backlog.
+CREATE INDEX jobs_ready ON jobs (type, tenant_id, priority DESC, run_after, id)
+    WHERE status = 'queued' AND tenant_id IS NOT NULL;
+-- Jobs without a tenant apart: "tenant_id IS NULL" cannot give the claim its order from the
+-- index above, and sorting a large untenanted backlog on every claim would scan it.
+CREATE INDEX jobs_ready_untenanted ON jobs (type, priority DESC, run_after, id)
+    WHERE status = 'queued' AND tenant_id IS NULL;
 -- Reclaim and the expired-lease view read running rows only.
 CREATE INDEX jobs_running ON jobs (leased_until) WHERE status = 'running';
 CREATE INDEX jobs_finished ON jobs (finished_at) WHERE status IN ('done', 'failed', 'cancelled');
@@ -166,3 +175,248 @@ CREATE TRIGGER jobs_join_progress
     FOR EACH ROW
     WHEN (NEW.join_id IS NOT NULL AND OLD.status IS DISTINCT FROM NEW.status)
     EXECUTE FUNCTION pipeline_join_progress();
+
+-- Per-tenant caps on running jobs per stage, exact under concurrent claims, and fair claiming
+-- across tenants.
+--
+-- Why a counter row per (tenant, stage), locked by the claim: a count of running rows taken
+-- inside a claim cannot see other claimers' uncommitted claims, so two claimers at once both
+-- see room and overshoot. The counter row is locked FOR UPDATE SKIP LOCKED by the claim for
+-- its whole transaction, so claims of one (tenant, stage) take turns (a busy one is skipped,
+-- not waited for), and the count they read includes every committed claim. A trigger gives the
+-- slot back in the very statement that moves a job out of running, for whatever reason
+-- (complete, fail, retry, release, reclaim, cancel, timeout, a hand-written UPDATE or DELETE),
+-- and only for rows that statement really changed: nothing can free a slot twice or forget it.
+
+-- Operators' caps; a stage's default cap comes from the worker's code (@stage(tenant_cap=)).
+CREATE TABLE tenant_caps (
+    tenant_id  text        NOT NULL,
+    stage      text        NOT NULL,
+    cap        integer     NOT NULL CONSTRAINT tenant_caps_cap_check CHECK (cap >= 0),
+    updated_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (tenant_id, stage)
+);
+
+-- running: jobs of (tenant, stage) holding a slot now. served_at: the last claim that served
+-- the pair, which orders tenants least recently served first.
+CREATE TABLE tenant_slots (
+    tenant_id text        NOT NULL,
+    stage     text        NOT NULL,
+    running   integer     NOT NULL DEFAULT 0,
+    served_at timestamptz,
+    PRIMARY KEY (tenant_id, stage)
+);
+ALTER TABLE tenant_slots SET (fillfactor = 50, autovacuum_vacuum_scale_factor = 0.01);
+
+CREATE FUNCTION pipeline_free_slot() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    -- Never below zero: a drift is the repair's to report, never a reason to refuse a write.
+    UPDATE tenant_slots SET running = greatest(running - 1, 0)
+    WHERE tenant_id = OLD.tenant_id AND stage = OLD.type;
+    IF TG_OP = 'UPDATE' THEN
+        NEW.holds_slot := false;
+        RETURN NEW;
+    END IF;
+    RETURN OLD;
+END
+$$;
+
+CREATE TRIGGER jobs_free_slot
+    BEFORE UPDATE OF status ON jobs
+    FOR EACH ROW
+    WHEN (OLD.holds_slot AND NEW.status IS DISTINCT FROM 'running')
+    EXECUTE FUNCTION pipeline_free_slot();
+
+CREATE TRIGGER jobs_free_slot_on_delete
+    BEFORE DELETE ON jobs
+    FOR EACH ROW
+    WHEN (OLD.holds_slot)
+    EXECUTE FUNCTION pipeline_free_slot();
+
+-- The claim. Groups of ready work are (stage, tenant) pairs, ordered by their best priority,
+-- then least recently served first: round-robin across tenants within a priority level, FIFO
+-- within a tenant. Each group gets a fair share of the batch on a first pass and what is left
+-- on a second; a capped group never more than its free slots.
+CREATE TYPE pipeline_claim_group AS (type text, tenant_id text);
+
+CREATE FUNCTION pipeline_claim(
+    p_types text[], p_limit integer, p_worker uuid, p_cap_stages text[], p_caps integer[]
+) RETURNS SETOF jobs
+LANGUAGE plpgsql AS $$
+DECLARE
+    groups pipeline_claim_group[];
+    finished boolean[];
+    grp pipeline_claim_group;
+    n integer;
+    i integer;
+    quota integer;
+    remaining integer := p_limit;
+    take integer;
+    got integer;
+    cap integer;
+    used integer;
+BEGIN
+    -- Distinct tenants with queued jobs per stage, found by skipping through jobs_ready one
+    -- tenant at a time; then each one's best ready job, for the order.
+    groups := ARRAY(
+        SELECT ROW(g.type, g.tenant_id)::pipeline_claim_group
+        FROM (
+            WITH RECURSIVE tenants(type, tenant_id) AS (
+                SELECT t.type,
+                       (SELECT j.tenant_id FROM jobs j
+                        WHERE j.status = 'queued' AND j.type = t.type
+                          AND j.tenant_id IS NOT NULL
+                        ORDER BY j.tenant_id LIMIT 1)
+                FROM unnest(p_types) AS t(type)
+                UNION ALL
+                SELECT tn.type,
+                       (SELECT j.tenant_id FROM jobs j
+                        WHERE j.status = 'queued' AND j.type = tn.type
+                          AND j.tenant_id > tn.tenant_id
+                        ORDER BY j.tenant_id LIMIT 1)
+                FROM tenants tn
+                WHERE tn.tenant_id IS NOT NULL
+            )
+            SELECT tn.type, tn.tenant_id, head.priority, head.run_after, s.served_at
+            FROM tenants tn
+            CROSS JOIN LATERAL (
+                SELECT j.priority, j.run_after FROM jobs j
+                WHERE j.status = 'queued' AND j.type = tn.type AND j.tenant_id = tn.tenant_id
+                  AND j.run_after <= now()
+                ORDER BY j.priority DESC, j.run_after, j.id
+                LIMIT 1
+            ) AS head
+            LEFT JOIN tenant_slots s ON s.tenant_id = tn.tenant_id AND s.stage = tn.type
+            WHERE tn.tenant_id IS NOT NULL
+            UNION ALL
+            SELECT t.type, NULL, head.priority, head.run_after, NULL
+            FROM unnest(p_types) AS t(type)
+            CROSS JOIN LATERAL (
+                SELECT j.priority, j.run_after FROM jobs j
+                WHERE j.status = 'queued' AND j.type = t.type AND j.tenant_id IS NULL
+                  AND j.run_after <= now()
+                ORDER BY j.priority DESC, j.run_after, j.id
+                LIMIT 1
+            ) AS head
+        ) AS g
+        ORDER BY g.priority DESC, g.served_at NULLS FIRST, g.run_after, g.tenant_id
+    );
+    n := coalesce(array_length(groups, 1), 0);
+    IF n = 0 THEN
+        RETURN;
+    END IF;
+    finished := array_fill(false, ARRAY[n]);
+    quota := greatest(1, ceil(p_limit::numeric / n)::integer);
+
+    FOR pass IN 1..2 LOOP
+        FOR i IN 1..n LOOP
+            EXIT WHEN remaining <= 0;
+            CONTINUE WHEN finished[i];
+            grp := groups[i];
+            take := CASE WHEN pass = 1 THEN least(quota, remaining) ELSE remaining END;
+            cap := NULL;
+            used := 0;
+            IF grp.tenant_id IS NOT NULL THEN
+                SELECT c.cap INTO cap FROM tenant_caps c
+                WHERE c.tenant_id = grp.tenant_id AND c.stage = grp.type;
+                IF NOT FOUND THEN
+                    cap := p_caps[array_position(p_cap_stages, grp.type)];
+                END IF;
+                INSERT INTO tenant_slots (tenant_id, stage) VALUES (grp.tenant_id, grp.type)
+                ON CONFLICT DO NOTHING;
+                -- Another claimer holds this pair right now: leave it to them, wait for no one.
+                SELECT s.running INTO used FROM tenant_slots s
+                WHERE s.tenant_id = grp.tenant_id AND s.stage = grp.type
+                FOR UPDATE SKIP LOCKED;
+                IF NOT FOUND THEN
+                    finished[i] := true;
+                    CONTINUE;
+                END IF;
+                IF cap IS NOT NULL THEN
+                    take := least(take, cap - used);
+                END IF;
+            END IF;
+            got := 0;
+            IF take > 0 THEN
+                -- Two spellings of one claim, so that each can use jobs_ready: "tenant_id IS
+                -- NOT DISTINCT FROM" could not.
+                IF grp.tenant_id IS NULL THEN
+                    RETURN QUERY
+                    WITH picked AS (
+                        SELECT j.id FROM jobs j
+                        WHERE j.status = 'queued' AND j.type = grp.type AND j.tenant_id IS NULL
+                          AND j.run_after <= now()
+                        ORDER BY j.priority DESC, j.run_after, j.id
+                        LIMIT take
+                        FOR UPDATE SKIP LOCKED
+                    )
+                    UPDATE jobs AS j
+                    SET status = 'running', attempts = j.attempts + 1, claims = j.claims + 1,
+                        leased_until = now() + make_interval(secs => j.lease_seconds),
+                        worker_id = p_worker, started_at = now(), holds_slot = false
+                    FROM picked
+                    WHERE j.id = picked.id
+                    RETURNING j.*;
+                ELSE
+                    RETURN QUERY
+                    WITH picked AS (
+                        SELECT j.id FROM jobs j
+                        WHERE j.status = 'queued' AND j.type = grp.type
+                          AND j.tenant_id = grp.tenant_id AND j.run_after <= now()
+                        ORDER BY j.priority DESC, j.run_after, j.id
+                        LIMIT take
+                        FOR UPDATE SKIP LOCKED
+                    )
+                    UPDATE jobs AS j
+                    SET status = 'running', attempts = j.attempts + 1, claims = j.claims + 1,
+                        leased_until = now() + make_interval(secs => j.lease_seconds),
+                        worker_id = p_worker, started_at = now(), holds_slot = cap IS NOT NULL
+                    FROM picked
+                    WHERE j.id = picked.id
+                    RETURNING j.*;
+                END IF;
+                GET DIAGNOSTICS got = ROW_COUNT;
+            END IF;
+            IF grp.tenant_id IS NOT NULL AND (got > 0 OR cap IS NOT NULL) THEN
+                UPDATE tenant_slots
+                SET running = running + CASE WHEN cap IS NOT NULL THEN got ELSE 0 END,
+                    served_at = CASE WHEN got > 0 THEN clock_timestamp() ELSE served_at END
+                WHERE tenant_id = grp.tenant_id AND stage = grp.type;
+            END IF;
+            remaining := remaining - got;
+            IF got < take OR take <= 0 THEN
+                finished[i] := true;  -- ran dry or reached its cap: nothing more this claim
+            END IF;
+        END LOOP;
+        EXIT WHEN remaining <= 0;
+    END LOOP;
+END
+$$;
+
+-- Recounts each pair from the jobs table under its row lock; returns the pairs it corrected.
+CREATE FUNCTION pipeline_repair_slots()
+RETURNS TABLE (tenant_id text, stage text, was integer, counted integer)
+LANGUAGE plpgsql AS $$
+DECLARE
+    pair record;
+BEGIN
+    FOR pair IN SELECT s.tenant_id, s.stage FROM tenant_slots s LOOP
+        SELECT s.running INTO was FROM tenant_slots s
+        WHERE s.tenant_id = pair.tenant_id AND s.stage = pair.stage
+        FOR UPDATE;
+        -- A statement of its own, so its snapshot is taken after the lock: claims that
+        -- committed while we waited are counted.
+        SELECT count(*) INTO counted FROM jobs j
+        WHERE j.status = 'running' AND j.holds_slot
+          AND j.tenant_id = pair.tenant_id AND j.type = pair.stage;
+        IF was IS DISTINCT FROM counted THEN
+            UPDATE tenant_slots s SET running = counted
+            WHERE s.tenant_id = pair.tenant_id AND s.stage = pair.stage;
+            tenant_id := pair.tenant_id;
+            stage := pair.stage;
+            RETURN NEXT;
+        END IF;
+    END LOOP;
+END
+$$;

@@ -190,3 +190,11 @@ def test_an_output_that_does_not_fit_the_next_stage_fails_the_job_for_good() -> 
 def test_a_misspelt_stage_option_is_an_error_not_a_silent_default() -> None:
     with pytest.raises(TypeError, match="max_attempt"):
         stage("typo", max_attempt=3, registry=Registry())  # type: ignore[call-arg]
+
+
+def test_every_named_query_the_code_uses_exists_and_every_one_defined_is_used() -> None:
+    used: set[str] = set()
+    for path in [*(ROOT / "pipeline").rglob("*.py"), *(ROOT / "stages").rglob("*.py")]:
+        used |= set(re.findall(r"""Q\[["']([a-z0-9_]+)["']\]""", path.read_text()))
+    assert used - set(Q) == set(), "queries used but not defined"
+    assert set(Q) - used == set(), "queries defined but never used: delete them"

@@ -1,4 +1,4 @@
-"""Maintenance services. Each exposes run_once() so tests drive them without a worker."""
+"""Reclaim of expired leases, and pruning of dead workers' rows."""
 
 from __future__ import annotations
 

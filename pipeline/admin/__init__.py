@@ -1,0 +1,1 @@
+"""What operators read and steer: status and monitoring views, metrics, jobs, tenants."""

@@ -1,0 +1,1 @@
+"""`pipeline` subcommands by concern; pipeline/cli.py builds the parser from them."""
