@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def start_workers(
-    url: str, count: int, concurrency: int, home: Path
+    url: str, count: int, concurrency: int, home: Path, extra: list[str] | None = None
 ) -> list[subprocess.Popen[bytes]]:
     env = {
         **os.environ,
@@ -41,7 +41,7 @@ def start_workers(
     exe = Path(sys.executable).parent / "pipeline"
     return [
         subprocess.Popen(
-            [str(exe), "worker", "--concurrency", str(concurrency)],
+            [str(exe), "worker", "--concurrency", str(concurrency), *(extra or [])],
             env=env,
             cwd=REPO,
             stdin=subprocess.DEVNULL,

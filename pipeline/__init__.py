@@ -25,6 +25,14 @@ from pipeline.errors import (
 from pipeline.migrate import migrate
 from pipeline.paths import data_dir
 from pipeline.runs import StageProgress, live_workers, run_output, run_progress
+from pipeline.schedules import (
+    SCHEDULES,
+    InvalidSchedule,
+    Schedule,
+    ScheduleRegistry,
+    schedule,
+    sync_schedules,
+)
 from pipeline.settings import WorkerSettings
 from pipeline.stage import REGISTRY, Registry, StageSpec, stage
 from pipeline.worker import Worker
@@ -55,6 +63,7 @@ __all__ = [
     "EXIT_OK",
     "EXIT_USAGE",
     "REGISTRY",
+    "SCHEDULES",
     "BlobNotFound",
     "BlobStore",
     "BlobStoreError",
@@ -63,6 +72,7 @@ __all__ = [
     "Context",
     "DatabaseUnavailable",
     "InvalidPayload",
+    "InvalidSchedule",
     "JobRequest",
     "LeaseLost",
     "LocalBlobStore",
@@ -70,6 +80,8 @@ __all__ = [
     "PipelineError",
     "Registry",
     "RetryableError",
+    "Schedule",
+    "ScheduleRegistry",
     "StageProgress",
     "StageSpec",
     "UnknownStage",
@@ -87,5 +99,7 @@ __all__ = [
     "open_db",
     "run_output",
     "run_progress",
+    "schedule",
     "stage",
+    "sync_schedules",
 ]

@@ -18,17 +18,17 @@ from typing import Any
 import psycopg
 from pydantic import ValidationError
 
+from pipeline.commands import jobs, prune, schedule, status, tenants
 from pipeline.commands.base import (
+    CAP_MAX,
     DELAY_MAX_S,
     EXIT_FAILURE,
     EXIT_OK,
     EXIT_USAGE,
     INTERVAL_MAX_S,
-    JOB_ID_MAX,
-    JOB_STATUSES,
-    LIST_LIMIT_MAX,
     ArgumentParser,
     CliError,
+    duration_arg,
     integer_arg,
     log_level_arg,
     open_db,
@@ -102,6 +102,9 @@ WORKER_FLAGS = {
     "grace_period_s": "--grace",
     "poll_interval_s": "--poll-interval",
     "reclaim_interval_s": "--reclaim-interval",
+    "retention_s": "--retention",
+    "metrics_port": "--metrics-port",
+    "tenant_cap": "--tenant-cap",
 }
 
 
@@ -113,7 +116,10 @@ def cmd_worker(args: argparse.Namespace) -> int:
             grace_period_s=args.grace,
             poll_interval_s=args.poll_interval,
             reclaim_interval_s=args.reclaim_interval,
+            retention_s=args.retention,
             listen=not args.no_listen,
+            metrics_port=args.metrics_port,
+            tenant_cap=args.tenant_cap,
         )
     except ValidationError as exc:
         reasons = "; ".join(
@@ -170,68 +176,14 @@ def cmd_enqueue(args: argparse.Namespace) -> int:
                 payload,
                 tenant_id=args.tenant,
                 priority=args.priority,
-                run_after=timedelta(seconds=args.delay) if args.delay else None,
+                run_after=(
+                    timedelta(seconds=args.delay) if args.delay else schedule.not_before(args.at)
+                ),
                 dedup_key=args.dedup_key,
             )
         except (UnknownStage, InvalidPayload, InvalidJob) as exc:
             raise CliError(str(exc), EXIT_USAGE) from exc
     print(job_id)
-    return EXIT_OK
-
-
-def cmd_status(args: argparse.Namespace) -> int:
-    _, conn = open_db()
-    with conn:
-        counts = conn.execute(Q["status_counts"]).fetchall()
-        oldest, expired, live = conn.execute(Q["queue_health"], {"alive_s": 180}).fetchone() or (
-            None,
-            0,
-            0,
-        )
-    print(f"{'type':<24}{'status':<12}{'jobs':>10}")
-    for job_type, status, n in counts:
-        print(f"{job_type:<24}{status:<12}{n:>10}")
-    age = "none ready" if oldest is None else f"{float(oldest):.1f} s"
-    print(f"\noldest ready job: {age}; running with expired lease: {expired}; live workers: {live}")
-    return EXIT_OK
-
-
-def _job_or_fail(conn: psycopg.Connection[Any], job_id: int) -> dict[str, Any]:
-    cur = conn.execute(Q["job_by_id"], {"id": job_id})
-    row = cur.fetchone()
-    if row is None:
-        raise CliError(f"no job {job_id}")
-    names = [d.name for d in cur.description or []]
-    return dict(zip(names, row, strict=True))
-
-
-def cmd_jobs(args: argparse.Namespace) -> int:
-    _, conn = open_db()
-    with conn:
-        if args.jobs_command == "list":
-            rows = conn.execute(
-                Q["list_jobs"], {"status": args.status, "type": args.type, "limit": args.limit}
-            ).fetchall()
-            print(f"{'id':>10}  {'type':<16}{'status':<11}{'tries':>7}  last_error")
-            for job_id, job_type, _tenant, status, attempts, max_attempts, *_, error, _c in rows:
-                short = (error or "").splitlines()[0][:60] if error else ""
-                print(
-                    f"{job_id:>10}  {job_type:<16}{status:<11}{attempts:>3}/{max_attempts:<3}  "
-                    f"{short}"
-                )
-        elif args.jobs_command == "show":
-            job = _job_or_fail(conn, args.id)
-            print(json.dumps(job, indent=2, default=str))
-        elif args.jobs_command == "retry":
-            _job_or_fail(conn, args.id)
-            if not conn.execute(Q["retry"], {"id": args.id}).fetchall():
-                raise CliError(f"job {args.id} is not failed or cancelled; nothing to retry")
-            print(f"job {args.id} queued again")
-        elif args.jobs_command == "cancel":
-            _job_or_fail(conn, args.id)
-            if not conn.execute(Q["cancel"], {"id": args.id, "reason": args.reason}).fetchall():
-                raise CliError(f"job {args.id} already finished; nothing to cancel")
-            print(f"job {args.id} cancelled")
     return EXIT_OK
 
 
@@ -370,9 +322,27 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds between reclaim passes over expired leases",
     )
     w.add_argument(
+        "--retention",
+        type=duration_arg,
+        default=None,
+        help="prune finished runs older than this, e.g. 7d (default: keep everything)",
+    )
+    w.add_argument(
         "--no-listen",
         action="store_true",
         help="poll only (e.g. behind PgBouncer in transaction mode)",
+    )
+    w.add_argument(
+        "--metrics-port",
+        type=integer_arg(0, 65535),
+        default=defaults.metrics_port,
+        help="serve Prometheus metrics on this port at /metrics (default: off)",
+    )
+    w.add_argument(
+        "--tenant-cap",
+        type=integer_arg(0, CAP_MAX),
+        default=None,
+        help="running jobs one tenant may hold per stage, for stages that declare no cap",
     )
 
     e = add("enqueue", cmd_enqueue, "enqueue one job; prints its id")
@@ -381,37 +351,29 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--app", action="append", type=text_arg, default=[])
     e.add_argument("--tenant", type=tenant_arg)
     e.add_argument("--priority", type=priority_arg, help="higher runs first; -32768..32767")
-    e.add_argument(
+    when = e.add_mutually_exclusive_group()
+    when.add_argument(
         "--delay",
         type=seconds_arg(DELAY_MAX_S),
         help="seconds from now before it may run (0 or more)",
     )
+    when.add_argument(
+        "--at",
+        type=schedule.instant_arg,
+        help="ISO 8601 time with a UTC offset before which it may not run, e.g. 2026-12-01T09:30Z",
+    )
     e.add_argument("--dedup-key", type=text_arg)
 
-    add("status", cmd_status, "job counts by type and status, and queue health")
-
-    j = add("jobs", cmd_jobs, "inspect and steer single jobs")
-    jsub = j.add_subparsers(dest="jobs_command", required=True)
-    jl = jsub.add_parser("list", help="the newest jobs")
-    jl.add_argument("--status", choices=JOB_STATUSES)
-    jl.add_argument("--type", type=text_arg)
-    jl.add_argument(
-        "--limit", type=integer_arg(1, LIST_LIMIT_MAX), default=20, help=f"1..{LIST_LIMIT_MAX}"
-    )
-    for verb, text in (
-        ("show", "one job as JSON"),
-        ("retry", "queue a failed or cancelled job"),
-        ("cancel", "cancel a queued or running job"),
-    ):
-        jp = jsub.add_parser(verb, help=text)
-        jp.add_argument("id", type=integer_arg(1, JOB_ID_MAX))
-        if verb == "cancel":
-            jp.add_argument("--reason", type=text_arg)
+    status.add_commands(sub)
 
     add("doctor", cmd_doctor, "check PostgreSQL, LISTEN/NOTIFY, blob storage and plugins")
     add("db-url", cmd_db_url, "print the database URL in use (starts the embedded one if needed)")
     # Packages add commands through the `pipeline.commands` entry point group: the document
     # stages add `submit` this way, so that pipeline/ never imports them.
+    tenants.add_commands(sub)
+    jobs.add_commands(sub)
+    prune.add_commands(sub)
+    schedule.add_commands(sub)
     for ep in entry_points(group="pipeline.commands"):
         try:
             ep.load()(sub)

@@ -24,10 +24,23 @@ class WorkerSettings(BaseModel):
     ack_batch_max: int = Field(default=500, ge=1)
     #: seconds after its last heartbeat that a silent worker's row is deleted
     worker_prune_after_s: float = Field(default=600.0, gt=0)
+    #: seconds a finished run (its jobs, outputs and joins) is kept once all of it has finished,
+    #: before this worker's pruner deletes it; None: kept for good (`--retention`, e.g. 7d)
+    retention_s: float | None = Field(default=None, gt=0)
     #: longest wait between reconnect attempts while the database is down, seconds
     db_retry_max_s: float = Field(default=5.0, gt=0)
     #: stage threads stuck past their timeout or cancel (each replaced by a fresh thread) that
     #: a worker tolerates; past that it stops with exit code 1 so a supervisor restarts it
     max_stuck_threads: int = Field(default=16, ge=0)
+    #: per-tenant cap on running jobs for the stages this worker runs that declare none; None:
+    #: uncapped. Caps set with `pipeline tenants set-cap` win over both.
+    tenant_cap: int | None = Field(default=None, ge=0)
+    #: seconds between recounts of the tenant slot counters (drift is logged and corrected)
+    slot_repair_interval_s: float = Field(default=300.0, gt=0)
+    #: seconds between scheduler ticks (each fires whatever recurring schedules are due)
+    schedule_interval_s: float = Field(default=1.0, gt=0)
     #: LISTEN for wake-ups; turn off behind PgBouncer in transaction mode (polling remains)
     listen: bool = True
+    #: TCP port of the worker's Prometheus endpoint (/metrics, on every interface); None: no
+    #: endpoint. 0 picks a free port. See pipeline/admin/metrics.py for the metric names.
+    metrics_port: int | None = Field(default=None, ge=0, le=65535)

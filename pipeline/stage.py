@@ -49,6 +49,8 @@ class StageSpec:
     # (run, stage, part).
     part: Callable[[Any], int] | None = None
     isolation: Isolation = "thread"
+    # Running jobs of this stage one tenant may hold at once, across all workers; None: no cap.
+    tenant_cap: int | None = None
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
@@ -66,6 +68,15 @@ class StageSpec:
             raise ValueError(
                 f"stage {self.name!r}: isolation must be 'thread' or 'process', "
                 f"not {self.isolation!r}"
+            )
+        if self.tenant_cap is not None and (
+            isinstance(self.tenant_cap, bool)
+            or not isinstance(self.tenant_cap, int)
+            or self.tenant_cap < 0
+        ):
+            raise ValueError(
+                f"stage {self.name!r}: tenant_cap must be a whole number of jobs >= 0, "
+                f"not {self.tenant_cap!r}"
             )
         if not -32768 <= self.priority <= 32767:
             raise ValueError(f"stage {self.name!r}: priority must be within -32768..32767")
@@ -168,6 +179,7 @@ def stage(
     then: str | None = None,
     part: Callable[[Any], int] | None = None,
     isolation: Isolation = "thread",
+    tenant_cap: int | None = None,
     registry: Registry | None = None,
 ) -> Callable[[F], F]:
     """Register `fn(job: Model, ctx: Context) -> Output | None` as the stage `name`.
@@ -175,6 +187,7 @@ def stage(
     lease, heartbeat and timeout are seconds; heartbeat defaults to a fifth of the lease (at most
     60 s); timeout defaults to an hour, and None removes it. isolation="process" runs each job in
     a child process of its own (a timeout then kills it; its module must be importable).
+    tenant_cap=N lets one tenant hold at most N running jobs of this stage across all workers.
     A returned output is stored under (run, stage, part(job)) in the completing transaction;
     with then="next", it also becomes the input of a "next" job enqueued in that transaction.
     """
@@ -199,6 +212,7 @@ def stage(
             then=then,
             part=part,
             isolation=isolation,
+            tenant_cap=tenant_cap,
         )
         (registry if registry is not None else REGISTRY).add(spec)
         return fn

@@ -154,27 +154,6 @@ RETURNING j.id, j.type, j.status;
 SELECT pg_notify('pipeline_jobs', t.type)
 FROM unnest(%(types)s::text[]) AS t(type);
 
--- name: cancel
--- Queued jobs stop here; a running job's worker hears of it on pipeline_cancel, and its own
--- writes fail the fence from now on.
-WITH cancelled AS (
-    UPDATE jobs
-    SET status = 'cancelled', leased_until = NULL, finished_at = now(),
-        last_error = coalesce(%(reason)s, 'cancelled')
-    WHERE id = %(id)s AND status IN ('queued', 'running')
-    RETURNING id, claims
-)
-SELECT id, pg_notify('pipeline_cancel', id::text || ':' || claims::text) IS NULL AS notified
-FROM cancelled;
-
--- name: retry
--- Puts a finished job back in the queue with at least one attempt left.
-UPDATE jobs
-SET status = 'queued', run_after = now(), finished_at = NULL, leased_until = NULL,
-    worker_id = NULL, max_attempts = greatest(max_attempts, attempts + 1)
-WHERE id = %(id)s AND status IN ('failed', 'cancelled')
-RETURNING id;
-
 -- name: register_worker
 INSERT INTO pipeline_workers (id, hostname, pid, stages, concurrency)
 VALUES (%(worker_id)s, %(hostname)s, %(pid)s, %(stages)s, %(concurrency)s)
@@ -188,37 +167,6 @@ DELETE FROM pipeline_workers WHERE id = %(id)s;
 DELETE FROM pipeline_workers
 WHERE last_seen < now() - make_interval(secs => %(after_s)s)
 RETURNING id;
-
--- name: job_by_id
-SELECT id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
-       leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id,
-       coalesce(root_id, id) AS root_id, join_id, created_at, started_at, finished_at,
-       claims, suspect, crash_reclaims, releases
-FROM jobs
-WHERE id = %(id)s;
-
--- name: list_jobs
-SELECT id, type, tenant_id, status, attempts, max_attempts, run_after, last_error, created_at
-FROM jobs
-WHERE (%(status)s::text IS NULL OR status = %(status)s)
-  AND (%(type)s::text IS NULL OR type = %(type)s)
-ORDER BY id DESC
-LIMIT %(limit)s;
-
--- name: status_counts
-SELECT type, status, count(*) AS jobs
-FROM jobs
-GROUP BY type, status
-ORDER BY type, status;
-
--- name: queue_health
-SELECT
-    (SELECT extract(epoch FROM now() - min(run_after)) FROM jobs
-     WHERE status = 'queued' AND run_after <= now()) AS oldest_ready_age_s,
-    (SELECT count(*) FROM jobs WHERE status = 'running' AND leased_until < now())
-        AS expired_leases,
-    (SELECT count(*) FROM pipeline_workers
-     WHERE last_seen > now() - make_interval(secs => %(alive_s)s)) AS live_workers;
 
 -- name: migration_lock
 -- Two processes migrating at once queue up here instead of racing on CREATE TABLE.

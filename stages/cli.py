@@ -34,7 +34,7 @@ from pipeline import (
 from stages.documents import MAX_PAGES, Upload, blob_store, worker_count
 from stages.errors import DocumentError
 from stages.pdfinfo import inspect_pdf
-from stages.tender import TenderFields
+from stages.tender import TenderExtraction
 
 STAGE_ORDER = ("upload", "ocr", "extract")
 POLL_S = 0.2  #: how often --wait looks at the run
@@ -105,6 +105,11 @@ def add_commands(sub: Any) -> None:
     )
     p.add_argument(
         "--timeout", type=_timeout_arg, default=1800, help="seconds --wait waits at most"
+    )
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="with --wait, also print each field's confidence and evidence, and the warnings",
     )
     p.add_argument(
         "--workers",
@@ -261,6 +266,8 @@ def wait_for_fields(
     documents: list[tuple[Path, int]],
     timeout: float,
     worker: LocalWorker | None = None,
+    *,
+    explain: bool = False,
 ) -> int:
     """Show progress until every document has its fields or failed, `timeout` passed, or
     `worker` (the one this command started) ended; print the results."""
@@ -289,7 +296,7 @@ def wait_for_fields(
                 shown[doc] = line
             if fields is not None:
                 # jsonb keeps keys in its own order; print them in the model's.
-                results[doc] = TenderFields.model_validate(fields).model_dump(mode="json")
+                results[doc] = TenderExtraction.model_validate(fields)
                 del pending[doc]
             elif progress and all(p.finished == p.total for p in progress):
                 errors = [f"{p.stage}: {p.error}" for p in progress if p.failed and p.error]
@@ -311,9 +318,17 @@ def wait_for_fields(
         )
     for path, doc in documents:
         if doc in results:
-            print(
-                json.dumps({"document": doc, "file": str(path), "fields": results[doc]}, indent=2)
-            )
+            found = results[doc]
+            printed: dict[str, Any] = {
+                "document": doc,
+                "file": str(path),
+                "fields": found.fields().model_dump(mode="json"),
+            }
+            if explain:
+                printed["explain"] = found.model_dump(
+                    mode="json", include={"extractor", "evidence", "warnings"}
+                )
+            print(json.dumps(printed, indent=2, ensure_ascii=False))
         elif doc in failures:
             print(f"pipeline: {path}: document {doc} failed: {failures[doc]}", file=sys.stderr)
         elif worker_end is not None:
@@ -359,7 +374,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
         try:
-            return wait_for_fields(conn, documents, args.timeout, worker)
+            return wait_for_fields(conn, documents, args.timeout, worker, explain=args.explain)
         finally:
             if worker is not None:
                 worker.stop()

@@ -28,7 +28,7 @@ from stages.errors import DocumentError
 from stages.extract import extract_fields
 from stages.ocr_engine import ocr_page
 from stages.pdfinfo import inspect_pdf
-from stages.tender import TenderFields
+from stages.tender import TenderExtraction
 
 OCR_DPI = 300  #: rendering resolution for pages without a text layer
 OCR_TIMEOUT_S = 120.0  #: one page's render + tesseract, after which the child is killed
@@ -164,11 +164,11 @@ def ocr(job: OcrPage, ctx: Context) -> PageResult:
     priority=10,
     permanent=(DocumentError,),
 )
-def extract(job: Extract, ctx: Context) -> TenderFields:
+def extract(job: Extract, ctx: Context) -> TenderExtraction:
     pages = [PageResult.model_validate(out) for _, out in ctx.outputs("ocr")]
     if len(pages) != job.pages:
         raise RetryableError(f"found {len(pages)} of {job.pages} OCR'd pages")
-    return extract_fields("\n".join(p.text for p in pages))
+    return extract_fields([p.text for p in pages])  # pages, so evidence can name them
 
 
 def worker_count() -> int:

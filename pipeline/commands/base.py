@@ -10,6 +10,7 @@ import argparse
 import logging
 import math
 import os
+import re
 from collections.abc import Callable
 from typing import Any, NoReturn
 
@@ -49,6 +50,7 @@ def open_db(*, auto_migrate: bool = True) -> tuple[str, psycopg.Connection[Any]]
 
 JOB_STATUSES = ("queued", "running", "done", "failed", "cancelled")  #: jobs_status_check
 JOB_ID_MAX = 2**63 - 1  #: job ids are bigint
+CAP_MAX = 2**31 - 1  #: tenant caps are integers
 LIST_LIMIT_MAX = 10_000  #: rows `jobs list` prints at most; they are all held in memory
 #: Longest --delay. Far beyond any real schedule, and far below where timestamps overflow.
 DELAY_MAX_S = 100 * 365 * 86_400
@@ -130,6 +132,26 @@ def seconds_arg(high: float) -> Callable[[str], float]:
         return value
 
     return parse
+
+
+#: Units of a duration (--since, --older-than, --retention), in seconds.
+DURATION_UNITS = {"s": 1, "m": 60, "h": 3_600, "d": 86_400}
+
+
+def duration_arg(text: str) -> float:
+    """Seconds from a whole number and its unit: 90s, 15m, 2h, 7d. More than 0 (a retention of
+    nothing is a typo more likely than a wish) and at most DELAY_MAX_S."""
+    match = re.fullmatch(r"([0-9]{1,12})([smhd])", text)  # ASCII digits, no sign, no spaces
+    if match is None:
+        raise argparse.ArgumentTypeError(
+            f"{_shown(text)} is not a duration such as 90s, 15m, 2h or 7d"
+        )
+    seconds = int(match[1]) * DURATION_UNITS[match[2]]
+    if not 0 < seconds <= DELAY_MAX_S:
+        raise argparse.ArgumentTypeError(
+            f"must be more than 0 and at most {DELAY_MAX_S // 86_400}d, not {_shown(text)}"
+        )
+    return float(seconds)
 
 
 def log_level_arg(text: str) -> str:

@@ -2,5 +2,7 @@
 worker runs them on its maintenance thread."""
 
 from pipeline.maintenance.reclaim import Reclaimer, WorkerPruner
+from pipeline.maintenance.scheduler import Fired, Scheduler
+from pipeline.maintenance.slots import SlotDrift, SlotRepair
 
-__all__ = ["Reclaimer", "WorkerPruner"]
+__all__ = ["Fired", "Reclaimer", "Scheduler", "SlotDrift", "SlotRepair", "WorkerPruner"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -70,12 +71,14 @@ class Completer:
         retry_max_s: float,
         batch_max: int,
         on_settled: OnSettled,
+        on_acknowledged: Callable[[int, float], None] | None = None,
     ) -> None:
         self.store = store
         self._halt = halt
         self._retry_max_s = retry_max_s
         self._batch_max = batch_max
         self._on_settled = on_settled
+        self._on_acknowledged = on_acknowledged  # (jobs, seconds) of each batch, for metrics
         self._acks: queue.SimpleQueue[_Ack | None] = queue.SimpleQueue()
 
     # -- one job ------------------------------------------------------------------------------
@@ -179,6 +182,7 @@ class Completer:
             self._ack_batch(batch)
 
     def _ack_batch(self, batch: list[_Ack]) -> None:
+        started = time.monotonic()
         try:
             confirmed = retry_db(
                 "acknowledge",
@@ -194,6 +198,8 @@ class Completer:
             for ack in batch:
                 self.apply_now(ack.job, Complete(), until=ack.until)
             return
+        if confirmed is not None and self._on_acknowledged is not None:
+            self._on_acknowledged(len(batch), time.monotonic() - started)
         for ack in batch:
             if confirmed is None:
                 settled: Settled = "unknown"

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from pipeline.db import DB_DOWN
 from pipeline.retrying import Backoff
@@ -17,12 +18,16 @@ log = logging.getLogger(__name__)
 
 
 class Producer:
+    """Claims; call settled() after a completion commits, so a claim that came back short
+    (a tenant at its cap, say) is tried again at once rather than at the next poll."""
+
     def __init__(
         self,
         store: JobStore,
         table: InFlightTable,
         *,
         types: Sequence[str],
+        caps: Mapping[str, int | None],
         worker_id: uuid.UUID,
         batch_max: int,
         poll_interval_s: float,
@@ -31,10 +36,12 @@ class Producer:
         on_tick: Callable[[], float | None],
         stopping: threading.Event,
         wake: threading.Event,
+        on_claimed: Callable[[int, float], None] | None = None,
     ) -> None:
         self.store = store
         self.table = table
         self.types = sorted(types)
+        self.caps = dict(caps)
         self.worker_id = worker_id
         self.batch_max = batch_max
         self.poll_interval_s = poll_interval_s
@@ -43,6 +50,10 @@ class Producer:
         self.on_tick = on_tick  # timeouts etc.; returns seconds until it next needs a tick
         self.stopping = stopping
         self.wake = wake
+        self.on_claimed = on_claimed  # (jobs, seconds) of each claim, for metrics
+        #: The last claim got fewer jobs than it asked for: more may become claimable when a
+        #: completion commits (a tenant's slot frees), not only when a local slot frees.
+        self.short = False
 
     def run(self) -> None:
         backoff = Backoff(self.retry_max_s, first_s=0.1)
@@ -52,8 +63,9 @@ class Producer:
             free = self.table.free()
             want = min(free, self.batch_max)
             if want > 0:
+                started = time.monotonic()
                 try:
-                    jobs = self.store.claim(self.types, want, self.worker_id)
+                    jobs = self.store.claim(self.types, want, self.worker_id, self.caps)
                 except DB_DOWN as exc:
                     delay = backoff.next()
                     log.warning(
@@ -62,6 +74,9 @@ class Producer:
                     self.stopping.wait(delay)
                     continue
                 backoff.reset()
+                self.short = len(jobs) < want
+                if self.on_claimed is not None:
+                    self.on_claimed(len(jobs), time.monotonic() - started)
                 for job in jobs:
                     self.dispatch(job)
                 if len(jobs) == want and want < free:
@@ -71,3 +86,8 @@ class Producer:
             )
             # One event for "a slot was freed" and "a job was announced": either ends the nap.
             self.wake.wait(max(0.0, wait))
+
+    def settled(self) -> None:
+        """A completion committed: a claim that came back short may succeed now."""
+        if self.short:
+            self.wake.set()

@@ -17,15 +17,17 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from pipeline.admin.metrics import WorkerMetrics
 from pipeline.context import Context
 from pipeline.db import listen_dsn, make_pool
-from pipeline.errors import DatabaseUnavailable
+from pipeline.errors import DatabaseUnavailable, PipelineError
 from pipeline.executor import run_job
 from pipeline.listener import Listener
-from pipeline.maintenance import Reclaimer, WorkerPruner
+from pipeline.maintenance import Reclaimer, Scheduler, SlotRepair, WorkerPruner
 from pipeline.outcomes import Crashed, Lost, Outcome, Raised, TimedOut, decide
 from pipeline.retrying import retry_db
 from pipeline.runs import job_output, run_outputs
+from pipeline.schedules import SCHEDULES, sync_schedules
 from pipeline.settings import WorkerSettings
 from pipeline.stage import REGISTRY, Registry, StageSpec
 from pipeline.store import ClaimedJob, JobStore, WorkerInfo
@@ -68,6 +70,9 @@ class Worker:
         pool_size = self.settings.concurrency + 5
         self.pool = make_pool(dsn, max_size=pool_size, name="pg-pipeline worker")
         self.store = JobStore(self.pool)
+        self.metrics: WorkerMetrics | None = None
+        if self.settings.metrics_port is not None:
+            self.metrics = WorkerMetrics(str(self.id))
         self.table = InFlightTable(self.settings.concurrency, self._wake)
         self.completer = Completer(
             self.store,
@@ -75,6 +80,7 @@ class Worker:
             retry_max_s=self.settings.db_retry_max_s,
             batch_max=self.settings.ack_batch_max,
             on_settled=self._on_settled,
+            on_acknowledged=self._on_acknowledged,
         )
         self.runners = Runners(
             self._execute,
@@ -94,6 +100,10 @@ class Worker:
             self.store,
             self.table,
             types=list(self.specs),
+            caps={
+                name: spec.tenant_cap if spec.tenant_cap is not None else self.settings.tenant_cap
+                for name, spec in self.specs.items()
+            },
             worker_id=self.id,
             batch_max=self.settings.claim_batch_max,
             poll_interval_s=self.settings.poll_interval_s,
@@ -102,9 +112,14 @@ class Worker:
             on_tick=self._expire_timeouts,
             stopping=self._stopping,
             wake=self._wake,
+            on_claimed=self._on_claimed,
         )
         self.reclaimer = Reclaimer(self.pool)
         self.pruner = WorkerPruner(self.pool, self.settings.worker_prune_after_s)
+        self.slot_repair = SlotRepair(self.pool)
+        # Every stage the code knows, not only those this worker runs: a schedule fires a job
+        # for any stage, and the worker that runs it may be another one.
+        self.scheduler = Scheduler(self.pool, REGISTRY)
         self._isolator: Any = None  # started on the first isolated job
         self._isolator_lock = threading.Lock()
 
@@ -129,12 +144,23 @@ class Worker:
     def run(self) -> int:
         """Run until stop(); returns the process exit code (0 clean, 1 the worker had to stop)."""
         self._retry("register", lambda: self.store.register_worker(self.info))
+        try:
+            self._retry("sync schedules", self._sync_schedules)
+        except PipelineError as exc:  # a schedule in code names an unknown stage, say
+            self._fatal = f"schedules declared in code cannot be synced: {exc}"
+            log.error("worker %s stopped: %s", self.id, self._fatal)
+            self._retry("unregister", lambda: self.store.unregister_worker(self.id))
+            self.pool.close(timeout=5)
+            return EXIT_FATAL
         log.info(
             "worker %s started: stages %s, concurrency %d",
             self.id,
             sorted(self.specs),
             self.settings.concurrency,
         )
+        if self.metrics is not None and self.settings.metrics_port is not None:
+            self.metrics.serve(self.settings.metrics_port, self.pool)
+            log.info("metrics at http://0.0.0.0:%s/metrics", self.metrics.port)
         self.runners.start()
         self._spawn("heartbeat", self.heartbeat.run)
         self._spawn("acknowledger", self.completer.run_acks)
@@ -235,6 +261,8 @@ class Worker:
             )
             return run_job(spec, job, entry.ctx, self._find_output)
         if result.returned:
+            if self.metrics is not None and result.value != "batched":
+                self.metrics.settled(job.type, str(result.value))
             self._log_settled(job, result.value)
             return None
         if result.timed_out:
@@ -269,10 +297,29 @@ class Worker:
         return None if deadline is None else max(0.0, deadline - time.monotonic())
 
     def _on_settled(self, job: ClaimedJob, settled: Settled) -> None:
+        if settled != "batched":
+            self.producer.settled()
+            if self.metrics is not None:
+                self.metrics.settled(job.type, settled)
         entry = self.table.get(job.id)
         if entry is not None and entry.job.claim == job.claim:
             self.table.forget(entry)
         self._log_settled(job, settled)
+
+    def _sync_schedules(self) -> None:
+        with self.pool.connection() as conn:
+            synced = sync_schedules(conn, SCHEDULES, stages=REGISTRY)
+        if synced.upserted or synced.removed:
+            log.info("schedules from code: %s synced, %s removed", synced.upserted, synced.removed)
+
+    def _on_claimed(self, count: int, seconds: float) -> None:
+        if self.metrics is not None:
+            self.metrics.claimed(count, seconds)
+
+    def _on_acknowledged(self, count: int, seconds: float) -> None:
+        self.producer.settled()
+        if self.metrics is not None:
+            self.metrics.acknowledged(count, seconds)
 
     def _log_settled(self, job: ClaimedJob, settled: Any) -> None:
         if settled == "lost":
@@ -329,15 +376,25 @@ class Worker:
     # -- maintenance --------------------------------------------------------------------------
 
     def _maintenance_loop(self) -> None:
-        interval = self.settings.reclaim_interval_s
-        while True:
-            try:
-                self.reclaimer.run_once()
-                self.pruner.run_once()
-            except Exception as exc:  # an outage, or a refused statement: try next round
-                log.warning("maintenance skipped (%s)", exc)
-            # Jitter so that workers started together do not reclaim in lockstep.
-            if self._halt.wait(interval * random.uniform(0.8, 1.2)):
+        """Every service on its own period, on one thread; a failing one skips its round."""
+        services: list[tuple[str, float, Callable[[], object]]] = [
+            ("reclaim", self.settings.reclaim_interval_s, self.reclaimer.run_once),
+            ("worker pruning", self.settings.reclaim_interval_s, self.pruner.run_once),
+            ("slot repair", self.settings.slot_repair_interval_s, self.slot_repair.run_once),
+            ("scheduler", self.settings.schedule_interval_s, self.scheduler.run_once),
+        ]
+        due = [time.monotonic()] * len(services)
+        while not self._halt.is_set():
+            for i, (name, interval, run_once) in enumerate(services):
+                if time.monotonic() < due[i]:
+                    continue
+                try:
+                    run_once()
+                except Exception as exc:  # an outage, or a refused statement: try next round
+                    log.warning("%s skipped (%s)", name, exc)
+                # Jitter so that workers started together do not run in lockstep.
+                due[i] = time.monotonic() + interval * random.uniform(0.8, 1.2)
+            if self._halt.wait(max(0.0, min(due) - time.monotonic())):
                 return
 
     # -- shutdown -----------------------------------------------------------------------------
@@ -386,6 +443,8 @@ class Worker:
         )
         if self._isolator is not None:
             self._isolator.close()
+        if self.metrics is not None:
+            self.metrics.close()
         self.pool.close(timeout=5)
         log.info("worker %s stopped", self.id)
 

@@ -29,6 +29,9 @@ CREATE TABLE tenant_slots (
     PRIMARY KEY (tenant_id, stage)
 );
 ALTER TABLE tenant_slots SET (fillfactor = 50, autovacuum_vacuum_scale_factor = 0.01);
+-- Jobs enqueued before this migration get their counter rows now (later ones by a trigger).
+INSERT INTO tenant_slots (tenant_id, stage)
+SELECT DISTINCT tenant_id, type FROM jobs WHERE tenant_id IS NOT NULL AND status = 'queued';
 
 -- True while a running job counts against its tenant's slots.
 ALTER TABLE jobs ADD COLUMN holds_slot boolean NOT NULL DEFAULT false;
@@ -42,6 +45,27 @@ CREATE INDEX jobs_ready ON jobs (type, tenant_id, priority DESC, run_after, id)
 -- index above, and sorting a large untenanted backlog on every claim would scan it.
 CREATE INDEX jobs_ready_untenanted ON jobs (type, priority DESC, run_after, id)
     WHERE status = 'queued' AND tenant_id IS NULL;
+
+-- A tenant's counter row exists before its first claim, made by the statement that enqueued
+-- its first job: were the claim to insert it, two claimers inserting two new tenants' rows in
+-- opposite orders would wait on each other.
+CREATE FUNCTION pipeline_add_slots() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO tenant_slots (tenant_id, stage)
+    SELECT DISTINCT n.tenant_id, n.type FROM new_jobs n
+    WHERE n.tenant_id IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM tenant_slots s
+                      WHERE s.tenant_id = n.tenant_id AND s.stage = n.type)
+    ON CONFLICT DO NOTHING;
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER jobs_add_slots
+    AFTER INSERT ON jobs
+    REFERENCING NEW TABLE AS new_jobs
+    FOR EACH STATEMENT EXECUTE FUNCTION pipeline_add_slots();
 
 CREATE FUNCTION pipeline_free_slot() RETURNS trigger
 LANGUAGE plpgsql AS $$
@@ -158,13 +182,17 @@ BEGIN
                 IF NOT FOUND THEN
                     cap := p_caps[array_position(p_cap_stages, grp.type)];
                 END IF;
-                INSERT INTO tenant_slots (tenant_id, stage) VALUES (grp.tenant_id, grp.type)
-                ON CONFLICT DO NOTHING;
                 -- Another claimer holds this pair right now: leave it to them, wait for no one.
                 SELECT s.running INTO used FROM tenant_slots s
                 WHERE s.tenant_id = grp.tenant_id AND s.stage = grp.type
                 FOR UPDATE SKIP LOCKED;
                 IF NOT FOUND THEN
+                    -- Locked by another claimer, or (jobs older than this table) missing.
+                    IF NOT EXISTS (SELECT 1 FROM tenant_slots s
+                                   WHERE s.tenant_id = grp.tenant_id AND s.stage = grp.type) THEN
+                        INSERT INTO tenant_slots (tenant_id, stage)
+                        VALUES (grp.tenant_id, grp.type) ON CONFLICT DO NOTHING;
+                    END IF;
                     finished[i] := true;
                     CONTINUE;
                 END IF;
@@ -213,10 +241,12 @@ BEGIN
                 END IF;
                 GET DIAGNOSTICS got = ROW_COUNT;
             END IF;
-            IF grp.tenant_id IS NOT NULL AND (got > 0 OR cap IS NOT NULL) THEN
+            -- Only when something was claimed: a new row version of the counter would make the
+            -- enqueue of that tenant's next job wait for this claim to commit.
+            IF grp.tenant_id IS NOT NULL AND got > 0 THEN
                 UPDATE tenant_slots
                 SET running = running + CASE WHEN cap IS NOT NULL THEN got ELSE 0 END,
-                    served_at = CASE WHEN got > 0 THEN clock_timestamp() ELSE served_at END
+                    served_at = clock_timestamp()
                 WHERE tenant_id = grp.tenant_id AND stage = grp.type;
             END IF;
             remaining := remaining - got;

@@ -40,8 +40,10 @@ def test_enqueue_run_inspect_cancel_and_retry(
     )
     status = run_cli(env, "status")
     assert status.returncode == 0
-    assert any(line.split() == ["effect", "done", "1"] for line in status.stdout.splitlines())
-    assert "live workers: 1" in status.stdout
+    # stage, queued, ready, running, expired, oldest ready, failed 1h, failed 24h, done 1h
+    row = next(line.split() for line in status.stdout.splitlines() if line.startswith("effect"))
+    assert row[:9] == ["effect", "0", "0", "0", "0", "-", "0", "0", "1"]
+    assert "workers: 1 live" in status.stdout
     worker.signal(signal.SIGTERM)
     assert worker.wait() == 0
 

@@ -188,3 +188,9 @@ def repeat(job: Count, ctx: Context) -> Said:
 @stage("spread", lease=30)
 def spread(job: Count, ctx: Context) -> None:
     ctx.fan_out("repeat", [{"left": 0} for _ in range(job.left)])
+
+
+@stage("capped", lease=30, tenant_cap=3, max_attempts=50, backoff_base=0.01, backoff_cap=0.01)
+def capped(job: Nothing, ctx: Context) -> None:
+    """Three running jobs per tenant at most, across every worker."""
+    return None

@@ -29,6 +29,10 @@ CATALOG = {
         WHERE pronamespace = 'public'::regnamespace ORDER BY 1""",
     "triggers": """
         SELECT tgname, pg_get_triggerdef(oid) FROM pg_trigger WHERE NOT tgisinternal ORDER BY 1""",
+    # The monitoring views' names, columns and comments are an interface: compared too.
+    "views": """
+        SELECT viewname, definition, obj_description(format('%I', viewname)::regclass, 'pg_class')
+        FROM pg_views WHERE schemaname = 'public' ORDER BY 1""",
 }
 
 

@@ -1,0 +1,47 @@
+"""`pipeline prune`: delete finished runs older than a cutoff (pipeline/maintenance/retention)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from pipeline.commands.base import EXIT_OK, duration_arg, integer_arg, open_db
+from pipeline.maintenance.retention import PRUNE_BATCH, PRUNE_BATCH_MAX, prune
+
+
+def add_commands(sub: Any) -> None:
+    """Add `prune` to the `pipeline` parser's subcommands."""
+    text = (
+        "delete finished jobs older than --older-than, with their outputs and joins, once "
+        "their whole run is finished (never a queued or running job, nor a live run's data)"
+    )
+    p = sub.add_parser("prune", help=text, description=text)
+    p.add_argument(
+        "--older-than",
+        type=duration_arg,
+        required=True,
+        help="finished longer ago than this, e.g. 36h or 7d",
+    )
+    p.add_argument(
+        "--keep-failed",
+        action="store_true",
+        help="keep every run with a failed job, whole, to inspect and retry it",
+    )
+    p.add_argument(
+        "--batch",
+        type=integer_arg(1, PRUNE_BATCH_MAX),
+        default=PRUNE_BATCH,
+        help=f"finished jobs read per transaction (1..{PRUNE_BATCH_MAX})",
+    )
+    p.set_defaults(handler=cmd_prune)
+
+
+def cmd_prune(args: argparse.Namespace) -> int:
+    _, conn = open_db()
+    with conn:
+        report = prune(conn, args.older_than, keep_failed=args.keep_failed, batch=args.batch)
+    print(
+        f"deleted {report.jobs} finished jobs, {report.outputs} outputs and {report.joins} "
+        f"joins in {report.batches} batches"
+    )
+    return EXIT_OK

@@ -1,0 +1,298 @@
+"""`pipeline schedule`: recurring jobs made and steered from the command line; and `--at`, the
+one-off time of `pipeline enqueue`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from datetime import UTC, datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from pydantic import ValidationError
+
+from pipeline.commands.base import (
+    DELAY_MAX_S,
+    EXIT_OK,
+    EXIT_USAGE,
+    CliError,
+    open_db,
+    tenant_arg,
+    text_arg,
+)
+from pipeline.errors import InvalidPayload, UnknownStage
+from pipeline.schedules import (
+    CATCH_UP_MAX,
+    InvalidSchedule,
+    Schedule,
+    ScheduleOwnedByCode,
+    ScheduleRow,
+    check_catch_up,
+    check_cron,
+    check_every,
+    check_name,
+    check_timezone,
+    list_schedules,
+    pause_schedule,
+    remove_schedule,
+    resume_schedule,
+    save_schedule,
+)
+from pipeline.stage import REGISTRY
+
+# -- argument types: a bad value is a one-line usage error (exit 2) before anything is imported,
+# connected or stored.
+
+
+def _excerpt(text: str) -> str:
+    return repr(text if len(text) <= 40 else text[:40] + "...")
+
+
+def _checked(check: Any, text: str) -> Any:
+    try:
+        return check(text_arg(text))
+    except InvalidSchedule as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def name_arg(text: str) -> str:
+    return str(_checked(check_name, text))
+
+
+def cron_arg(text: str) -> str:
+    return str(_checked(check_cron, text))
+
+
+def timezone_arg(text: str) -> str:
+    _checked(check_timezone, text)
+    return text
+
+
+def every_arg(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{_excerpt(text)} is not a number of seconds") from None
+    try:
+        return check_every(value)
+    except InvalidSchedule as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def catch_up_arg(text: str) -> int:
+    try:
+        return check_catch_up(int(text))
+    except ValueError:  # int() on a non-integer, and InvalidSchedule, a ValueError too
+        raise argparse.ArgumentTypeError(
+            f"must be an integer within 1..{CATCH_UP_MAX}, not {_excerpt(text)}"
+        ) from None
+
+
+def instant_arg(text: str) -> datetime:
+    """An ISO 8601 time with a UTC offset (`Z` counts). A time without one is refused, not
+    guessed: read as UTC or as the shell's local time, it would be an hour or more off for
+    someone, silently."""
+    try:
+        value = datetime.fromisoformat(text_arg(text).strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{_excerpt(text)} is not an ISO 8601 time such as 2026-12-01T09:30:00+01:00"
+        ) from None
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise argparse.ArgumentTypeError(
+            f"{_excerpt(text)} has no UTC offset: add one, e.g. Z or +01:00 "
+            "(a time without one is ambiguous)"
+        )
+    try:
+        ahead = (value - datetime.now(UTC)).total_seconds()
+    except OverflowError:  # an offset that pushes year 1 or 9999 out of range
+        ahead = math.inf
+    if ahead > DELAY_MAX_S:
+        raise argparse.ArgumentTypeError(f"{_excerpt(text)} is more than 100 years from now")
+    return value
+
+
+def not_before(at: datetime | None) -> datetime | None:
+    """`--at`'s time as enqueue's run_after. One already past means "now" (None: the database's
+    clock), so that it runs in its turn rather than ahead of jobs queued before it."""
+    return at if at is not None and at > datetime.now(UTC) else None
+
+
+# -- the commands -------------------------------------------------------------------------------
+
+
+def add_commands(sub: Any) -> None:
+    s = sub.add_parser(
+        "schedule",
+        help="recurring jobs: add, list, pause, resume, remove",
+        description="Recurring jobs. Any running worker fires them; schedules declared in code "
+        "with pipeline.schedule() are written by each worker when it starts.",
+    )
+    s.set_defaults(handler=cmd_schedule)
+    ssub = s.add_subparsers(dest="schedule_command", required=True)
+    a = ssub.add_parser("add", help="add or replace a schedule made from the command line")
+    a.add_argument("name", type=name_arg)
+    a.add_argument("--stage", required=True, type=text_arg)
+    timing = a.add_mutually_exclusive_group(required=True)
+    timing.add_argument(
+        "--cron", type=cron_arg, help="cron expression, e.g. '0 2 * * *' or '@hourly'"
+    )
+    timing.add_argument("--every", type=every_arg, help="period in seconds (more than 0)")
+    a.add_argument("--payload", default="{}", help="JSON object for each job (default {})")
+    a.add_argument("--tenant", type=tenant_arg)
+    a.add_argument(
+        "--timezone", type=timezone_arg, help="IANA timezone the cron is read in (default UTC)"
+    )
+    a.add_argument(
+        "--catch-up",
+        type=catch_up_arg,
+        default=1,
+        help=f"missed fire times run after an outage, the latest ones (1..{CATCH_UP_MAX})",
+    )
+    a.add_argument("--app", action="append", type=text_arg, default=[])
+    ls = ssub.add_parser("list", help="every schedule, with its next fire time")
+    ls.add_argument("--json", action="store_true", help="one JSON object per line")
+    for verb, text in (
+        ("remove", "delete a schedule"),
+        ("pause", "stop firing until resumed"),
+        ("resume", "fire again, from the next fire time after now"),
+    ):
+        p = ssub.add_parser(verb, help=text)
+        p.add_argument("name", type=name_arg)
+
+
+def _one_line(exc: Exception, stage: str) -> str:
+    """pydantic's report on one line: field and reason per error."""
+    cause = exc.__cause__
+    if isinstance(exc, InvalidPayload) and isinstance(cause, ValidationError):
+        reasons = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'payload'}: {e['msg']}" for e in cause.errors()
+        )
+        return f"invalid payload for stage {stage!r}: {reasons}"
+    return " ".join(str(exc).split())
+
+
+def _add(args: argparse.Namespace) -> int:
+    from pipeline.cli import load_apps, parse_payload  # pipeline.cli imports this module
+
+    payload = parse_payload(args.payload)
+    try:
+        item = Schedule.define(
+            args.name,
+            stage=args.stage,
+            cron=args.cron,
+            every=args.every,
+            payload=payload,
+            tenant_id=args.tenant,
+            timezone=args.timezone,
+            catch_up=args.catch_up,
+        )
+    except InvalidSchedule as exc:
+        raise CliError(str(exc), EXIT_USAGE) from exc
+    load_apps(args.app)
+    try:
+        item.check(REGISTRY)
+    except (UnknownStage, InvalidPayload) as exc:
+        raise CliError(_one_line(exc, item.stage), EXIT_USAGE) from exc
+    _, conn = open_db()
+    with conn:
+        try:
+            new, next_fire_at = save_schedule(conn, item)
+        except ScheduleOwnedByCode as exc:
+            raise CliError(str(exc), EXIT_USAGE) from exc
+    when = _local(next_fire_at, item.timing.timezone)
+    print(
+        f"schedule {item.name} {'added' if new else 'updated'}: {item.stage}, "
+        f"{item.timing.describe()}, next fire {when}"
+    )
+    return EXIT_OK
+
+
+def _local(moment: datetime | None, timezone: str) -> str:
+    """A time in the schedule's own timezone, with its offset: unambiguous, and 02:00 reads as
+    the 02:00 the cron says."""
+    if moment is None:
+        return "-"
+    return moment.astimezone(ZoneInfo(timezone)).isoformat(timespec="seconds")
+
+
+def _as_json(row: ScheduleRow) -> dict[str, Any]:
+    return {
+        "name": row.name,
+        "stage": row.stage,
+        "cron": row.timing.cron,
+        "every_s": row.timing.every_s,
+        "timezone": row.timing.timezone,
+        "payload": row.payload,
+        "tenant_id": row.tenant_id,
+        "catch_up": row.catch_up,
+        "source": row.source,
+        "paused": row.paused,
+        "next_fire_at": None if row.paused else row.next_fire_at.isoformat(),
+        "last_fired_at": None if row.last_fired_at is None else row.last_fired_at.isoformat(),
+        "last_job_id": row.last_job_id,
+        "last_error": row.last_error,
+    }
+
+
+def _print_table(rows: list[ScheduleRow]) -> None:
+    header = ("name", "stage", "schedule", "next fire", "paused", "last fired", "source")
+    lines = [
+        (
+            row.name,
+            row.stage,
+            row.timing.describe(),
+            "-" if row.paused else _local(row.next_fire_at, row.timing.timezone),
+            "yes" if row.paused else "no",
+            _local(row.last_fired_at, row.timing.timezone),
+            row.source,
+        )
+        for row in rows
+    ]
+    widths = [max(len(cells[i]) for cells in [header, *lines]) for i in range(len(header))]
+    for cells in [header, *lines]:
+        print("  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip())
+    for row in rows:
+        if row.last_error:
+            reason = " ".join(row.last_error.split())
+            print(f"{row.name}: its last fire time enqueued nothing: {reason}")
+
+
+def cmd_schedule(args: argparse.Namespace) -> int:
+    if args.schedule_command == "add":
+        return _add(args)
+    _, conn = open_db()
+    with conn:
+        if args.schedule_command == "list":
+            rows = list_schedules(conn)
+            if args.json:
+                for row in rows:
+                    print(json.dumps(_as_json(row)))
+            elif rows:
+                _print_table(rows)
+            else:
+                print("no schedules")
+        elif args.schedule_command == "remove":
+            source = remove_schedule(conn, args.name)
+            if source is None:
+                raise CliError(f"no schedule {args.name!r}")
+            print(f"schedule {args.name} removed")
+            if source == "code":
+                print(
+                    f"pipeline: note: {args.name!r} was declared in code; the next worker to "
+                    "start with that code adds it again (pause it to stop it for good)",
+                    file=sys.stderr,
+                )
+        elif args.schedule_command == "pause":
+            if not pause_schedule(conn, args.name):
+                raise CliError(f"no schedule {args.name!r}")
+            print(f"schedule {args.name} paused")
+        elif args.schedule_command == "resume":
+            following = resume_schedule(conn, args.name)
+            if following is None:
+                raise CliError(f"no schedule {args.name!r}")
+            when = following.isoformat(timespec="seconds")
+            print(f"schedule {args.name} resumed: next fire {when}")
+    return EXIT_OK

@@ -1,0 +1,231 @@
+"""`pipeline status`: the monitoring views as a table for people, or one JSON object for scripts."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from pipeline.admin.status import Status, read_status
+from pipeline.commands.base import EXIT_OK, open_db
+
+
+def add_commands(sub: Any) -> None:
+    help = "queue health per stage, tenants near their cap, live workers"
+    p = sub.add_parser(
+        "status",
+        help=help,
+        description=f"{help}. Reads the pipeline_* monitoring views in one snapshot.",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object (stable keys; times ISO 8601, durations in seconds)",
+    )
+    p.set_defaults(handler=cmd_status)
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    _, conn = open_db()
+    with conn:
+        status = read_status(conn)
+    if args.json:
+        print(json.dumps(status.to_json(), indent=2, sort_keys=True))
+    else:
+        print(render(status))
+    return EXIT_OK
+
+
+def render(status: Status) -> str:
+    lines: list[str] = []
+    lines += _stages(status)
+    lines += _expired(status)
+    lines += _failures(status)
+    lines += _tenants(status)
+    lines += _workers(status)
+    lines += _schedules(status)
+    lines += [f"note: {note}" for note in status.notes]
+    return "\n".join(lines)
+
+
+def _seconds(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if value < 60:
+        return f"{value:.2f} s" if value < 10 else f"{value:.0f} s"
+    if value < 3600:
+        return f"{value / 60:.1f} min"
+    return f"{value / 3600:.1f} h"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "") -> list[str]:
+    """Columns as wide as their widest cell; figures right-aligned, words left-aligned."""
+    columns = list(zip(header, *rows, strict=True))
+    widths = [max(len(cell) for cell in column) for column in columns]
+    numeric = [
+        any(c[:1].isdigit() for c in column[1:])
+        and all(c[:1].isdigit() or c in ("-", "*") for c in column[1:])
+        for column in columns
+    ]
+
+    def line(cells: Sequence[str]) -> str:
+        out = [
+            cell.rjust(w) if right else cell.ljust(w)
+            for cell, w, right in zip(cells, widths, numeric, strict=True)
+        ]
+        return (indent + "  ".join(out)).rstrip()
+
+    return [line(header), *(line(row) for row in rows)]
+
+
+def _stages(status: Status) -> list[str]:
+    if not status.stages:
+        return ["no jobs queued, running, or finished in the last 24 h"]
+    header = (
+        "stage",
+        "queued",
+        "ready",
+        "running",
+        "expired",
+        "oldest ready",
+        "failed 1h",
+        "failed 24h",
+        "done 1h",
+        "attempts avg/max",
+        "p50",
+        "p95",
+    )
+    rows = [
+        (
+            s.stage,
+            str(s.queued),
+            str(s.ready),
+            str(s.running),
+            str(s.expired_leases),
+            _seconds(s.oldest_ready_age_s),
+            str(s.failed_1h),
+            str(s.failed_24h),
+            str(s.completed_1h),
+            "-" if s.avg_attempts_1h is None else f"{s.avg_attempts_1h:.2f}/{s.max_attempts_1h}",
+            _seconds(s.p50_s),
+            _seconds(s.p95_s),
+        )
+        for s in status.stages
+    ]
+    return _table(header, rows)
+
+
+def _expired(status: Status) -> list[str]:
+    if not status.expired_leases_total:
+        return []
+    shown = len(status.expired_leases)
+    lines = [
+        "",
+        f"running with an expired lease: {status.expired_leases_total}"
+        + (f" (oldest {shown} shown)" if shown < status.expired_leases_total else ""),
+    ]
+    rows = [
+        (
+            str(e.id),
+            e.stage,
+            e.tenant_id or "-",
+            str(e.worker_id)[:8] if e.worker_id else "-",
+            f"{e.attempts}/{e.max_attempts}",
+            _seconds(e.expired_for_s),
+        )
+        for e in status.expired_leases
+    ]
+    return lines + _table(
+        ("id", "stage", "tenant", "worker", "attempts", "expired for"), rows, "  "
+    )
+
+
+def _failures(status: Status) -> list[str]:
+    if not status.failures_hourly:
+        return []
+    by_stage: dict[str, list[str]] = {}
+    for f in status.failures_hourly:
+        by_stage.setdefault(f.stage, []).append(f"{f.hour:%H:%M} {f.failed}")
+    width = max(len(stage) for stage in by_stage)
+    return [
+        "",
+        "failed per hour, last 24 h (hour starting: jobs; hours without failures left out)",
+        *(f"  {stage:<{width}}  {', '.join(hours)}" for stage, hours in by_stage.items()),
+    ]
+
+
+def _tenants(status: Status) -> list[str]:
+    near = [t for t in status.tenants if t.near_cap]
+    unknown = [t for t in status.tenants if t.cap is None]
+    listed = len(status.tenants)
+    scope = f"{status.tenants_total} capped (tenant, stage) pairs" + (
+        "" if listed == status.tenants_total else f", the {listed} closest to their cap checked"
+    )
+    if not near and not unknown:
+        return ["", f"tenants at or near their cap: none ({scope})"]
+    rows = [
+        (
+            t.tenant_id,
+            t.stage,
+            str(t.running),
+            "*" if t.cap is None else str(t.cap),
+            str(t.queued),
+        )
+        for t in [*near, *unknown]
+    ]
+    return [
+        "",
+        f"tenants at or near their cap ({scope}; * a default cap from the workers' code)",
+        *_table(("tenant", "stage", "running", "cap", "queued"), rows, "  "),
+    ]
+
+
+def _workers(status: Status) -> list[str]:
+    lines = ["", f"workers: {len(status.workers)} live"]
+    if not status.workers:
+        return lines
+    rows = [
+        (
+            str(w.id)[:8],
+            w.hostname,
+            str(w.pid),
+            ",".join(w.stages),
+            str(w.concurrency),
+            str(w.in_flight),
+            f"{_seconds(w.seen_ago_s)} ago",
+        )
+        for w in status.workers
+    ]
+    return lines + _table(
+        ("id", "host", "pid", "stages", "slots", "in flight", "last heartbeat"), rows, "  "
+    )
+
+
+def _schedules(status: Status) -> list[str]:
+    if not status.schedules_total:
+        return ["", "schedules: none"]
+    shown = len(status.schedules)
+    lines = [
+        "",
+        f"schedules: {status.schedules_total}"
+        + (f" (the {shown} due soonest shown)" if shown < status.schedules_total else ""),
+    ]
+    rows = [
+        (
+            s.name,
+            s.stage,
+            s.cron if s.cron is not None else f"every {_seconds(s.every_s)}",
+            f"{s.next_fire_at:%Y-%m-%d %H:%M:%S %Z}",
+            "paused"
+            if s.paused
+            else (
+                f"in {_seconds(s.due_in_s)}"
+                if s.due_in_s >= 0
+                else f"due {_seconds(-s.due_in_s)} ago"
+            ),
+            (s.last_error or "").splitlines()[0][:60] if s.last_error else "",
+        )
+        for s in status.schedules
+    ]
+    return lines + _table(("name", "stage", "timing", "next fire", "due", "last error"), rows, "  ")

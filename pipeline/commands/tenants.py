@@ -1,0 +1,93 @@
+"""`pipeline tenants`: per-tenant caps on running jobs per stage."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import asdict
+from typing import Any
+
+from pipeline.admin.tenants import clear_cap, set_cap, tenant_loads
+from pipeline.commands.base import (
+    CAP_MAX,
+    EXIT_OK,
+    EXIT_USAGE,
+    CliError,
+    integer_arg,
+    open_db,
+    tenant_arg,
+    text_arg,
+)
+from pipeline.stage import REGISTRY
+
+
+def add_commands(sub: Any) -> None:
+    t = sub.add_parser(
+        "tenants",
+        help="per-tenant caps on running jobs per stage",
+        description="Caps set here win over @stage(tenant_cap=) and `worker --tenant-cap`; "
+        "they apply to every worker at its next claim.",
+    )
+    t.set_defaults(handler=cmd_tenants)
+    tsub = t.add_subparsers(dest="tenants_command", required=True)
+    s = tsub.add_parser("set-cap", help="cap TENANT's running jobs of a stage")
+    s.add_argument("tenant", type=tenant_arg)
+    s.add_argument("cap", type=integer_arg(0, CAP_MAX), help="running jobs at most (0 pauses)")
+    s.add_argument("--stage", required=True, type=text_arg)
+    s.add_argument("--app", action="append", type=text_arg, default=[])
+    c = tsub.add_parser("clear-cap", help="remove TENANT's cap for a stage")
+    c.add_argument("tenant", type=tenant_arg)
+    c.add_argument("--stage", required=True, type=text_arg)
+    c.add_argument("--app", action="append", type=text_arg, default=[])
+    ls = tsub.add_parser("list", help="caps, running and queued jobs per (tenant, stage)")
+    ls.add_argument("--tenant", type=tenant_arg)
+    ls.add_argument("--app", action="append", type=text_arg, default=[])
+    ls.add_argument("--json", action="store_true", help="one JSON object per line")
+
+
+def _known_stage(stage: str, apps: list[str]) -> None:
+    from pipeline.cli import load_apps
+
+    load_apps(apps)
+    if stage not in REGISTRY:
+        known = ", ".join(REGISTRY.names()) or "none: load your stages with --app or PIPELINE_APP"
+        raise CliError(f"unknown stage {stage!r}; registered stages: {known}", EXIT_USAGE)
+
+
+def cmd_tenants(args: argparse.Namespace) -> int:
+    if args.tenants_command in ("set-cap", "clear-cap"):
+        _known_stage(args.stage, args.app)
+    _, conn = open_db()
+    with conn:
+        if args.tenants_command == "set-cap":
+            set_cap(conn, args.tenant, args.stage, args.cap)
+            print(f"tenant {args.tenant}: at most {args.cap} running {args.stage} job(s)")
+        elif args.tenants_command == "clear-cap":
+            if not clear_cap(conn, args.tenant, args.stage):
+                raise CliError(f"tenant {args.tenant} has no cap for stage {args.stage}")
+            print(f"tenant {args.tenant}: cap for {args.stage} cleared")
+        else:
+            from pipeline.cli import load_apps
+
+            load_apps(args.app)
+            loads = tenant_loads(conn, args.tenant)
+            if args.json:
+                for load in loads:
+                    print(json.dumps(asdict(load) | {"default_cap": _default_cap(load.stage)}))
+                return EXIT_OK
+            print(f"{'tenant':<24}{'stage':<16}{'cap':>8}{'running':>9}{'queued':>9}")
+            for load in loads:
+                cap = load.cap if load.cap is not None else _default_cap(load.stage)
+                shown = "-" if cap is None else f"{cap}{'' if load.cap is not None else '*'}"
+                print(
+                    f"{load.tenant_id:<24}{load.stage:<16}{shown:>8}{load.running:>9}"
+                    f"{load.queued:>9}"
+                )
+            if any(load.cap is None for load in loads):
+                print("\n* the stage's default cap from code (@stage(tenant_cap=))")
+    return EXIT_OK
+
+
+def _default_cap(stage: str) -> int | None:
+    spec = REGISTRY.get_or_none(stage)
+    return None if spec is None else spec.tenant_cap

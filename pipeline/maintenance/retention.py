@@ -1,0 +1,102 @@
+"""Retention: finished runs older than a cutoff are deleted, with their outputs and joins.
+
+A run (a root job and everything it led to) is deleted only once all of it is finished and
+past the cutoff, never while any of its jobs is queued or running: a live run still reads its
+earlier stages' outputs and counts its fan-outs' joins. Batches are short transactions, so a
+prune of millions of rows never holds locks or one long snapshot (which would keep vacuum from
+cleaning up after the claims) for long.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import psycopg
+from psycopg_pool import ConnectionPool
+
+from pipeline.queries import Q
+
+log = logging.getLogger(__name__)
+
+PRUNE_BATCH = 1000  #: finished jobs read (and at most deleted) per transaction
+PRUNE_BATCH_MAX = 100_000  #: largest --batch: a batch is one transaction's worth of row locks
+#: A sensible interval between a worker's prune passes, seconds: retention is counted in hours
+#: or days, and a pass over nothing to delete costs one index probe.
+PRUNE_INTERVAL_S = 300.0
+
+#: Before every finished row: the keyset cursor of a pass's first batch.
+_START = datetime.min.replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class PruneReport:
+    """What one prune pass deleted."""
+
+    jobs: int = 0
+    outputs: int = 0  #: job_outputs rows of the deleted jobs
+    joins: int = 0  #: job_joins rows of the deleted jobs' fan-outs
+    batches: int = 0  #: transactions it took
+
+
+def prune(
+    conn: psycopg.Connection[Any],
+    older_than_s: float,
+    *,
+    keep_failed: bool = False,
+    batch: int = PRUNE_BATCH,
+) -> PruneReport:
+    """Delete the finished runs whose every job finished more than `older_than_s` seconds ago,
+    one transaction per `batch` rows read. `keep_failed` keeps every run with a failed job
+    whole, so that it can still be inspected and retried (its later stages need its outputs).
+    """
+    [(cutoff,)] = conn.execute(Q["prune_cutoff"], {"older_than_s": older_than_s}).fetchall()
+    after_at, after_id = _START, 0
+    jobs = outputs = joins = batches = 0
+    while True:
+        with conn.transaction():
+            conn.execute(Q["prune_lock"])
+            [(scanned, last_at, last_id, deleted, deleted_outputs, deleted_joins)] = conn.execute(
+                Q["prune_batch"],
+                {
+                    "cutoff": cutoff,
+                    "after_at": after_at,
+                    "after_id": after_id,
+                    "batch": batch,
+                    "keep_failed": keep_failed,
+                },
+            ).fetchall()
+        batches += 1
+        jobs += deleted
+        outputs += deleted_outputs
+        joins += deleted_joins
+        if scanned < batch:
+            return PruneReport(jobs, outputs, joins, batches)
+        after_at, after_id = last_at, last_id
+
+
+@dataclass
+class Pruner:
+    """The worker's retention service (`pipeline worker --retention`): prune() every pass.
+    Passes of several workers take turns batch by batch (prune_lock), so running one in every
+    worker is harmless."""
+
+    pool: ConnectionPool
+    older_than_s: float
+    keep_failed: bool = False
+    batch: int = PRUNE_BATCH
+
+    def run_once(self) -> PruneReport:
+        with self.pool.connection() as conn:
+            report = prune(conn, self.older_than_s, keep_failed=self.keep_failed, batch=self.batch)
+        if report.jobs:
+            log.info(
+                "pruned %d finished jobs older than %.0f s (%d outputs, %d joins)",
+                report.jobs,
+                self.older_than_s,
+                report.outputs,
+                report.joins,
+            )
+        return report

@@ -1,0 +1,173 @@
+-- What operators run: `pipeline jobs` (pipeline/admin/jobs.py) and retention, `pipeline prune`
+-- and the worker's Pruner (pipeline/maintenance/retention.py).
+--
+-- A filter parameter that is NULL means "any". Each statement is planned for the values it is
+-- given, which folds "NULL IS NULL OR ..." away, so every filter that is set still reaches its
+-- index. Tenant scoping: every statement that reads or changes a job matches %(tenant)s when it
+-- is set, so a caller scoped to one tenant neither sees nor touches another tenant's jobs; to
+-- it, such a job does not exist.
+
+-- name: jobs_list
+-- Newest first, by id, so the primary key gives the order and an unfiltered page reads `limit`
+-- rows. A filter that matches few of a million rows reads them through jobs_tenant,
+-- jobs_failed or jobs_created (migration 0007) instead of scanning. before: the smallest id
+-- of the previous page (keyset paging: no OFFSET, which would read every skipped row).
+SELECT id, type, tenant_id, status, attempts, max_attempts, created_at, finished_at, last_error
+FROM jobs
+WHERE (%(status)s::text IS NULL OR status = %(status)s)
+  AND (%(stage)s::text IS NULL OR type = %(stage)s)
+  AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
+  AND (%(since_s)s::float8 IS NULL
+       OR created_at >= now() - make_interval(secs => %(since_s)s::float8))
+  AND (%(before)s::bigint IS NULL OR id < %(before)s)
+ORDER BY id DESC
+LIMIT %(limit)s;
+
+-- name: job_get
+SELECT id, type, tenant_id, status, priority, payload, attempts, max_attempts, claims,
+       last_error, coalesce(root_id, id) AS run_id, parent_id, join_id, dedup_key,
+       lease_seconds, leased_until, worker_id, suspect, crash_reclaims, releases,
+       created_at, run_after, started_at, finished_at
+FROM jobs
+WHERE id = %(id)s AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s);
+
+-- name: job_children
+-- Through jobs_parent. A fan-out can have thousands of children: their count, and the first
+-- `limit` ids.
+SELECT count(*), coalesce((array_agg(id ORDER BY id))[1:%(limit)s], '{}')
+FROM jobs
+WHERE parent_id = %(id)s AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s);
+
+-- name: retry
+-- A failed or cancelled job back in the queue with at least one attempt left. In a fan-out,
+-- the join trigger takes it out of the finished count, so the join waits for it again. By id
+-- alone: pipeline/admin/jobs.py checks the tenant with job_get first, which is as good as a
+-- filter here because no statement ever changes a job's tenant.
+UPDATE jobs
+SET status = 'queued', run_after = now(), finished_at = NULL, leased_until = NULL,
+    worker_id = NULL, max_attempts = greatest(max_attempts, attempts + 1)
+WHERE id = %(id)s AND status IN ('failed', 'cancelled')
+RETURNING id, type;
+
+-- name: jobs_retry_failed
+-- One batch (one short transaction) of `jobs retry --failed`, in id order after the previous
+-- batch's last id: a job that fails again while the command runs is not retried twice, and the
+-- command ends. jobs_failed holds the failed rows alone, so finished ones are never read. SKIP
+-- LOCKED leaves a row that another statement is changing at this moment to it.
+WITH picked AS (
+    SELECT id FROM jobs
+    WHERE status = 'failed' AND id > %(after)s
+      AND (%(stage)s::text IS NULL OR type = %(stage)s)
+      AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
+    ORDER BY id
+    LIMIT %(batch)s
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE jobs AS j
+SET status = 'queued', run_after = now(), finished_at = NULL, leased_until = NULL,
+    worker_id = NULL, max_attempts = greatest(j.max_attempts, j.attempts + 1)
+FROM picked
+WHERE j.id = picked.id
+RETURNING j.id, j.type;
+
+-- name: cancel
+-- A queued job stops here; a running job's worker hears of it on pipeline_cancel, and its own
+-- writes fail the fence from now on. The tenant is checked first, as for retry.
+WITH cancelled AS (
+    UPDATE jobs
+    SET status = 'cancelled', leased_until = NULL, finished_at = now(),
+        last_error = coalesce(%(reason)s, 'cancelled')
+    WHERE id = %(id)s AND status IN ('queued', 'running')
+    RETURNING id, claims
+)
+SELECT id, pg_notify('pipeline_cancel', id::text || ':' || claims::text) IS NULL AS notified
+FROM cancelled;
+
+-- name: jobs_max_id
+-- Where a bulk cancel stops: jobs enqueued after it started (a fan-out in flight) are not its.
+SELECT coalesce(max(id), 0) FROM jobs;
+
+-- name: jobs_cancel_queued
+-- One batch (one short transaction) of `jobs cancel --queued`: queued jobs only, never a
+-- running one (those are cancelled by id, with the notification). Two arms, one per partial
+-- index (jobs_ready, jobs_ready_untenanted): "status = 'queued' AND type = ..." alone implies
+-- neither index's predicate and would scan the table. SKIP LOCKED leaves a job that a worker
+-- is claiming right now to that worker: it is running by the time this commits.
+WITH tenanted AS (
+    SELECT id FROM jobs
+    WHERE status = 'queued' AND type = %(stage)s AND tenant_id IS NOT NULL
+      AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s) AND id <= %(upto)s
+    LIMIT %(batch)s
+    FOR UPDATE SKIP LOCKED
+), untenanted AS (
+    SELECT id FROM jobs
+    WHERE status = 'queued' AND type = %(stage)s AND tenant_id IS NULL
+      AND %(tenant)s::text IS NULL AND id <= %(upto)s
+    LIMIT %(batch)s - (SELECT count(*) FROM tenanted)
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE jobs AS j
+SET status = 'cancelled', leased_until = NULL, finished_at = now(),
+    last_error = coalesce(%(reason)s, 'cancelled')
+FROM (SELECT id FROM tenanted UNION ALL SELECT id FROM untenanted) AS picked
+WHERE j.id = picked.id
+RETURNING j.id;
+
+-- name: prune_cutoff
+-- By the database's clock, once per pass: every batch of a pass uses the same cutoff.
+SELECT now() - make_interval(secs => %(older_than_s)s::float8);
+
+-- name: prune_lock
+-- One pruner at a time (workers each run one): two concurrent deletes of overlapping rows
+-- would wait on each other's row locks, or deadlock. Held until the batch commits.
+SELECT pg_advisory_xact_lock(7263941873222);
+
+-- name: prune_batch
+-- One batch of a prune pass. It walks finished jobs older than the cutoff through
+-- jobs_finished, in (finished_at, id) order after the previous batch's last row, so rows that
+-- must stay are passed over once per pass, not read again by every batch. A job goes only when
+-- its whole run is finished and past the cutoff: while any job of the run is queued or running,
+-- or finished after the cutoff (or failed, with keep_failed), the run may still read its
+-- outputs, count its joins or be retried, so all of it stays. The outputs and join rows of the
+-- deleted jobs go in the same statement: none is left behind without its job.
+WITH scanned AS (
+    SELECT id, coalesce(root_id, id) AS run_id, finished_at
+    FROM jobs
+    WHERE status IN ('done', 'failed', 'cancelled') AND finished_at < %(cutoff)s
+      AND (finished_at, id) > (%(after_at)s::timestamptz, %(after_id)s::bigint)
+    ORDER BY finished_at, id
+    LIMIT %(batch)s
+),
+finished_runs AS (
+    SELECT r.run_id
+    FROM (SELECT DISTINCT run_id FROM scanned) AS r
+    WHERE NOT EXISTS (
+        SELECT 1 FROM jobs AS j
+        WHERE (j.id = r.run_id OR j.root_id = r.run_id)  -- the root, and its descendants
+          AND (j.status IN ('queued', 'running') OR j.finished_at >= %(cutoff)s
+               OR (%(keep_failed)s AND j.status = 'failed'))
+    )
+),
+gone AS (
+    -- The status again: a job retried since the scan is re-read here, and kept.
+    DELETE FROM jobs AS j
+    USING scanned AS s JOIN finished_runs AS f ON f.run_id = s.run_id
+    WHERE j.id = s.id AND j.status IN ('done', 'failed', 'cancelled')
+    RETURNING j.id
+),
+outputs AS (
+    DELETE FROM job_outputs AS o USING gone WHERE o.job_id = gone.id RETURNING o.job_id
+),
+joins AS (
+    -- A join row is named after the job that fanned out: it goes with that job.
+    DELETE FROM job_joins AS jj USING gone WHERE jj.id = gone.id RETURNING jj.id
+),
+last AS (
+    SELECT finished_at, id FROM scanned ORDER BY finished_at DESC, id DESC LIMIT 1
+)
+SELECT (SELECT count(*) FROM scanned) AS scanned,
+       (SELECT finished_at FROM last) AS last_at,
+       (SELECT id FROM last) AS last_id,
+       (SELECT count(*) FROM gone) AS jobs,
+       (SELECT count(*) FROM outputs) AS outputs,
+       (SELECT count(*) FROM joins) AS joins;

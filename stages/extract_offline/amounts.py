@@ -1,0 +1,197 @@
+"""Amounts and currencies: number formats, currency codes, symbols and words."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+from stages.extract_offline.labels import _DEADLINE_GENERIC, _LOT_HEADER
+from stages.extract_offline.normalise import _fix_digit_o
+
+# Codes that are also English words in capitals (ALL, TRY, MAD, SAR) are left out on purpose.
+_ISO_CURRENCIES = frozenset(
+    {"EUR", "GBP", "USD", "CHF", "SEK", "NOK", "DKK", "ISK", "PLN", "CZK", "HUF", "RON", "BGN"}
+    | {"HRK", "RSD", "MKD", "BAM", "MDL", "UAH", "CAD", "AUD", "NZD", "JPY", "CNY", "INR", "ZAR"}
+    | {"SGD", "HKD", "AED", "QAR", "KES", "NGN", "GHS", "EGP", "BRL", "MXN"}
+)
+
+
+_SYMBOLS = {"€": "EUR", "£": "GBP", "US$": "USD", "$": "USD"}
+
+
+_WORD_CURRENCIES = {
+    "euro": "EUR",
+    "euros": "EUR",
+    "pounds sterling": "GBP",
+    "pound sterling": "GBP",
+    "sterling": "GBP",
+    "pounds": "GBP",
+    "us dollars": "USD",
+    "dollars": "USD",
+    "swiss francs": "CHF",
+}
+
+
+_CUR = (
+    r"(?:US\$|[€£$]|\b(?:" + "|".join(sorted(_ISO_CURRENCIES)) + r")\b"
+    r"|\b(?:euros?|pounds? sterling|sterling|pounds|(?:us )?dollars|swiss francs)\b)"
+)
+
+
+_NUM = (
+    r"(?<![\d.,])(?:\d{1,3}(?:(?:[,.'](?: )?| )\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?)"
+    r"(?![\d])"
+)
+
+
+_MULT = r"(?:million|mio\.?|mln\.?|mn|m|billion|bn|thousand|k)\b"
+
+
+_AMOUNT = re.compile(
+    r"(?P<pre>" + _CUR + r")?\s?(?P<num>" + _NUM + r")(?:\s?(?P<mult>" + _MULT + r"))?"
+    r"(?:\s?(?P<post>" + _CUR + r"))?(?P<pct>\s?%)?",
+    re.I,
+)
+
+
+_CURRENCY_LABEL = re.compile(r"\b(?i:currency)\s*[:|]?\s*(?P<code>[A-Z]{3})\b")
+
+
+_MULTIPLIERS = {
+    "million": Decimal(1_000_000),
+    "mio": Decimal(1_000_000),
+    "mln": Decimal(1_000_000),
+    "mn": Decimal(1_000_000),
+    "m": Decimal(1_000_000),
+    "billion": Decimal(1_000_000_000),
+    "bn": Decimal(1_000_000_000),
+    "thousand": Decimal(1000),
+    "k": Decimal(1000),
+}
+
+
+def _currency_code(token: str | None) -> str | None:
+    if not token:
+        return None
+    token = token.strip()
+    if token in _SYMBOLS:
+        return _SYMBOLS[token]
+    if token.upper() in _ISO_CURRENCIES and token.isupper():
+        return token.upper()
+    return _WORD_CURRENCIES.get(token.lower())
+
+
+def _parse_number(num: str, *, has_mult: bool) -> Decimal | None:
+    s = re.sub(r"['\s]", "", num)
+    if "," in s and "." in s:
+        decimal_sep = "," if s.rfind(",") > s.rfind(".") else "."
+        thousands = "." if decimal_sep == "," else ","
+        s = s.replace(thousands, "").replace(decimal_sep, ".")
+    elif "," in s or "." in s:
+        sep = "," if "," in s else "."
+        parts = s.split(sep)
+        if len(parts) > 2 or (len(parts[1]) == 3 and not has_mult):
+            s = "".join(parts)
+        else:
+            s = ".".join(parts)
+    try:
+        return Decimal(s)
+    except InvalidOperation:
+        return None
+
+
+@dataclass(frozen=True)
+class _Amount:
+    value: Decimal
+    currency: str | None
+    start: int
+    end: int
+
+
+def _amounts(text: str) -> list[_Amount]:
+    """Money-like amounts in text, in reading order."""
+    found = []
+    for m in _AMOUNT.finditer(text):
+        if m.group("pct"):
+            continue
+        num = m.group("num")
+        mult = m.group("mult")
+        # A bare 'm' right after a number is metres unless money is evidently meant.
+        currency = _currency_code(m.group("pre")) or _currency_code(m.group("post"))
+        if mult and mult.lower() == "m" and currency is None:
+            mult = None
+        value = _parse_number(num, has_mult=bool(mult))
+        if value is None:
+            continue
+        grouped = bool(re.search(r"\d[,.' ]\d{3}(?!\d)", num))
+        # A bare number is only plausible as money when big and not a year.
+        bare = currency is None and not grouped and not mult
+        if bare and (value < 1000 or re.fullmatch(r"(?:19|20)\d\d", num)):
+            continue
+        if mult:
+            value = _tidy_decimal(value * _MULTIPLIERS[mult.lower().rstrip(".")])
+        found.append(_Amount(value, currency, m.start(), m.end()))
+    return found
+
+
+def _tidy_decimal(value: Decimal) -> Decimal:
+    """After scaling, drop a meaningless fraction (1.2 million: 1200000.0 -> 1200000)."""
+    if value == value.to_integral_value():
+        return value.quantize(Decimal(1))
+    return value
+
+
+def _join_split_groups(text: str) -> str:
+    """OCR's stray space before a thousands separator: ``$1 ,356,000.00`` is $1,356,000.00."""
+    return re.sub(r"(?<=\d) (?=[,.]\d{3}(?:\D|$))", "", text)
+
+
+def _value_window(lines: Sequence[str], i: int, start: int) -> tuple[str, str]:
+    """The value text after a label (this line or the next two) and a wider text for currency."""
+    main = _join_split_groups(_fix_digit_o(lines[i][start:]))
+    extra: list[str] = []
+    for j in range(i + 1, min(i + 3, len(lines))):
+        if _LOT_HEADER.match(lines[j]) or _DEADLINE_GENERIC.search(lines[j]):
+            break
+        extra.append(_join_split_groups(_fix_digit_o(lines[j])))
+    return main, "\n".join([main, *extra])
+
+
+def _amount_after_label(
+    lines: Sequence[str], i: int, start: int, fallback_currency: str | None
+) -> tuple[Decimal, str | None] | None:
+    main, wide = _value_window(lines, i, start)
+    found = _amounts(main)
+    if not found:
+        if main.strip() and re.search(r"[A-Za-z]{4}", main):
+            # The label line has other words but no amount: look at the next line only when
+            # this line merely ends with the label (TED's "II.1.5) Estimated total value").
+            rest = re.sub(r"\(.*?\)", "", main)
+            if re.search(r"[A-Za-z]{4}", rest) and not re.fullmatch(
+                r"[\s:|]*(?:\(?excl\w*\.?\s+VAT\)?|excluding\s+VAT|net)?[\s:|]*", rest, re.I
+            ):
+                return None
+        found = _amounts(wide)
+        if not found:
+            return None
+    amount = found[0]
+    currency = amount.currency
+    if currency is None:
+        cm = _CURRENCY_LABEL.search(wide) or re.search(r"\((?P<code>[A-Z]{3})\)", lines[i])
+        if cm and cm.group("code") in _ISO_CURRENCIES:
+            currency = cm.group("code")
+        else:
+            near = [a.currency for a in _amounts(wide) if a.currency]
+            currency = near[0] if near else fallback_currency
+    return amount.value, currency
+
+
+def _document_currency(text: str) -> str | None:
+    """The currency when the whole notice only ever mentions one."""
+    seen = {a.currency for a in _amounts(_fix_digit_o(text)) if a.currency}
+    for m in _CURRENCY_LABEL.finditer(text):
+        if m.group("code") in _ISO_CURRENCIES:
+            seen.add(m.group("code"))
+    return seen.pop() if len(seen) == 1 else None

@@ -1,0 +1,336 @@
+"""The label vocabulary as data: which words mean title, authority, deadline, value, lot."""
+
+from __future__ import annotations
+
+import re
+
+# Section numbering such as "II.1.1)", "1.2.", "a)", "IV.2.2)" or a bullet in front of a label.
+_NUMBERING = r"(?:(?:[IVX]+(?:\.\d+)*\)?|\d+(?:\.\d+)*[.)]?|[a-z]\)|[•*\-])\s*)?"
+
+
+# What separates a label from its value.
+_SEP = r"\s*(?:[:|=]|\s-\s|\.(?=\s))?\s*"
+
+
+def _anchored(label: str, *, colon: bool = False) -> re.Pattern[str]:
+    """A label at the start of a line; ``colon`` demands an explicit separator after it."""
+    sep = r"\s*[:|]\s*" if colon else r"(?:" + _SEP + r"|$)"
+    return re.compile(r"^" + _NUMBERING + r"(?:" + label + r")" + sep + r"(?P<value>.*)$", re.I)
+
+
+_LABEL_LIKE = re.compile(r"^" + _NUMBERING + r"[^\W\d_][\w ().,/'&-]{0,60}?\s*[:|]")
+
+
+_HEADING_LIKE = re.compile(r"^(?:Section\s+[IVX\d]+\b|[IVX]+\.\d+(?:\.\d+)*\)|\d+(?:\.\d+)+\)?\s)")
+
+
+_CONNECTOR_END = re.compile(
+    r"(?:\b(?:of|for|and|the|to|in|on|at|with|a|an|&|de|la|le|les|du|des|et|à|en|d'|l'|"
+    r"der|die|das|des|dem|den|und|von|am|im|zu|für)|[-,/&(])$",
+    re.I,
+)
+
+
+# --------------------------------------------------------------------------------------------
+# The vocabulary, per field and per language or family: regular-expression fragments matched
+# case-insensitively at the start of a line (after any section numbering). The rules in the other
+# modules are language-neutral; a new language or notice family is an entry here.
+# --------------------------------------------------------------------------------------------
+
+VOCABULARY: dict[str, dict[str, tuple[str, ...]]] = {
+    "title": {
+        "de": (r"bezeichnung\s+des\s+auftrags", r"auftragsbezeichnung", r"titel"),
+        "fr": (r"intitul[ée]\s+du\s+march[ée]", r"objet\s+du\s+march[ée]", r"intitul[ée]"),
+    },
+    "authority": {
+        "de": (r"(?:[öo]ffentlicher\s+)?auftraggeber", r"vergabestelle"),
+        "fr": (r"nom\s+complet\s+de\s+l'acheteur", r"pouvoir\s+adjudicateur", r"acheteur"),
+    },
+    "reference": {
+        "en": (r"internal\s+identifier", r"reference", r"RFP\s+No\.?", r"solicitation\s+no\.?"),
+        "de": (r"vergabenummer", r"aktenzeichen", r"vergabe-?nr\.?"),
+        "fr": (r"num[ée]ro\s+de\s+r[ée]f[ée]rence", r"r[ée]f[ée]rence\s+du\s+march[ée]"),
+    },
+    "deadline": {
+        "en": (r"tender\s+submission\s+deadline", r"proposals?\s+due", r"bids?\s+due"),
+        "de": (
+            r"schlusstermin\s+f[üu]r\s+den\s+eingang\s+der\s+angebote",
+            r"(?:ablauf\s+der\s+)?angebotsfrist",
+            r"frist\s+f[üu]r\s+den\s+eingang\s+der\s+angebote",
+        ),
+        "fr": (
+            r"date\s+limite\s+de\s+r[ée]ception\s+des\s+(?:offres|plis|candidatures)",
+            r"date\s+et\s+heure\s+limites?\s+de\s+r[ée]ception\s+des\s+(?:offres|plis)",
+        ),
+    },
+    # Words that make a dated line something else than the submission deadline.
+    "not_deadline": {
+        "en": (
+            r"clarif",
+            r"question",
+            r"quer(?:y|ies)",
+            r"enquir",
+            r"inquir",
+            r"site\s+visit",
+            r"opening",
+            r"standstill",
+            r"award",
+            r"validity",
+            r"dispatch",
+            r"publication",
+            r"expression\s+of\s+interest",
+            r"conference",
+            r"published",
+        ),
+        "de": (r"fragen", r"er[öo]ffnung", r"bindefrist", r"ver[öo]ffentlich", r"zuschlag"),
+        "fr": (r"questions", r"validit[ée]", r"ouverture", r"envoi", r"renseignements"),
+    },
+    "total_value": {
+        "en": (r"total\s+value\s+\(estimated\)",),
+        "de": (r"gesch[äa]tzter\s+gesamtwert", r"gesamtwert"),
+        "fr": (r"valeur\s+(?:totale\s+)?estim[ée]e(?:\s+hors\s+TVA)?",),
+    },
+    "value": {
+        "en": (r"not[\s-]+to[\s-]+exceed", r"lot\s+value", r"value\s+\(estimated\)"),
+        "de": (r"gesch[äa]tzter\s+wert", r"auftragswert"),
+        "fr": (r"montant\s+estim[ée]", r"valeur\s+estim[ée]e"),
+    },
+    # Amounts that sit beside a value but are something else: never the estimated value.
+    "not_value": {
+        "en": (
+            r"turnover",
+            r"revenue",
+            r"insurance",
+            r"bond",
+            r"guarantee",
+            r"including\s+VAT",
+            r"incl\.?\s+VAT",
+            r"gross",
+        ),
+        "de": (r"umsatz", r"brutto", r"b[üu]rgschaft", r"sicherheitsleistung"),
+        "fr": (r"chiffre\s+d'affaires", r"TTC", r"garantie"),
+    },
+    # The words in front of a lot number: "Lot 2", "Los 2", "Lot: LOT-0002".
+    "lot": {"en": (r"lot",), "de": (r"los",)},
+    # Context that marks an e-mail address as not the contact for the tender.
+    "not_contact": {
+        "en": (
+            r"support",
+            r"helpdesk",
+            r"help\s+desk",
+            r"technical",
+            r"no-?reply",
+            r"review",
+            r"notification",
+            r"eSender",
+            r"court",
+            r"platform",
+            r"portal",
+        ),
+        "de": (r"technische", r"plattform", r"nachpr[üu]fung", r"vergabekammer"),
+        "fr": (r"assistance", r"recours", r"tribunal", r"greffe", r"profil\s+d'acheteur"),
+    },
+    # Time zones named in words, resolved to the offset in force on the day.
+    "zones": {
+        "America/New_York": (r"eastern\s+(?:standard\s+|daylight\s+)?time", r"\bET\b"),
+        "America/Chicago": (r"central\s+(?:standard\s+|daylight\s+)?time",),
+        "America/Denver": (r"mountain\s+(?:standard\s+|daylight\s+)?time",),
+        "America/Los_Angeles": (r"pacific\s+(?:standard\s+|daylight\s+)?time",),
+        "Europe/Brussels": (r"(?:Brussels|Luxembourg|Paris|Berlin|Amsterdam|Madrid|Rome)\s+time",),
+        "Europe/London": (r"(?:UK|London|British)\s+(?:local\s+)?time",),
+        "Europe/Dublin": (r"(?:Irish|Dublin)\s+(?:local\s+)?time",),
+    },
+}
+
+
+def vocabulary(field: str) -> list[str]:
+    """All fragments for ``field``, languages in the order of the table."""
+    return [fragment for group in VOCABULARY[field].values() for fragment in group]
+
+
+def any_of(field: str) -> re.Pattern[str]:
+    """One case-insensitive pattern that finds any fragment of ``field`` anywhere in a line."""
+    return re.compile("|".join(f"(?:{f})" for f in vocabulary(field)), re.I)
+
+
+_TITLE_LABELS = [
+    _anchored(r"title\s+of\s+(?:the\s+)?(?:contract|tender|procurement|notice|project|call)"),
+    _anchored(r"(?:tender|contract|procurement|project|notice|call)\s+title"),
+    _anchored(r"name\s+of\s+(?:the\s+)?(?:contract|tender|project|procurement)"),
+    _anchored(
+        r"(?:subject|object)\s+(?:matter\s+)?of\s+(?:the\s+)?(?:contract|tender|procurement)"
+    ),
+    _anchored(r"title", colon=True),
+    _anchored(r"subject", colon=True),
+    _anchored(r"(?:description\s+of\s+)?(?:contract|tender)\s+name", colon=True),
+    *(_anchored(f, colon=True) for f in VOCABULARY["title"]["de"] + VOCABULARY["title"]["fr"]),
+]
+
+
+_NOTICE_HEADING = re.compile(
+    r"^(?:(?:invitation|call)\s+(?:to|for)\s+(?:tenders?|bids?|quotations?)"
+    r"|request\s+for\s+(?:proposals?|tenders?|quotations?)|contract\s+notice|tender\s+notice"
+    r"|notice\s+of\s+(?:invitation\s+to\s+tender|tender|procurement)"
+    r"|(?:RFP|RFT|RFQ|ITT))\b(?P<rest>.*)$",
+    re.I,
+)
+
+
+_AUTHORITY_LABELS = [
+    _anchored(r"official\s+name"),
+    _anchored(
+        r"(?:name\s+of\s+(?:the\s+)?)?(?:contracting|awarding|procuring|purchasing|issuing|"
+        r"tendering)\s+(?:authority|entity|body|agency|organi[sz]ation)(?:\s+name)?"
+    ),
+    _anchored(r"(?:issued|published)\s+by"),
+    _anchored(r"(?:buyer|purchaser|procuring\s+entity|employer|client|authority)", colon=True),
+    _anchored(r"(?:organi[sz]ation|agency|institution)(?:\s+name)?", colon=True),
+    *(_anchored(f, colon=True) for f in vocabulary("authority")),
+]
+
+
+_AUTHORITY_WORDS = re.compile(
+    r"\b(?:ministry|council|authority|agency|department|municipality|city\s+of|county|"
+    r"university|hospital|NHS|trust|government|commission|office|board|institute|region|"
+    r"district|borough|service|directorate|administration|town\s+of|village\s+of|"
+    r"stadt|gemeinde|landkreis|commune|d[ée]partement|m[ée]tropole|syndicat)\b",
+    re.I,
+)
+
+
+_REF_LABELS = [
+    _anchored(
+        r"(?:(?:tender|contract|procurement|notice|project|file|our|internal|bid|solicitation|"
+        r"ITT|RFP|RFQ|RFT|document|dossier)\s+)?(?:ref(?:erence)?\.?|ref)\s*"
+        r"(?:no\.?|number|num\.?|nr\.?|#|id|code)"
+    ),
+    _anchored(
+        r"(?:(?:tender|contract|procurement|notice|project|file|our|internal|bid|solicitation|"
+        r"ITT|RFP|RFQ|RFT|document|dossier)\s+)?ref(?:erence)?\.?",
+        colon=True,
+    ),
+    _anchored(
+        r"(?:tender|contract|procurement|solicitation|bid|ITT|RFP|RFQ|RFT|notice|file|"
+        r"identification)\s*(?:no\.?|number|nr\.?|#|id)"
+    ),
+    *(_anchored(f) for f in vocabulary("reference")),
+]
+
+
+_INLINE_REF = re.compile(
+    r"\b(?:ref(?:erence)?\.?(?:\s*(?:no\.?|number))?\s*[:#]|ref\.\s)\s*(?P<value>\S.*)$", re.I
+)
+
+
+_TED_NUMBER = re.compile(r"\b\d{4}/S\s?\d{3}-\d{6}\b")
+
+
+_REF_TOKEN = re.compile(r"^[A-Z0-9À-ÖØ-Þ][A-Z0-9À-ÖØ-Þ/._\-]*$")
+
+
+_DEADLINE_SPECIFIC = [
+    re.compile(
+        r"time[\s-]*limits?\s+for\s+(?:the\s+)?receipt\s+of\s+(?:tenders|bids|offers|"
+        r"applications|requests|proposals)",
+        re.I,
+    ),
+    re.compile(
+        r"deadline\s+for\s+(?:the\s+)?(?:receipt|submission|submitting|lodg\w*|return)"
+        r"(?:\s+of\s+(?:tenders|bids|offers|proposals|applications|responses|requests))?",
+        re.I,
+    ),
+    re.compile(
+        r"(?:tenders?|bids?|offers?|proposals?)\s+(?:submission\s+|return\s+)?deadline", re.I
+    ),
+    re.compile(r"submission\s+(?:deadline|closing\s+date|due\s+date)", re.I),
+    re.compile(r"(?:closing|return|due)\s+date(?:\s+and\s+time)?", re.I),
+    re.compile(r"closing\s+time", re.I),
+    re.compile(
+        r"(?:tenders|bids|offers|proposals|responses|applications)\s+(?:must|shall|should|are\s+to)"
+        r"\s+be\s+(?:submitted|received|delivered|uploaded|lodged|returned)",
+        re.I,
+    ),
+    re.compile(r"latest\s+(?:date|time)\s+for\s+(?:the\s+)?(?:receipt|submission)", re.I),
+    *(re.compile(f, re.I) for f in vocabulary("deadline")),
+]
+
+
+_DEADLINE_GENERIC = re.compile(r"\bdeadline\b", re.I)
+
+
+_DEADLINE_EXCLUDE = any_of("not_deadline")
+
+
+_DEADLINE_STOP = re.compile(
+    r"opening|dispatch|publication|clarif|question|enquir|validity|conference|"
+    r"er[öo]ffnung|bindefrist|fragen|ouverture|validit",
+    re.I,
+)
+
+
+_TOTAL_VALUE_LABELS = re.compile(
+    r"estimated\s+total\s+(?:contract\s+)?value|total\s+estimated\s+(?:contract\s+)?(?:value|budget|amount)"
+    r"|total\s+(?:contract\s+)?value|total\s+(?:estimated\s+)?budget|overall\s+(?:estimated\s+)?"
+    r"(?:value|budget)|estimated\s+(?:overall|aggregate)\s+value|total\s+amount|"
+    + "|".join(vocabulary("total_value")),
+    re.I,
+)
+
+
+_VALUE_LABELS = re.compile(
+    r"estimated\s+(?:contract\s+|procurement\s+|tender\s+)?(?:value|budget|amount|cost|price)"
+    r"|contract\s+value|value\s+excluding\s+VAT|value\s+\(?excl|(?:indicative|approximate|maximum|"
+    r"anticipated|expected|available)\s+(?:contract\s+)?(?:value|budget)|\bbudget\b"
+    r"|value\s+of\s+(?:the\s+)?(?:contract|framework|procurement)|\bvalue\s*[:|]|"
+    + "|".join(vocabulary("value")),
+    re.I,
+)
+_NOT_VALUE = any_of("not_value")
+_NOT_CONTACT = any_of("not_contact")
+
+
+_LOT_MENTION = re.compile(
+    r"\blot\s*(?:no\.?|number|n[o°]\.?|#)?\s*\d|\b(?:of\s+the|per|this|each|the)\s+lot\b", re.I
+)
+
+
+_LOT_HEADER = re.compile(
+    r"^" + _NUMBERING + r"(?:lot|los)\s*(?:no\.?|number|nr\.?|n[o°]\.?|#)?\s*[:.-]?\s*"
+    r"(?:LOT-0*)?(?P<num>\d{1,2}|['`]?[lIi|!\]t](?=\s*:))"
+    r"(?:\s*(?:[:.)|]|\s-\s?|-\s)\s*(?P<rest>.*)|\s*$)",
+    re.I,
+)
+
+
+_LOT_HEADER_NO_NUMBER = re.compile(r"^" + _NUMBERING + r"lot\s*:\s*(?P<rest>[A-Za-z].{3,})$", re.I)
+
+
+_INLINE_LOT_NO = re.compile(r"\s*\blot\s*(?:no\.?|number|nr\.?)\s*:?\s*(?P<num>\d{1,2})\s*$", re.I)
+
+
+# "Lot | Title | Estimated value": a header row (no lot number, no amount on it).
+_LOT_TABLE_HEADER = re.compile(
+    r"^lot(?:\s*(?:no\.?|number|#))?\b(?![\s.:#-]*\d)(?!.*\d{3})"
+    r".*\b(?:title|description|name|subject|value|intitul[ée]|d[ée]signation|montant|bezeichnung)\b",
+    re.I,
+)
+
+
+_LOT_TABLE_ROW = re.compile(r"^[\W_]*(?:(?P<num>\d{1,2})(?![\d,.]\d)[\W_]*)?(?P<rest>[^\W\d_].*)$")
+
+
+_LOT_BLOCK_END = re.compile(
+    r"^\W*(?:Section\b|(?:III|IV|V|VI)\.\d|total\b)|" + _TOTAL_VALUE_LABELS.pattern,
+    re.I,
+)
+
+
+_TITLE_TAIL = re.compile(
+    r"(?:\s*[-,;:(\[|]\s*)?(?:\s*(?:total\s+)?(?:estimated|est\.|approx\.?|approximate|indicative|gesch[äa]tzter|"
+    r"maximum|max\.)?\s*(?:contract\s+)?(?:value|budget|amount|cost|worth|wert)?"
+    r"(?:\s*\(?\s*(?:excl\.?|excluding|ex\.?|net\s+of)\s*VAT\s*\)?)?\s*(?:of|at|:|=)?\s*)$",
+    re.I,
+)
+
+
+_LOT_TITLE_LINE = re.compile(r"^" + _NUMBERING + r"(?:lot\s+)?title\s*[:|]\s*(?P<value>.+)$", re.I)

@@ -1,0 +1,83 @@
+"""Finding a labelled value in a list of lines: same line, next line, wrapped continuations."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from stages.extract_offline.labels import _CONNECTOR_END, _HEADING_LIKE, _LABEL_LIKE, _LOT_HEADER
+from stages.extract_offline.normalise import _TRAILING_JUNK
+
+
+def _looks_like_label(line: str) -> bool:
+    return bool(_LABEL_LIKE.match(line) or _HEADING_LIKE.match(line))
+
+
+@dataclass(frozen=True)
+class _Hit:
+    index: int  # line where the label was found
+    value: str  # text after the label, possibly joined with wrapped continuation lines
+    end: int  # last line that contributed to value
+
+
+def _continue_value(
+    lines: Sequence[str], index: int, value: str, *, wrap_width: int = 60, max_extra: int = 3
+) -> _Hit:
+    """Join continuation lines of a value that OCR broke across lines."""
+    end = index
+    for _ in range(max_extra):
+        nxt = lines[end + 1] if end + 1 < len(lines) else ""
+        if not nxt or _looks_like_label(nxt) or _LOT_HEADER.match(nxt):
+            break
+        # A capitalised next line is usually a new heading or sentence: only a line that
+        # evidently continues (lower case, digits, or after "of"/"and"/...) is joined, and a
+        # digit-led one only after a long line, as in "...districts" / "2027-2029".
+        wrapped = (
+            nxt[0].islower()
+            or bool(_CONNECTOR_END.search(value))
+            or (nxt[0].isdigit() and len(lines[end]) >= wrap_width and len(nxt) < 40)
+        )
+        if not wrapped:
+            break
+        if re.search(r"\s[.,:;'`\"_~*°•+=|-]+$", value):
+            value = _TRAILING_JUNK.sub("", value)  # a speck at the line end, not hyphenation
+        value = f"{value} {nxt}" if not value.endswith("-") else value + nxt
+        end += 1
+    return _Hit(index, value.strip(), end)
+
+
+def _find_labelled(
+    lines: Sequence[str],
+    patterns: Iterable[re.Pattern[str]],
+    *,
+    skip: set[int] | None = None,
+    accept: re.Pattern[str] | None = None,
+    wrap: bool = True,
+    next_line: bool = True,
+) -> _Hit | None:
+    """First value for the highest-priority label: same line, else the next non-label line."""
+    skip = skip or set()
+    for pattern in patterns:
+        for i, line in enumerate(lines):
+            if i in skip:
+                continue
+            m = pattern.match(line)
+            if not m:
+                continue
+            value = m.group("value").strip()
+            start = i
+            if not value and next_line:
+                j = i + 1
+                while j < len(lines) and j <= i + 2 and not lines[j]:
+                    j += 1
+                if j >= len(lines) or j in skip or _looks_like_label(lines[j]):
+                    continue
+                value, start = lines[j], j
+            if not value or (accept is not None and not accept.search(value)):
+                continue
+            if wrap:
+                hit = _continue_value(lines, start, value)
+                return _Hit(i, hit.value, hit.end)
+            return _Hit(i, value, start)
+    return None

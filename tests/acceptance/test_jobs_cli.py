@@ -1,0 +1,193 @@
+"""`pipeline jobs` and `pipeline prune` as an operator types them, against a real database."""
+
+from __future__ import annotations
+
+import json
+import signal
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+import pytest
+
+from tests.acceptance.cli import WorkerProcess, run_cli
+from tests.waiting import wait_for
+
+Conn = psycopg.Connection[Any]
+
+
+def one(conn: Conn, sql: str, *params: Any) -> Any:
+    row = conn.execute(sql, params or None).fetchone()
+    assert row is not None
+    return row[0]
+
+
+def insert(conn: Conn, n: int, type_: str, tenant: str | None, status: str) -> list[int]:
+    rows = conn.execute(
+        "INSERT INTO jobs (type, tenant_id, status, attempts, max_attempts, finished_at, "
+        "last_error) SELECT %s, %s, %s, 1, 1, "
+        "CASE WHEN %s IN ('done', 'failed', 'cancelled') THEN now() END, "
+        "CASE WHEN %s = 'failed' THEN 'upstream down' END "
+        "FROM generate_series(1, %s) RETURNING id",
+        (type_, tenant, status, status, status, n),
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def statuses(conn: Conn, ids: list[int]) -> set[str]:
+    rows = conn.execute("SELECT DISTINCT status FROM jobs WHERE id = ANY(%s)", (ids,))
+    return {r[0] for r in rows}
+
+
+def test_list_filters_and_show_are_scoped_to_the_tenant_given(
+    env: dict[str, str], conn: Conn
+) -> None:
+    mine = int(run_cli(env, "enqueue", "noop", '{"n": 7}', "--tenant", "acme").stdout)
+    theirs = int(run_cli(env, "enqueue", "noop", '{"n": 99}', "--tenant", "globex").stdout)
+    failed = insert(conn, 2, "effect", "acme", "failed")
+    old = insert(conn, 1, "effect", "acme", "done")
+    conn.execute("UPDATE jobs SET created_at = now() - interval '2 days' WHERE id = %s", (old[0],))
+
+    listed = run_cli(env, "jobs", "list", "--tenant", "acme", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert [j["id"] for j in json.loads(listed.stdout)] == sorted([mine, *failed, *old])[::-1]
+    assert "globex" not in listed.stdout
+
+    table = run_cli(env, "jobs", "list", "--status", "failed", "--stage", "effect", "--since", "1h")
+    lines = table.stdout.splitlines()
+    assert table.returncode == 0 and len(lines) == 3, table.stdout  # a header and two jobs
+    assert all("upstream down" in line and "acme" in line for line in lines[1:])
+    recent = run_cli(env, "jobs", "list", "--tenant", "acme", "--since", "1d", "--json").stdout
+    assert old[0] not in [j["id"] for j in json.loads(recent)]
+
+    leaked = run_cli(env, "jobs", "show", str(theirs), "--tenant", "acme")
+    assert leaked.returncode == 1
+    assert leaked.stderr.strip() == f"pipeline: no job {theirs}" and leaked.stdout == ""
+    for verb in ("retry", "cancel"):
+        refused = run_cli(env, "jobs", verb, str(theirs), "--tenant", "acme")
+        assert (refused.returncode, refused.stderr.strip()) == (1, f"pipeline: no job {theirs}")
+    assert statuses(conn, [theirs]) == {"queued"}
+
+    shown = run_cli(env, "jobs", "show", str(mine), "--tenant", "acme")
+    job = json.loads(shown.stdout)
+    assert (job["payload"], job["tenant_id"], job["status"], job["run_id"]) == (
+        {"n": 7},
+        "acme",
+        "queued",
+        mine,
+    )
+    assert (job["parent_id"], job["children"], job["attempts"], job["claims"]) == (None, [], 0, 0)
+    assert set(job["timeline"]) == {"created_at", "run_after", "started_at", "finished_at"}
+
+
+def test_bulk_retry_and_bulk_cancel_change_only_what_they_match(
+    env: dict[str, str], conn: Conn
+) -> None:
+    acme_failed = insert(conn, 7, "effect", "acme", "failed")
+    globex_failed = insert(conn, 2, "effect", "globex", "failed")
+    noop_failed = insert(conn, 2, "noop", "acme", "failed")
+
+    retried = run_cli(
+        env, "jobs", "retry", "--failed", "--stage", "effect", "--tenant", "acme", "--batch", "3"
+    )
+    assert retried.returncode == 0, retried.stderr
+    assert retried.stdout.strip() == "queued again 7 failed jobs"
+    assert statuses(conn, acme_failed) == {"queued"}
+    assert statuses(conn, globex_failed + noop_failed) == {"failed"}
+
+    untenanted = insert(conn, 3, "effect", None, "queued")
+    cancelled = run_cli(
+        env, "jobs", "cancel", "--queued", "--stage", "effect", "--tenant", "acme", "--batch", "2"
+    )
+    assert cancelled.stdout.strip() == "cancelled 7 queued jobs", cancelled.stderr
+    assert statuses(conn, acme_failed) == {"cancelled"}
+    assert statuses(conn, untenanted) == {"queued"}
+    everyone = run_cli(env, "jobs", "cancel", "--queued", "--stage", "effect", "--reason", "drop")
+    assert everyone.stdout.strip() == "cancelled 3 queued jobs"
+    assert (
+        one(conn, "SELECT DISTINCT last_error FROM jobs WHERE id = ANY(%s)", untenanted) == "drop"
+    )
+
+
+def test_a_running_job_is_cancelled_by_id_and_its_worker_stops_it(
+    env: dict[str, str], conn: Conn, start_worker: Callable[..., WorkerProcess]
+) -> None:
+    worker = start_worker("--stage", "waiter", "--concurrency", "1", "--retention", "7d")
+    long = int(run_cli(env, "enqueue", "waiter", '{"seconds": 600, "mark": "long"}').stdout)
+    wait_for(lambda: statuses(conn, [long]) == {"running"}, what="the worker to start the job")
+
+    bulk = run_cli(env, "jobs", "cancel", "--queued", "--stage", "waiter")
+    assert bulk.stdout.strip() == "cancelled 0 queued jobs", "never a running job in bulk"
+    assert statuses(conn, [long]) == {"running"}
+
+    by_id = run_cli(env, "jobs", "cancel", str(long), "--reason", "operator")
+    assert by_id.returncode == 0 and by_id.stdout.strip() == f"job {long} cancelled"
+    # The only slot is free again only if the worker stopped the cancelled job.
+    nxt = int(run_cli(env, "enqueue", "waiter", '{"seconds": 0, "mark": "next"}').stdout)
+    wait_for(
+        lambda: one(conn, "SELECT count(*) FROM effects WHERE job_id = %s", nxt) == 1,
+        what="the next job to run in the freed slot",
+    )
+    assert one(conn, "SELECT count(*) FROM effects WHERE job_id = %s", long) == 0
+    assert statuses(conn, [long]) == {"cancelled"}
+    worker.signal(signal.SIGTERM)
+    assert worker.wait() == 0
+
+
+def test_prune_deletes_old_finished_runs_and_keeps_live_and_recent_ones(
+    env: dict[str, str], conn: Conn
+) -> None:
+    old = insert(conn, 5, "noop", "acme", "done") + insert(conn, 1, "noop", None, "failed")
+    recent = insert(conn, 2, "noop", "acme", "done")
+    queued = insert(conn, 1, "noop", "acme", "queued")
+    conn.execute(
+        "UPDATE jobs SET finished_at = now() - interval '8 days', "
+        "created_at = now() - interval '8 days' WHERE id = ANY(%s) OR id = ANY(%s)",
+        (old, queued),
+    )
+    conn.execute(
+        "INSERT INTO job_outputs (root_id, stage, job_id, attempt, output) "
+        "SELECT id, 'noop', id, 1, '{}' FROM jobs WHERE id = ANY(%s)",
+        (old + recent,),
+    )
+
+    kept_failed = run_cli(env, "prune", "--older-than", "7d", "--keep-failed", "--batch", "2")
+    assert kept_failed.returncode == 0, kept_failed.stderr
+    assert kept_failed.stdout.startswith("deleted 5 finished jobs, 5 outputs and 0 joins")
+    pruned = run_cli(env, "prune", "--older-than", "7d")
+    assert pruned.stdout.startswith("deleted 1 finished jobs, 1 outputs")
+    remaining = conn.execute("SELECT id FROM jobs ORDER BY id").fetchall()
+    assert [r[0] for r in remaining] == sorted(recent + queued)
+    assert one(conn, "SELECT count(*) FROM job_outputs") == 2
+
+
+# -- bad input: one line, exit 2, and the jobs as they were ----------------------------------------
+
+BAD_INPUT = [  # the rest of the cases: tests/unit/test_admin_input.py, without a database
+    (["jobs", "list", "--since", "5x"], "not a duration"),
+    (["jobs", "list", "--limit", "0"], "1..10000"),
+    (["jobs", "list", "--status", "stuck"], "invalid choice"),
+    (["jobs", "retry", "5", "--failed"], "not both"),
+    (["jobs", "cancel", "--queued"], "--queued needs --stage"),
+    (["prune", "--older-than", "7"], "not a duration"),
+    (["prune", "--older-than", "0d"], "more than 0"),
+    (["worker", "--retention", "soon"], "not a duration"),
+]
+
+
+@pytest.mark.parametrize(("args", "reason"), BAD_INPUT, ids=lambda v: repr(v)[:50])
+def test_bad_input_is_one_line_exit_2_and_changes_nothing(
+    env: dict[str, str], conn: Conn, args: list[str], reason: str
+) -> None:
+    insert(conn, 2, "noop", "acme", "failed")
+    insert(conn, 2, "noop", "acme", "queued")
+    conn.execute("UPDATE jobs SET finished_at = now() - interval '1 year' WHERE status = 'failed'")
+    snapshot = "SELECT id, status, max_attempts, finished_at FROM jobs ORDER BY id"
+    before = conn.execute(snapshot).fetchall()
+
+    result = run_cli(env, *args)
+
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and reason in lines[0], result.stderr
+    assert conn.execute(snapshot).fetchall() == before
