@@ -97,7 +97,7 @@ CREATE TRIGGER jobs_free_slot_on_delete
 -- then least recently served first: round-robin across tenants within a priority level, FIFO
 -- within a tenant. Each group gets a fair share of the batch on a first pass and what is left
 -- on a second; a capped group never more than its free slots.
-CREATE TYPE pipeline_claim_group AS (type text, tenant_id text);
+CREATE TYPE pipeline_claim_group AS (type text, tenant_id text, cap integer);
 
 CREATE FUNCTION pipeline_claim(
     p_types text[], p_limit integer, p_worker uuid, p_cap_stages text[], p_caps integer[]
@@ -117,27 +117,31 @@ DECLARE
     used integer;
 BEGIN
     -- Distinct tenants with queued jobs per stage, found by skipping through jobs_ready one
-    -- tenant at a time; then each one's best ready job, for the order.
+    -- tenant at a time; then each one's best ready job, for the order. The skips order by
+    -- (tenant_id, priority DESC), which only jobs_ready gives: an index on tenant_id alone
+    -- (jobs_tenant) would tempt the planner into walking every row of a stage with none queued.
     groups := ARRAY(
-        SELECT ROW(g.type, g.tenant_id)::pipeline_claim_group
+        SELECT ROW(g.type, g.tenant_id, g.cap)::pipeline_claim_group
         FROM (
             WITH RECURSIVE tenants(type, tenant_id) AS (
                 SELECT t.type,
                        (SELECT j.tenant_id FROM jobs j
                         WHERE j.status = 'queued' AND j.type = t.type
                           AND j.tenant_id IS NOT NULL
-                        ORDER BY j.tenant_id LIMIT 1)
+                        ORDER BY j.tenant_id, j.priority DESC LIMIT 1)
                 FROM unnest(p_types) AS t(type)
                 UNION ALL
                 SELECT tn.type,
                        (SELECT j.tenant_id FROM jobs j
                         WHERE j.status = 'queued' AND j.type = tn.type
                           AND j.tenant_id > tn.tenant_id
-                        ORDER BY j.tenant_id LIMIT 1)
+                        ORDER BY j.tenant_id, j.priority DESC LIMIT 1)
                 FROM tenants tn
                 WHERE tn.tenant_id IS NOT NULL
             )
-            SELECT tn.type, tn.tenant_id, head.priority, head.run_after, s.served_at
+            SELECT tn.type, tn.tenant_id, head.priority, head.run_after, s.served_at,
+                   coalesce(c.cap, p_caps[array_position(p_cap_stages, tn.type)]) AS cap,
+                   coalesce(s.running, 0) AS running
             FROM tenants tn
             CROSS JOIN LATERAL (
                 SELECT j.priority, j.run_after FROM jobs j
@@ -147,9 +151,10 @@ BEGIN
                 LIMIT 1
             ) AS head
             LEFT JOIN tenant_slots s ON s.tenant_id = tn.tenant_id AND s.stage = tn.type
+            LEFT JOIN tenant_caps c ON c.tenant_id = tn.tenant_id AND c.stage = tn.type
             WHERE tn.tenant_id IS NOT NULL
             UNION ALL
-            SELECT t.type, NULL, head.priority, head.run_after, NULL
+            SELECT t.type, NULL, head.priority, head.run_after, NULL, NULL, 0
             FROM unnest(p_types) AS t(type)
             CROSS JOIN LATERAL (
                 SELECT j.priority, j.run_after FROM jobs j
@@ -159,6 +164,11 @@ BEGIN
                 LIMIT 1
             ) AS head
         ) AS g
+        -- A pair at its cap is left out here, without taking its lock (a write): a tenant
+        -- paused or full with a huge backlog costs the claim two index probes, no more. A
+        -- stale count can only leave out a pair whose slot has just been freed, until the
+        -- next claim; the count that decides is read again under the lock below.
+        WHERE g.cap IS NULL OR g.running < g.cap
         ORDER BY g.priority DESC, g.served_at NULLS FIRST, g.run_after, g.tenant_id
     );
     n := coalesce(array_length(groups, 1), 0);
@@ -174,14 +184,9 @@ BEGIN
             CONTINUE WHEN finished[i];
             grp := groups[i];
             take := CASE WHEN pass = 1 THEN least(quota, remaining) ELSE remaining END;
-            cap := NULL;
+            cap := grp.cap;
             used := 0;
             IF grp.tenant_id IS NOT NULL THEN
-                SELECT c.cap INTO cap FROM tenant_caps c
-                WHERE c.tenant_id = grp.tenant_id AND c.stage = grp.type;
-                IF NOT FOUND THEN
-                    cap := p_caps[array_position(p_cap_stages, grp.type)];
-                END IF;
                 -- Another claimer holds this pair right now: leave it to them, wait for no one.
                 SELECT s.running INTO used FROM tenant_slots s
                 WHERE s.tenant_id = grp.tenant_id AND s.stage = grp.type

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from typing import Any
 
@@ -18,7 +19,9 @@ CLAIM_PARAMS = {
 }
 
 
-def nested_plans(conn: psycopg.Connection[Any], query: Any, params: dict[str, Any]) -> str:
+def nested_plans(
+    conn: psycopg.Connection[Any], query: Any, params: dict[str, Any], *, runs: int = 1
+) -> str:
     """The plans of every statement `query` runs, the claim function's own included: the
     claim is PL/pgSQL, whose inner statements a plain EXPLAIN does not show."""
     notices: list[str] = []
@@ -30,8 +33,11 @@ def nested_plans(conn: psycopg.Connection[Any], query: Any, params: dict[str, An
         "auto_explain.log_level = notice",
     ):
         conn.execute(f"SET {setting}")  # type: ignore[arg-type]
-    with conn.transaction(force_rollback=True):
-        conn.execute(query, params).fetchall()
+    # PL/pgSQL plans a statement afresh for its first five runs, then may settle on a generic
+    # plan: run it past that to see the plans a busy worker gets.
+    for _ in range(runs):
+        with conn.transaction(force_rollback=True):
+            conn.execute(query, params).fetchall()
     conn.execute("RESET auto_explain.log_min_duration")
     return "\n".join(notices)
 
@@ -41,16 +47,26 @@ def test_claim_uses_the_partial_index_with_a_million_finished_rows(
 ) -> None:
     conn.execute(
         """
-        INSERT INTO jobs (type, payload, status, attempts, finished_at)
-        SELECT 'noop', '{}'::jsonb, (ARRAY['done', 'failed', 'cancelled'])[1 + g % 3], 1, now()
+        INSERT INTO jobs (type, payload, status, attempts, finished_at, tenant_id)
+        SELECT 'noop', '{}'::jsonb, (ARRAY['done', 'failed', 'cancelled'])[1 + g % 3], 1, now(),
+               CASE WHEN g % 2 = 0 THEN 't' || (g % 10) END
         FROM generate_series(1, 1000000) AS g
         """
     )
     conn.execute("INSERT INTO jobs (type, payload) SELECT 'noop', '{}' FROM generate_series(1, 50)")
+    conn.execute(
+        "INSERT INTO jobs (type, payload, tenant_id) "
+        "SELECT 'noop', '{}', 't' || (g % 3) FROM generate_series(1, 50) AS g"
+    )
     conn.execute("ANALYZE jobs")
-    plan = nested_plans(conn, Q["claim"], CLAIM_PARAMS)
+    # Stages with nothing queued beside one with work: the claim's skip over tenants must seek
+    # in jobs_ready, never walk another index over every tenanted row.
+    params = {**CLAIM_PARAMS, "types": ["noop", "idle_a", "idle_b"]}
+    plan = nested_plans(conn, Q["claim"], params, runs=8)
     assert "jobs_ready" in plan, plan
     assert "Seq Scan on jobs" not in plan, plan
+    scans = set(re.findall(r"Scan using (\w+) on jobs", plan))
+    assert scans <= {"jobs_ready", "jobs_ready_untenanted", "jobs_pkey"}, scans
 
     reclaim_plan = "\n".join(
         row[0]
@@ -68,3 +84,21 @@ def test_claim_uses_the_partial_index_with_a_million_finished_rows(
     )
     assert "jobs_run" in progress_plan, progress_plan
     assert "Seq Scan" not in progress_plan, progress_plan
+
+
+def test_the_claim_seeks_tenants_in_jobs_ready_beside_a_big_queued_backlog(
+    conn: psycopg.Connection[Any],
+) -> None:
+    # The shape that once fooled the planner: a tenant's big backlog, a few jobs of another,
+    # and stages with nothing queued at all. Walking an index on tenant_id alone for those
+    # stages reads every tenanted row, on every claim.
+    conn.execute(
+        "INSERT INTO jobs (type, payload, tenant_id) "
+        "SELECT 'noop', '{}', CASE WHEN g <= 50000 THEN 'a' ELSE 'b' END "
+        "FROM generate_series(1, 53000) AS g"
+    )
+    conn.execute("ANALYZE jobs")
+    params = {**CLAIM_PARAMS, "types": ["noop", "idle_a", "idle_b", "idle_c"]}
+    plan = nested_plans(conn, Q["claim"], params, runs=8)
+    scans = set(re.findall(r"Scan using (\w+) on jobs", plan))
+    assert scans <= {"jobs_ready", "jobs_ready_untenanted", "jobs_pkey"}, scans
