@@ -194,3 +194,10 @@ def spread(job: Count, ctx: Context) -> None:
 def capped(job: Nothing, ctx: Context) -> None:
     """Three running jobs per tenant at most, across every worker."""
     return None
+
+
+@stage("capped_nap", lease=30, tenant_cap=2)
+def capped_nap(job: Nap, ctx: Context) -> None:
+    """Holds its slot a moment, so that claims of one tenant contend for it."""
+    time.sleep(job.seconds)
+    record_effect(ctx, job.mark)
