@@ -37,6 +37,7 @@ from pipeline.commands.base import (
     tenant_arg,
     text_arg,
 )
+from pipeline.dashboard import command as dashboard_command
 from pipeline.db import DB_DOWN, connect, database_url, describe, listen_dsn, scrub
 from pipeline.enqueue import enqueue
 from pipeline.errors import DatabaseUnavailable, InvalidPayload, UnknownStage
@@ -374,6 +375,7 @@ def build_parser() -> argparse.ArgumentParser:
     jobs.add_commands(sub)
     prune.add_commands(sub)
     schedule.add_commands(sub)
+    dashboard_command.add_commands(sub)
     for ep in entry_points(group="pipeline.commands"):
         try:
             ep.load()(sub)

@@ -15,9 +15,12 @@ missing=()
 command -v tesseract >/dev/null 2>&1 || missing+=(tesseract-ocr tesseract-ocr-eng)
 # Only the tests run PgBouncer (scripts/test asks for the dev extras). Debian puts it in
 # /usr/sbin, which is not on a normal user's PATH.
+# The dashboard's browser tests drive Debian's headless Chromium through its chromedriver.
 case "${PIPELINE_EXTRAS:-}" in
     *dev*) command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ] \
-        || missing+=(pgbouncer) ;;
+        || missing+=(pgbouncer)
+        [ -x /usr/bin/chromium ] || missing+=(chromium)
+        [ -x /usr/bin/chromedriver ] || missing+=(chromium-driver) ;;
 esac
 if [ "${#missing[@]}" -gt 0 ]; then
     apt_install "${missing[@]}" || {

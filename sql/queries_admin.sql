@@ -122,6 +122,16 @@ SELECT now() - make_interval(secs => %(older_than_s)s::float8);
 -- would wait on each other's row locks, or deadlock. Held until the batch commits.
 SELECT pg_advisory_xact_lock(7263941873222);
 
+-- name: prune_vacuum
+-- After a pass that deleted many rows. Until a vacuum removes them, a table of mostly dead rows
+-- makes the claim slow to plan (it plans its statements afresh for each tenant) once the
+-- statistics have seen it, and autoanalyze sees it soon: in the benchmark, after a
+-- million-row prune, claims ran at a fifth of their rate until autovacuum caught up, and at
+-- full rate right after this. SKIP_LOCKED: a vacuum of the table that is running already
+-- (autovacuum, another worker's pruner) does the job, and nobody waits for it. ANALYZE: the
+-- planner's row counts were those of the table before the prune.
+VACUUM (SKIP_LOCKED, ANALYZE) jobs, job_outputs, job_joins;
+
 -- name: prune_batch
 -- One batch of a prune pass. It walks finished jobs older than the cutoff through
 -- jobs_finished, in (finished_at, id) order after the previous batch's last row, so rows that

@@ -277,6 +277,11 @@ DECLARE
     got integer;
     cap integer;
     used integer;
+    shares integer[];
+    budget integer;
+    batch_types text[] := '{}';
+    batch_tenants text[] := '{}';
+    batch_takes integer[] := '{}';
 BEGIN
     -- Distinct tenants with queued jobs per stage, found by skipping through jobs_ready one
     -- tenant at a time; then each one's best ready job, for the order. The skips order by
@@ -339,16 +344,75 @@ BEGIN
     END IF;
     finished := array_fill(false, ARRAY[n]);
     quota := greatest(1, ceil(p_limit::numeric / n)::integer);
+    -- First-pass shares in the fair order, until the batch is spent.
+    shares := array_fill(0, ARRAY[n]);
+    budget := p_limit;
+    FOR i IN 1..n LOOP
+        shares[i] := least(quota, budget);
+        budget := budget - shares[i];
+        grp := groups[i];
+        IF shares[i] > 0 AND grp.tenant_id IS NOT NULL AND grp.cap IS NULL THEN
+            batch_types := batch_types || grp.type;
+            batch_tenants := batch_tenants || grp.tenant_id;
+            batch_takes := batch_takes || shares[i];
+        END IF;
+    END LOOP;
+
+    -- Uncapped tenants take their shares in one statement, however many have work: no slot
+    -- to lock, so nothing to do one tenant at a time.
+    IF array_length(batch_types, 1) > 0 THEN
+        RETURN QUERY
+        WITH picked AS (
+            SELECT p.id
+            FROM unnest(batch_types, batch_tenants, batch_takes) AS w(type, tenant_id, take)
+            CROSS JOIN LATERAL (
+                SELECT j.id FROM jobs j
+                WHERE j.status = 'queued' AND j.type = w.type AND j.tenant_id = w.tenant_id
+                  AND j.run_after <= now()
+                ORDER BY j.priority DESC, j.run_after, j.id
+                LIMIT w.take
+                FOR UPDATE SKIP LOCKED
+            ) AS p
+        ),
+        claimed AS (
+            UPDATE jobs AS j
+            SET status = 'running', attempts = j.attempts + 1, claims = j.claims + 1,
+                leased_until = now() + make_interval(secs => j.lease_seconds),
+                worker_id = p_worker, started_at = now(), holds_slot = false
+            -- By primary key, whatever the planner guesses of the batch's size: a generic plan
+            -- of a join here would hash the whole table.
+            WHERE j.id = ANY (ARRAY(SELECT picked.id FROM picked))
+            RETURNING j.*
+        ),
+        -- Bumped only where no one else holds the row: waiting here, in whatever order the
+        -- rows come, could deadlock two claimers; a missed bump costs a little fairness.
+        served AS (
+            UPDATE tenant_slots AS s SET served_at = clock_timestamp()
+            FROM (
+                SELECT s2.tenant_id, s2.stage FROM tenant_slots s2
+                WHERE (s2.stage, s2.tenant_id) IN (SELECT c.type, c.tenant_id FROM claimed c)
+                FOR UPDATE OF s2 SKIP LOCKED
+            ) AS l
+            WHERE s.tenant_id = l.tenant_id AND s.stage = l.stage
+        )
+        SELECT * FROM claimed;
+        GET DIAGNOSTICS got = ROW_COUNT;
+        remaining := remaining - got;
+    END IF;
 
     FOR pass IN 1..2 LOOP
         FOR i IN 1..n LOOP
             EXIT WHEN remaining <= 0;
             CONTINUE WHEN finished[i];
             grp := groups[i];
-            take := CASE WHEN pass = 1 THEN least(quota, remaining) ELSE remaining END;
+            IF pass = 1 AND (shares[i] = 0
+                             OR (grp.tenant_id IS NOT NULL AND grp.cap IS NULL)) THEN
+                CONTINUE;  -- no share, or taken by the statement above
+            END IF;
+            take := CASE WHEN pass = 1 THEN least(shares[i], remaining) ELSE remaining END;
             cap := grp.cap;
             used := 0;
-            IF grp.tenant_id IS NOT NULL THEN
+            IF grp.tenant_id IS NOT NULL AND cap IS NOT NULL THEN
                 -- Another claimer holds this pair right now: leave it to them, wait for no one.
                 SELECT s.running INTO used FROM tenant_slots s
                 WHERE s.tenant_id = grp.tenant_id AND s.stage = grp.type
@@ -363,9 +427,7 @@ BEGIN
                     finished[i] := true;
                     CONTINUE;
                 END IF;
-                IF cap IS NOT NULL THEN
-                    take := least(take, cap - used);
-                END IF;
+                take := least(take, cap - used);
             END IF;
             got := 0;
             IF take > 0 THEN
@@ -385,8 +447,7 @@ BEGIN
                     SET status = 'running', attempts = j.attempts + 1, claims = j.claims + 1,
                         leased_until = now() + make_interval(secs => j.lease_seconds),
                         worker_id = p_worker, started_at = now(), holds_slot = false
-                    FROM picked
-                    WHERE j.id = picked.id
+                    WHERE j.id = ANY (ARRAY(SELECT picked.id FROM picked))
                     RETURNING j.*;
                 ELSE
                     RETURN QUERY
@@ -402,19 +463,23 @@ BEGIN
                     SET status = 'running', attempts = j.attempts + 1, claims = j.claims + 1,
                         leased_until = now() + make_interval(secs => j.lease_seconds),
                         worker_id = p_worker, started_at = now(), holds_slot = cap IS NOT NULL
-                    FROM picked
-                    WHERE j.id = picked.id
+                    WHERE j.id = ANY (ARRAY(SELECT picked.id FROM picked))
                     RETURNING j.*;
                 END IF;
                 GET DIAGNOSTICS got = ROW_COUNT;
             END IF;
             -- Only when something was claimed: a new row version of the counter would make the
             -- enqueue of that tenant's next job wait for this claim to commit.
-            IF grp.tenant_id IS NOT NULL AND got > 0 THEN
-                UPDATE tenant_slots
-                SET running = running + CASE WHEN cap IS NOT NULL THEN got ELSE 0 END,
-                    served_at = clock_timestamp()
+            IF grp.tenant_id IS NOT NULL AND got > 0 AND cap IS NOT NULL THEN
+                UPDATE tenant_slots  -- its lock is ours since the SELECT ... FOR UPDATE above
+                SET running = running + got, served_at = clock_timestamp()
                 WHERE tenant_id = grp.tenant_id AND stage = grp.type;
+            ELSIF grp.tenant_id IS NOT NULL AND got > 0 THEN
+                UPDATE tenant_slots AS s SET served_at = clock_timestamp()
+                FROM (SELECT s2.ctid AS row_id FROM tenant_slots s2
+                      WHERE s2.tenant_id = grp.tenant_id AND s2.stage = grp.type
+                      FOR UPDATE SKIP LOCKED) AS l
+                WHERE s.ctid = l.row_id;
             END IF;
             remaining := remaining - got;
             IF got < take OR take <= 0 THEN

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -120,12 +121,18 @@ def cmd_jobs(args: argparse.Namespace) -> int:
             job = admin.get_job(conn, args.id, tenant=args.tenant)
             if job is None:
                 raise CliError(f"no job {args.id}")
-            print(json.dumps(dataclasses.asdict(job), indent=2, default=str))
+            print(json.dumps(dataclasses.asdict(job), indent=2, default=_json_value))
         elif args.jobs_command == "retry":
             _retry(conn, args)
         elif args.jobs_command == "cancel":
             _cancel(conn, args)
     return EXIT_OK
+
+
+def _json_value(value: Any) -> str:
+    """Times as ISO 8601 with their offset, for scripts; anything else (a worker's UUID) as
+    text."""
+    return value.isoformat() if isinstance(value, datetime) else str(value)
 
 
 def _list(conn: psycopg.Connection[Any], args: argparse.Namespace) -> None:
@@ -134,7 +141,7 @@ def _list(conn: psycopg.Connection[Any], args: argparse.Namespace) -> None:
     )
     rows = admin.list_jobs(conn, where, limit=args.limit, before=args.before)
     if args.json:
-        print(json.dumps([dataclasses.asdict(r) for r in rows], indent=2, default=str))
+        print(json.dumps([dataclasses.asdict(r) for r in rows], indent=2, default=_json_value))
         return
     print(f"{'id':>10}  {'type':<16}{'tenant':<12}{'status':<11}{'tries':>7}  last_error")
     for r in rows:

@@ -42,6 +42,6 @@ def cmd_prune(args: argparse.Namespace) -> int:
         report = prune(conn, args.older_than, keep_failed=args.keep_failed, batch=args.batch)
     print(
         f"deleted {report.jobs} finished jobs, {report.outputs} outputs and {report.joins} "
-        f"joins in {report.batches} batches"
+        f"joins in {report.batches} batches" + (", then vacuumed" if report.vacuumed else "")
     )
     return EXIT_OK

@@ -2,7 +2,17 @@
 worker runs them on its maintenance thread."""
 
 from pipeline.maintenance.reclaim import Reclaimer, WorkerPruner
+from pipeline.maintenance.retention import Pruner, PruneReport
 from pipeline.maintenance.scheduler import Fired, Scheduler
 from pipeline.maintenance.slots import SlotDrift, SlotRepair
 
-__all__ = ["Fired", "Reclaimer", "Scheduler", "SlotDrift", "SlotRepair", "WorkerPruner"]
+__all__ = [
+    "Fired",
+    "PruneReport",
+    "Pruner",
+    "Reclaimer",
+    "Scheduler",
+    "SlotDrift",
+    "SlotRepair",
+    "WorkerPruner",
+]

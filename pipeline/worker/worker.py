@@ -24,6 +24,7 @@ from pipeline.errors import DatabaseUnavailable, PipelineError
 from pipeline.executor import run_job
 from pipeline.listener import Listener
 from pipeline.maintenance import Reclaimer, Scheduler, SlotRepair, WorkerPruner
+from pipeline.maintenance.retention import PRUNE_INTERVAL_S, Pruner
 from pipeline.outcomes import Crashed, Lost, Outcome, Raised, TimedOut, decide
 from pipeline.retrying import retry_db
 from pipeline.runs import job_output, run_outputs
@@ -383,6 +384,9 @@ class Worker:
             ("slot repair", self.settings.slot_repair_interval_s, self.slot_repair.run_once),
             ("scheduler", self.settings.schedule_interval_s, self.scheduler.run_once),
         ]
+        if self.settings.retention_s is not None:
+            pruner = Pruner(self.pool, older_than_s=self.settings.retention_s)
+            services.append(("retention", PRUNE_INTERVAL_S, pruner.run_once))
         due = [time.monotonic()] * len(services)
         while not self._halt.is_set():
             for i, (name, interval, run_once) in enumerate(services):

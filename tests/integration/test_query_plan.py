@@ -98,7 +98,9 @@ def test_the_claim_seeks_tenants_in_jobs_ready_beside_a_big_queued_backlog(
         "FROM generate_series(1, 53000) AS g"
     )
     conn.execute("ANALYZE jobs")
-    params = {**CLAIM_PARAMS, "types": ["noop", "idle_a", "idle_b", "idle_c"]}
-    plan = nested_plans(conn, Q["claim"], params, runs=8)
-    scans = set(re.findall(r"Scan using (\w+) on jobs", plan))
-    assert scans <= {"jobs_ready", "jobs_ready_untenanted", "jobs_pkey"}, scans
+    types = ["noop", "idle_a", "idle_b", "idle_c"]
+    for caps in ({"cap_stages": ["noop"], "caps": [2]}, {"cap_stages": [], "caps": []}):
+        plan = nested_plans(conn, Q["claim"], {**CLAIM_PARAMS, "types": types, **caps}, runs=8)
+        scans = set(re.findall(r"Scan using (\w+) on jobs", plan))
+        assert scans <= {"jobs_ready", "jobs_ready_untenanted", "jobs_pkey"}, scans
+        assert "Seq Scan on jobs" not in plan, plan

@@ -14,7 +14,7 @@ from psycopg_pool import ConnectionPool
 
 import tests.apps.pipeline_app  # noqa: F401  registers the pipeline stages
 from pipeline import enqueue
-from pipeline.maintenance.retention import Pruner, PruneReport, prune
+from pipeline.maintenance.retention import PRUNE_VACUUM_AFTER, Pruner, PruneReport, prune
 from pipeline.queries import Q
 from tests.apps.jobs_app import EFFECTS_DDL
 from tests.integration.test_worker import FAST, running_worker
@@ -36,6 +36,12 @@ def count(conn: Conn, sql: str, *params: Any) -> int:
     row = conn.execute(sql, params or None).fetchone()
     assert row is not None
     return int(row[0])
+
+
+def one_row(conn: Conn, sql: str, *params: Any) -> Any:
+    row = conn.execute(sql, params or None).fetchone()
+    assert row is not None
+    return row[0]
 
 
 def run_size(conn: Conn, root: int) -> tuple[int, int, int]:
@@ -239,3 +245,25 @@ def test_the_prune_batch_reads_jobs_finished_on_a_million_rows(conn: Conn) -> No
     plan = "\n".join(row[0] for row in conn.execute("EXPLAIN " + Q["prune_batch"], params))
     assert "jobs_finished" in plan, plan
     assert not re.search(r"Seq Scan on jobs\b", plan), plan
+
+
+def test_a_pass_that_deletes_many_rows_ends_with_a_vacuum(conn: Conn) -> None:
+    conn.execute(
+        "INSERT INTO jobs (type, status, finished_at) "
+        "SELECT 'noop', 'done', now() - interval '30 days' FROM generate_series(1, %s)",
+        (PRUNE_VACUUM_AFTER,),
+    )
+    assert prune(conn, WEEK, batch=PRUNE_VACUUM_AFTER * 2).vacuumed
+    vacuumed = "SELECT last_vacuum IS NOT NULL FROM pg_stat_user_tables WHERE relname = %s"
+    for table in ("jobs", "job_outputs", "job_joins"):
+
+        def done(table: str = table) -> bool:
+            return bool(one_row(conn, vacuumed, table))
+
+        wait_for(done, what=f"{table} to be vacuumed")
+
+    conn.execute(
+        "INSERT INTO jobs (type, status, finished_at) "
+        "VALUES ('noop', 'done', now() - interval '30 days')"
+    )
+    assert prune(conn, WEEK).vacuumed is False, "a small pass leaves it to autovacuum"

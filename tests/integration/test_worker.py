@@ -130,3 +130,21 @@ def test_cancelling_a_running_job_tells_the_stage_and_writes_nothing(
         wait_for(lambda: job(conn, second)[0] == "done", what="the second job")
     assert job(conn, job_id) == ("cancelled", 1, "user asked")
     assert effects(conn) == [(second, 1, "second")]
+
+
+def test_a_worker_given_a_retention_prunes_old_finished_runs(db_url: str, conn: Conn) -> None:
+    old = enqueue(conn, "noop", {"n": 1})
+    recent = enqueue(conn, "noop", {"n": 2})
+    conn.execute(
+        "UPDATE jobs SET status = 'done', finished_at = now() - interval '2 days' WHERE id = %s",
+        (old,),
+    )
+    conn.execute("UPDATE jobs SET status = 'done', finished_at = now() WHERE id = %s", (recent,))
+    with running_worker(db_url, ["noop"], FAST.model_copy(update={"retention_s": 86_400})):
+        wait_for(
+            lambda: (
+                conn.execute("SELECT count(*) FROM jobs WHERE id = %s", (old,)).fetchone() == (0,)
+            ),
+            what="the old run to be pruned",
+        )
+    assert conn.execute("SELECT id FROM jobs").fetchall() == [(recent,)]

@@ -198,3 +198,17 @@ def test_every_named_query_the_code_uses_exists_and_every_one_defined_is_used() 
         used |= set(re.findall(r"""Q\[["']([a-z0-9_]+)["']\]""", path.read_text()))
     assert used - set(Q) == set(), "queries used but not defined"
     assert set(Q) - used == set(), "queries defined but never used: delete them"
+
+
+def test_the_wheel_lists_every_package_of_the_source_tree() -> None:
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(config["packages"])
+    found = {
+        ".".join(init.parent.relative_to(ROOT).parts)
+        for top in ("pipeline", "stages")
+        for init in (ROOT / top).rglob("__init__.py")
+    }
+    # A package missing here installs from a checkout (editable) but not from the wheel.
+    assert found <= listed, sorted(found - listed)

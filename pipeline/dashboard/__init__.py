@@ -1,0 +1,28 @@
+"""The web dashboard: `pipeline dashboard`, or `app()` mounted in your own ASGI app.
+
+Starlette, Jinja2 and uvicorn load when the dashboard is made, not when this package is
+imported: the CLI imports it for its command, and its other commands need none of them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+__all__ = ["app"]
+
+
+def app(
+    dsn: str | None = None,
+    *,
+    read_only: bool = False,
+    token: str | None = None,
+    tenant: str | None = None,
+    poll_s: float = 2.0,
+) -> Starlette:
+    """The dashboard as an ASGI app; see pipeline.dashboard.web.app."""
+    from pipeline.dashboard import web
+
+    return web.app(dsn, read_only=read_only, token=token, tenant=tenant, poll_s=poll_s)

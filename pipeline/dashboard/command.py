@@ -1,0 +1,73 @@
+"""`pipeline dashboard`: serve the web dashboard with uvicorn.
+
+Kept apart from the app so that the CLI can list the command without importing Starlette,
+Jinja2 and uvicorn; they load when the command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from typing import Any
+
+from pipeline.commands.base import (
+    EXIT_OK,
+    EXIT_USAGE,
+    CliError,
+    integer_arg,
+    open_db,
+    tenant_arg,
+    text_arg,
+)
+from pipeline.dashboard.security import TOKEN_ENV, is_loopback
+from pipeline.db import describe
+
+log = logging.getLogger("pipeline.dashboard")
+
+
+def add_commands(sub: Any) -> None:
+    help = "serve the web dashboard (loopback only unless PIPELINE_DASHBOARD_TOKEN is set)"
+    p = sub.add_parser("dashboard", help=help, description=help)
+    p.add_argument("--host", type=text_arg, default="127.0.0.1", help="address to bind")
+    p.add_argument("--port", type=integer_arg(1, 65535), default=8080)
+    p.add_argument(
+        "--read-only", action="store_true", help="no retry, cancel, pause or resume from it"
+    )
+    p.add_argument("--tenant", type=tenant_arg, help="show and change this tenant's jobs alone")
+    p.set_defaults(handler=cmd_dashboard)
+
+
+def cmd_dashboard(args: argparse.Namespace) -> int:
+    token = os.environ.get(TOKEN_ENV) or None
+    if not is_loopback(args.host) and token is None:
+        # Payloads, errors and the power to cancel, open to the network: not without a token.
+        raise CliError(
+            f"refusing to serve the dashboard on {args.host}, which is not a loopback address, "
+            f"without a token: set {TOKEN_ENV}, or bind to 127.0.0.1",
+            EXIT_USAGE,
+        )
+    dsn, conn = open_db()  # migrates, like the other commands, and fails fast when unreachable
+    conn.close()
+
+    import uvicorn
+
+    from pipeline.dashboard.web import app
+
+    served = app(dsn, read_only=args.read_only, token=token, tenant=args.tenant)
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    print(
+        f"pipeline dashboard on http://{host}:{args.port}/ (database {describe(dsn)}"
+        f"{', read-only' if args.read_only else ''})",
+        file=sys.stderr,
+        flush=True,
+    )
+    config = uvicorn.Config(
+        served, host=args.host, port=args.port, log_level="warning", access_log=False
+    )
+    server = uvicorn.Server(config)
+    server.run()
+    if not server.started:
+        raise CliError(f"cannot serve on {args.host}:{args.port} (is the port taken?)")
+    return EXIT_OK

@@ -1,0 +1,284 @@
+"""`pipeline dashboard` as a person uses it: the real command on a free port, driven by headless
+Chromium through selenium. Each test saves screenshots of the pages it visits to one temporary
+directory, whose path the session prints."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webdriver import WebDriver
+
+from tests.acceptance.cli import REPO, WorkerProcess, pipeline_exe, run_cli
+from tests.waiting import wait_for
+
+Conn = psycopg.Connection[Any]
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+
+
+@pytest.fixture(scope="module")
+def shots(request: pytest.FixtureRequest) -> Path:
+    folder = Path(tempfile.mkdtemp(prefix="pipeline-dashboard-shots-"))
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(f"dashboard screenshots: {folder}")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[WebDriver]:
+    profile = tempfile.mkdtemp(prefix="pipeline-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+        f"--user-data-dir={profile}",
+        "--window-size=1280,900",
+    ):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return bool(response.status == 200)
+    except OSError:
+        return False
+
+
+@pytest.fixture
+def dashboard(env: dict[str, str], tmp_path: Path) -> Iterator[str]:
+    port = free_port()
+    log = (tmp_path / "dashboard.log").open("w")
+    proc = subprocess.Popen(
+        [*pipeline_exe(), "dashboard", "--port", str(port)],
+        env=env,
+        cwd=REPO,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_for(
+            lambda: answers(url + "/") or proc.poll() is not None, what="the dashboard", timeout=60
+        )
+        assert proc.poll() is None, (tmp_path / "dashboard.log").read_text()
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()
+
+
+def snap(browser: WebDriver, shots: Path, name: str) -> None:
+    # As tall as the page, so that the screenshot shows all of it.
+    height = browser.execute_script("return document.documentElement.scrollHeight")
+    browser.set_window_size(1280, max(600, min(int(height) + 40, 2400)))
+    browser.save_screenshot(str(shots / f"{name}.png"))
+    browser.set_window_size(1280, 900)
+
+
+def text_at(browser: WebDriver, css: str) -> str:
+    found = browser.find_elements(By.CSS_SELECTOR, css)
+    return str(found[0].text) if found else ""
+
+
+def add(conn: Conn, type: str, status: str, n: int = 1, **cols: Any) -> list[int]:
+    """n jobs in a state, as workers would have left them (finished ones now)."""
+    names = ["type", "status", *cols]
+    finished = status in ("done", "failed", "cancelled")
+    rows = conn.execute(
+        f"INSERT INTO jobs ({', '.join(names)}, finished_at, started_at, attempts) "  # type: ignore[arg-type]
+        f"SELECT {', '.join(['%s'] * len(names))}, "
+        f"CASE WHEN {finished} THEN now() - g * interval '40 seconds' END, "
+        f"CASE WHEN {finished} THEN now() - g * interval '40 seconds' END, 1 "
+        "FROM generate_series(1, %s) AS g RETURNING id",
+        [type, status, *cols.values(), n],
+    ).fetchall()
+    return [int(r[0]) for r in rows]
+
+
+def test_overview_counts_match_the_database_and_refresh_in_place(
+    browser: WebDriver, dashboard: str, conn: Conn, shots: Path
+) -> None:
+    worker = "7d3c9a52-0000-4000-8000-000000000001"
+    conn.execute(
+        "INSERT INTO pipeline_workers (id, hostname, pid, stages, concurrency) "
+        "VALUES (%s, 'ocr-box-1', 4242, ARRAY['upload', 'ocr', 'extract'], 4)",
+        (worker,),
+    )
+    conn.execute(
+        "INSERT INTO pipeline_schedules (name, stage, cron, timezone, source, next_fire_at) "
+        "VALUES ('nightly-report', 'extract', '0 2 * * *', 'Europe/Berlin', 'cli', "
+        "now() + interval '5 hours')"
+    )
+    add(conn, "ocr", "queued", 7, tenant_id="acme")
+    add(conn, "ocr", "running", 2, tenant_id="acme", worker_id=worker)
+    add(conn, "ocr", "done", 40, tenant_id="acme")
+    add(conn, "extract", "done", 12, tenant_id="zeta")
+    add(conn, "extract", "failed", 3, tenant_id="zeta", last_error="LLM answer invalid")
+
+    browser.get(dashboard + "/")
+    browser.execute_script("window.notReloaded = true")
+
+    counts = dict(conn.execute("SELECT stage, queued FROM pipeline_stage_counts").fetchall())
+    assert text_at(browser, 'tr[data-stage="ocr"] [data-col="queued"]') == str(counts["ocr"])
+    assert text_at(browser, 'tr[data-stage="ocr"] [data-col="running"]') == "2"
+    assert text_at(browser, 'tr[data-stage="ocr"] [data-col="done_1h"]') == "40"
+    assert text_at(browser, 'tr[data-stage="extract"] [data-col="failed_1h"]') == "3"
+    workers = browser.find_element(By.ID, "workers").text
+    assert "ocr-box-1" in workers and "ocr \u00d7 2" in workers
+    assert "nightly-report" in browser.find_element(By.ID, "schedules").text
+    snap(browser, shots, "overview")
+
+    add(conn, "ocr", "queued", 5, tenant_id="acme")
+    wait_for(
+        lambda: text_at(browser, 'tr[data-stage="ocr"] [data-col="queued"]') == "12",
+        what="the overview to refresh",
+    )
+    assert browser.execute_script("return window.notReloaded") is True  # htmx, not a reload
+
+
+def test_a_filter_narrows_the_jobs_table(
+    browser: WebDriver, dashboard: str, conn: Conn, shots: Path
+) -> None:
+    add(conn, "ocr", "done", 5, tenant_id="acme")
+    failed = add(conn, "extract", "failed", 2, tenant_id="zeta", last_error="no deadline found")
+
+    browser.get(dashboard + "/jobs")
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#jobs tbody tr[data-job]")) == 7
+    browser.find_element(By.NAME, "stage").send_keys("extract")
+    browser.find_element(By.ID, "apply").click()
+
+    def shown() -> list[int]:
+        rows = browser.find_elements(By.CSS_SELECTOR, "#jobs tbody tr[data-job]")
+        return [int(r.get_attribute("data-job") or 0) for r in rows]
+
+    wait_for(lambda: shown() == sorted(failed, reverse=True), what="the filtered table")
+    snap(browser, shots, "jobs")
+
+
+def test_a_document_grid_turns_from_queued_to_done_while_a_worker_runs(
+    browser: WebDriver,
+    dashboard: str,
+    env: dict[str, str],
+    conn: Conn,
+    shots: Path,
+    start_worker: Callable[..., WorkerProcess],
+) -> None:
+    submitted = run_cli(env, "submit", str(REPO / "sample_docs" / "tender.pdf"), "--tenant", "acme")
+    assert submitted.returncode == 0, submitted.stderr
+    row = conn.execute("SELECT id FROM jobs WHERE type = 'upload'").fetchone()
+    assert row is not None
+    run = int(row[0])
+    # Only the upload runs first: it fans out the pages, which stay queued for the browser to see.
+    uploader = start_worker("--stage", "upload")
+    browser.get(f"{dashboard}/runs/{run}")
+
+    def tiles() -> list[str]:
+        found = browser.find_elements(By.CSS_SELECTOR, '.stage[data-stage="ocr"] .tile')
+        return [str(t.get_attribute("data-status")) for t in found]
+
+    wait_for(lambda: tiles() == ["queued", "queued"], what="queued page tiles", timeout=60)
+    snap(browser, shots, "run-queued")
+    uploader.signal(signal.SIGTERM)
+    uploader.wait()
+
+    start_worker("--stage", "ocr", "--stage", "extract")
+    wait_for(lambda: tiles() == ["done", "done"], what="done page tiles", timeout=90)
+    wait_for(
+        lambda: "%" in text_at(browser, '#fields tr[data-field="title"]'),
+        what="the extracted fields",
+        timeout=60,
+    )
+    assert "Westbrook" in browser.find_element(By.ID, "fields").text
+    page_link = browser.find_element(By.CSS_SELECTOR, '.stage[data-stage="ocr"] .tile')
+    assert (page_link.get_attribute("href") or "").startswith(f"{dashboard}/jobs/")
+    snap(browser, shots, "run")
+    browser.get(f"{dashboard}/runs")
+    assert f"/runs/{run}" in (
+        browser.find_element(By.CSS_SELECTOR, "#runs a").get_attribute("href") or ""
+    )
+    snap(browser, shots, "runs")
+
+
+def test_retry_and_cancel_change_the_jobs_state(
+    browser: WebDriver, dashboard: str, conn: Conn, shots: Path
+) -> None:
+    [job] = add(conn, "ocr", "failed", tenant_id="acme", last_error="PDFium could not open it")
+
+    def status() -> str:
+        found = conn.execute("SELECT status FROM jobs WHERE id = %s", (job,)).fetchone()
+        return str(found[0]) if found else ""
+
+    browser.get(f"{dashboard}/jobs/{job}")
+    snap(browser, shots, "job")
+    browser.find_element(By.ID, "retry").click()
+    snap(browser, shots, "confirm")
+    assert status() == "failed"  # asking is not doing
+    browser.find_element(By.ID, "confirm").click()
+    wait_for(lambda: text_at(browser, "#job-status") == "queued", what="the job page, requeued")
+    assert status() == "queued"
+
+    browser.find_element(By.ID, "cancel").click()
+    browser.find_element(By.ID, "confirm").click()
+    wait_for(lambda: text_at(browser, "#job-status") == "cancelled", what="the job, cancelled")
+    assert status() == "cancelled"
+
+
+def test_an_xss_payload_renders_inert(browser: WebDriver, dashboard: str, conn: Conn) -> None:
+    evil = "<img src=x onerror=\"document.title='pwned'\"><script>document.title='pwned'</script>"
+    [job] = add(conn, "ocr", "failed", payload=json.dumps({"name": evil}), last_error=evil)
+
+    for path in (f"/jobs/{job}", "/jobs", f"/runs/{job}"):
+        browser.get(dashboard + path)
+        assert browser.title != "pwned", path
+        assert browser.find_elements(By.CSS_SELECTOR, "main img, main script") == [], path
+    browser.get(f"{dashboard}/jobs/{job}")
+    assert "<script>document.title" in browser.find_element(By.ID, "last-error").text
+
+
+def test_the_tenants_page(browser: WebDriver, dashboard: str, conn: Conn, shots: Path) -> None:
+    conn.execute("INSERT INTO tenant_caps (tenant_id, stage, cap) VALUES ('acme', 'ocr', 4)")
+    add(conn, "ocr", "queued", 30, tenant_id="acme")
+    add(conn, "ocr", "queued", 4, tenant_id="zeta")
+
+    browser.get(dashboard + "/tenants")
+
+    assert text_at(browser, '#queued tr[data-tenant="acme"]').split()[-1] == "30"
+    snap(browser, shots, "tenants")

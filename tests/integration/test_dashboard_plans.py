@@ -1,0 +1,69 @@
+"""The dashboard's queries stay index lookups on a million finished jobs."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import psycopg
+
+from pipeline.queries import Q
+
+RUNS = {"tenant": None, "before": None, "probes": 500, "limit": 30}
+JOBS_ANY = {
+    "status": None,
+    "stage": None,
+    "tenant": None,
+    "since": None,
+    "until": None,
+    "search": None,
+    "before": None,
+    "limit": 51,
+}
+
+
+def explain(conn: psycopg.Connection[Any], name: str, params: dict[str, Any]) -> str:
+    rows = conn.execute("EXPLAIN (ANALYZE, FORMAT TEXT) " + Q[name], params).fetchall()  # type: ignore[operator]
+    return "\n".join(str(r[0]) for r in rows)
+
+
+def test_dashboard_queries_use_indexes_on_a_million_finished_jobs(
+    conn: psycopg.Connection[Any],
+) -> None:
+    # A second apart, the newest now: 200 tenants, three stages, one job in a thousand failed.
+    conn.execute(
+        """
+        INSERT INTO jobs (type, tenant_id, payload, status, attempts, created_at, finished_at,
+                          last_error)
+        SELECT (ARRAY['ocr', 'ocr', 'ocr', 'extract', 'upload'])[1 + g % 5], 't' || (g % 200),
+               '{}', CASE WHEN g % 1000 = 0 THEN 'failed' ELSE 'done' END, 1,
+               now() - (1000000 - g) * interval '1 second',
+               now() - (1000000 - g) * interval '1 second',
+               CASE WHEN g % 1000 = 0 THEN 'error ' || g END
+        FROM generate_series(1, 1000000) AS g
+        """
+    )
+    conn.execute("INSERT INTO jobs (type, tenant_id) SELECT 'ocr', 't1' FROM generate_series(1, 9)")
+    # What autovacuum does on a live table: statistics, and the BRIN summary of created_at.
+    conn.execute("VACUUM ANALYZE jobs")
+    hour_ago = datetime.now(UTC) - timedelta(hours=1)
+    cases: list[tuple[str, dict[str, Any], str]] = [
+        ("dashboard_jobs", JOBS_ANY, "jobs_pkey"),
+        ("dashboard_jobs", JOBS_ANY | {"tenant": "t7"}, "jobs_tenant"),
+        ("dashboard_jobs", JOBS_ANY | {"status": "failed"}, "jobs_failed"),
+        ("dashboard_jobs", JOBS_ANY | {"status": "failed", "search": "%error 5%"}, "jobs_failed"),
+        ("dashboard_jobs", JOBS_ANY | {"since": hour_ago}, "jobs_"),
+        ("dashboard_jobs", JOBS_ANY | {"before": 500_000}, "jobs_pkey"),
+        ("dashboard_runs", RUNS, "jobs_run"),
+        ("dashboard_tenant_queued", {"tenant": None, "limit": 50}, "jobs_ready"),
+        ("dashboard_noisy_tenants", {"tenant": None, "limit": 50}, "jobs_created"),
+        ("dashboard_throughput", {"tenant": None}, "jobs_finished"),
+        ("dashboard_tenant_stages", {"tenant": "t1", "limit": 200}, "jobs_ready"),
+    ]
+    for name, params, index in cases:
+        plan = explain(conn, name, params)
+        assert "Seq Scan on jobs" not in plan, (name, params, plan)
+        assert index in plan, (name, params, plan)
+        took = float(plan.rsplit("Execution Time: ", 1)[1].split(" ")[0])
+        # Milliseconds where a scan of the table takes a hundred or more: room for a slow CI.
+        assert took < 60, (name, params, plan)
