@@ -4,6 +4,7 @@ directory, whose path the session prints."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import signal
@@ -33,9 +34,10 @@ CHROMEDRIVER = "/usr/bin/chromedriver"
 @pytest.fixture(scope="module")
 def shots(request: pytest.FixtureRequest) -> Path:
     folder = Path(tempfile.mkdtemp(prefix="pipeline-dashboard-shots-"))
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None:
-        reporter.write_line(f"dashboard screenshots: {folder}")
+    # Past pytest's capture, so that the path shows in a plain `pytest -q` run.
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
+        print(f"\ndashboard screenshots: {folder}", flush=True)
     return folder
 
 
@@ -114,8 +116,13 @@ def snap(browser: WebDriver, shots: Path, name: str) -> None:
 
 
 def text_at(browser: WebDriver, css: str) -> str:
-    found = browser.find_elements(By.CSS_SELECTOR, css)
-    return str(found[0].text) if found else ""
+    """The element's text, read in one script call: htmx swaps the overview every 2 s, and an
+    element found first and read after may be gone by then (a stale reference)."""
+    text = browser.execute_script(
+        "const e = document.querySelector(arguments[0]); return e ? e.innerText.trim() : ''",
+        css,
+    )
+    return str(text)
 
 
 def add(conn: Conn, type: str, status: str, n: int = 1, **cols: Any) -> list[int]:
@@ -161,9 +168,9 @@ def test_overview_counts_match_the_database_and_refresh_in_place(
     assert text_at(browser, 'tr[data-stage="ocr"] [data-col="running"]') == "2"
     assert text_at(browser, 'tr[data-stage="ocr"] [data-col="done_1h"]') == "40"
     assert text_at(browser, 'tr[data-stage="extract"] [data-col="failed_1h"]') == "3"
-    workers = browser.find_element(By.ID, "workers").text
+    workers = text_at(browser, "#workers")
     assert "ocr-box-1" in workers and "ocr \u00d7 2" in workers
-    assert "nightly-report" in browser.find_element(By.ID, "schedules").text
+    assert "nightly-report" in text_at(browser, "#schedules")
     snap(browser, shots, "overview")
 
     add(conn, "ocr", "queued", 5, tenant_id="acme")
@@ -211,8 +218,12 @@ def test_a_document_grid_turns_from_queued_to_done_while_a_worker_runs(
     browser.get(f"{dashboard}/runs/{run}")
 
     def tiles() -> list[str]:
-        found = browser.find_elements(By.CSS_SELECTOR, '.stage[data-stage="ocr"] .tile')
-        return [str(t.get_attribute("data-status")) for t in found]
+        # One script call: the page polls and swaps the tiles, so found-then-read may go stale.
+        found = browser.execute_script(
+            "return [...document.querySelectorAll('.stage[data-stage=\"ocr\"] .tile')]"
+            ".map(t => t.dataset.status)"
+        )
+        return [str(t) for t in found]
 
     wait_for(lambda: tiles() == ["queued", "queued"], what="queued page tiles", timeout=60)
     snap(browser, shots, "run-queued")
@@ -226,9 +237,12 @@ def test_a_document_grid_turns_from_queued_to_done_while_a_worker_runs(
         what="the extracted fields",
         timeout=60,
     )
-    assert "Westbrook" in browser.find_element(By.ID, "fields").text
-    page_link = browser.find_element(By.CSS_SELECTOR, '.stage[data-stage="ocr"] .tile')
-    assert (page_link.get_attribute("href") or "").startswith(f"{dashboard}/jobs/")
+    assert "Westbrook" in text_at(browser, "#fields")
+    href = browser.execute_script(
+        "const t = document.querySelector('.stage[data-stage=\"ocr\"] .tile');"
+        "return t ? t.href : ''"
+    )
+    assert str(href).startswith(f"{dashboard}/jobs/")
     snap(browser, shots, "run")
     browser.get(f"{dashboard}/runs")
     assert f"/runs/{run}" in (
