@@ -15,7 +15,7 @@ from uuid import UUID
 import psycopg
 
 from pipeline.admin.jobs import JobSummary
-from pipeline.admin.status import ScheduleStatus, begin_snapshot, read_status
+from pipeline.admin.status import ExpiredLease, ScheduleStatus, begin_snapshot, read_status
 from pipeline.admin.tenants import TenantLoad, tenant_loads
 from pipeline.queries import Q
 
@@ -53,18 +53,6 @@ class Minute:
 
 
 @dataclass(frozen=True)
-class ExpiredRow:
-    id: int
-    stage: str
-    tenant_id: str | None
-    worker_id: UUID | None
-    attempts: int
-    max_attempts: int
-    leased_until: datetime
-    expired_for_s: float
-
-
-@dataclass(frozen=True)
 class WorkerRow:
     id: UUID
     hostname: str
@@ -83,7 +71,7 @@ class Overview:
     taken_at: datetime
     stages: list[StageRow]
     throughput: list[Minute]
-    expired: list[ExpiredRow]
+    expired: list[ExpiredLease]
     expired_total: int
     #: None when opened for one tenant: workers serve every tenant
     workers: list[WorkerRow] | None
@@ -122,7 +110,7 @@ def read_overview(conn: psycopg.Connection[Any], tenant: str | None) -> Overview
                 for s in status.stages
             ],
             throughput=throughput,
-            expired=[ExpiredRow(**vars(e)) for e in status.expired_leases],
+            expired=list(status.expired_leases),
             expired_total=status.expired_leases_total,
             workers=[
                 WorkerRow(
@@ -150,7 +138,7 @@ def read_overview(conn: psycopg.Connection[Any], tenant: str | None) -> Overview
             ).fetchall()
         ]
         expired = [
-            ExpiredRow(*row)
+            ExpiredLease(*row)
             for row in conn.execute(
                 Q["dashboard_tenant_expired"], params | {"limit": EXPIRED_SHOWN}
             ).fetchall()
