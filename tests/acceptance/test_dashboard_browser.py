@@ -193,8 +193,13 @@ def test_a_filter_narrows_the_jobs_table(
     browser.find_element(By.ID, "apply").click()
 
     def shown() -> list[int]:
-        rows = browser.find_elements(By.CSS_SELECTOR, "#jobs tbody tr[data-job]")
-        return [int(r.get_attribute("data-job") or 0) for r in rows]
+        # One script call: the table is swapped by htmx, and a row found first may be gone
+        # by the time it is read.
+        ids = browser.execute_script(
+            "return [...document.querySelectorAll('#jobs tbody tr[data-job]')]"
+            ".map(r => r.dataset.job)"
+        )
+        return [int(i or 0) for i in ids]
 
     wait_for(lambda: shown() == sorted(failed, reverse=True), what="the filtered table")
     snap(browser, shots, "jobs")
@@ -246,7 +251,11 @@ def test_a_document_grid_turns_from_queued_to_done_while_a_worker_runs(
     snap(browser, shots, "run")
     browser.get(f"{dashboard}/runs")
     assert f"/runs/{run}" in (
-        browser.find_element(By.CSS_SELECTOR, "#runs a").get_attribute("href") or ""
+        str(
+            browser.execute_script(
+                "const a = document.querySelector('#runs a'); return a ? a.href : ''"
+            )
+        )
     )
     snap(browser, shots, "runs")
 
@@ -284,7 +293,7 @@ def test_an_xss_payload_renders_inert(browser: WebDriver, dashboard: str, conn: 
         assert browser.title != "pwned", path
         assert browser.find_elements(By.CSS_SELECTOR, "main img, main script") == [], path
     browser.get(f"{dashboard}/jobs/{job}")
-    assert "<script>document.title" in browser.find_element(By.ID, "last-error").text
+    assert "<script>document.title" in text_at(browser, "#last-error")
 
 
 def test_the_tenants_page(browser: WebDriver, dashboard: str, conn: Conn, shots: Path) -> None:
