@@ -100,6 +100,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 #: The flag behind each WorkerSettings field the worker command sets, to name it in errors.
 WORKER_FLAGS = {
     "concurrency": "--concurrency",
+    "prefetch": "--prefetch",
     "grace_period_s": "--grace",
     "poll_interval_s": "--poll-interval",
     "reclaim_interval_s": "--reclaim-interval",
@@ -114,6 +115,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     try:
         settings = WorkerSettings(
             concurrency=args.concurrency,
+            prefetch=args.prefetch,
             grace_period_s=args.grace,
             poll_interval_s=args.poll_interval,
             reclaim_interval_s=args.reclaim_interval,
@@ -304,6 +306,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--stage", action="append", type=text_arg, default=[], help="only these stages (repeatable)"
     )
     w.add_argument("--concurrency", type=int, default=defaults.concurrency)  # range: settings
+    w.add_argument(
+        "--prefetch",
+        type=int,
+        default=None,
+        help="jobs claimed ahead of a free runner (default: as many as --concurrency while "
+        "jobs take under 10 ms, else none; 0: never)",
+    )
     w.add_argument(
         "--grace",
         type=seconds_arg(INTERVAL_MAX_S),

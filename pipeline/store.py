@@ -142,6 +142,12 @@ class JobStore:
             ).fetchall()
         return {row[0]: row[1] for row in rows}
 
+    def unclaim(self, held: Iterable[tuple[int, int]]) -> set[int]:
+        """Give back jobs that were claimed but never started, uncharged; the ids still owned."""
+        with self.pool.connection() as conn:
+            rows = conn.execute(Q["unclaim"], _fence_params(held)).fetchall()
+        return {row[0] for row in rows}
+
     def register_worker(self, worker: WorkerInfo) -> None:
         with self.pool.connection() as conn:
             conn.execute(Q["register_worker"], worker.params())

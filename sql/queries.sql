@@ -115,6 +115,17 @@ FROM held
 WHERE j.id = held.id
 RETURNING j.id, j.status;
 
+-- name: unclaim
+-- Jobs claimed ahead of a free runner (prefetched) that never started, given back when the
+-- worker stops: as if never claimed, so the attempt is refunded and no release is counted, and
+-- they keep their place in the queue. claims stays: a fencing token is never reused.
+UPDATE jobs AS j
+SET status = 'queued', attempts = j.attempts - 1, leased_until = NULL, worker_id = NULL,
+    started_at = NULL
+FROM unnest(%(ids)s::bigint[], %(claims)s::integer[]) AS held(id, claims)
+WHERE j.id = held.id AND j.claims = held.claims AND j.status = 'running'
+RETURNING j.id;
+
 -- name: reclaim_expired
 -- An expired lease means the worker died or stalled, which no job in it can be blamed for:
 -- every job it held shared its fate. So the attempt is refunded and the job becomes a suspect,

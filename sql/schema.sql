@@ -264,7 +264,10 @@ CREATE TYPE pipeline_claim_group AS (type text, tenant_id text, cap integer);
 CREATE FUNCTION pipeline_claim(
     p_types text[], p_limit integer, p_worker uuid, p_cap_stages text[], p_caps integer[]
 ) RETURNS SETOF jobs
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+-- Planned once per connection (0008): planning each call cost more than the claim itself.
+SET plan_cache_mode = force_generic_plan
+AS $$
 DECLARE
     groups pipeline_claim_group[];
     finished boolean[];
@@ -282,6 +285,7 @@ DECLARE
     batch_types text[] := '{}';
     batch_tenants text[] := '{}';
     batch_takes integer[] := '{}';
+    batch_caps integer[] := '{}';
 BEGIN
     -- Distinct tenants with queued jobs per stage, found by skipping through jobs_ready one
     -- tenant at a time; then each one's best ready job, for the order. The skips order by
@@ -351,26 +355,47 @@ BEGIN
         shares[i] := least(quota, budget);
         budget := budget - shares[i];
         grp := groups[i];
-        IF shares[i] > 0 AND grp.tenant_id IS NOT NULL AND grp.cap IS NULL THEN
+        IF shares[i] > 0 AND grp.tenant_id IS NOT NULL THEN
             batch_types := batch_types || grp.type;
             batch_tenants := batch_tenants || grp.tenant_id;
             batch_takes := batch_takes || shares[i];
+            batch_caps := batch_caps || grp.cap;
         END IF;
     END LOOP;
 
-    -- Uncapped tenants take their shares in one statement, however many have work: no slot
-    -- to lock, so nothing to do one tenant at a time.
+    -- Tenants take their first-pass shares in one statement, however many have work. A
+    -- capped pair's counter row is locked SKIP LOCKED (a pair another claimer holds is left to
+    -- them), its count read under that lock (FOR UPDATE reads the latest committed version),
+    -- at most its free slots taken, and the count raised by what was taken, all before this
+    -- transaction commits. A capped pair whose counter row is missing gets nothing here; the
+    -- second pass below makes its row.
     IF array_length(batch_types, 1) > 0 THEN
         RETURN QUERY
-        WITH picked AS (
-            SELECT p.id
-            FROM unnest(batch_types, batch_tenants, batch_takes) AS w(type, tenant_id, take)
+        WITH wanted AS (
+            SELECT * FROM unnest(batch_types, batch_tenants, batch_takes, batch_caps)
+                AS w(type, tenant_id, take, cap)
+        ),
+        locked AS (
+            SELECT w.type, w.tenant_id, greatest(0, least(w.take, w.cap - s.running)) AS room
+            FROM wanted w
+            JOIN tenant_slots s ON s.tenant_id = w.tenant_id AND s.stage = w.type
+            WHERE w.cap IS NOT NULL
+            FOR UPDATE OF s SKIP LOCKED
+        ),
+        rooms AS (
+            SELECT l.type, l.tenant_id, l.room, true AS capped FROM locked l
+            UNION ALL
+            SELECT w.type, w.tenant_id, w.take, false FROM wanted w WHERE w.cap IS NULL
+        ),
+        picked AS (
+            SELECT p.id, r.capped
+            FROM rooms r
             CROSS JOIN LATERAL (
                 SELECT j.id FROM jobs j
-                WHERE j.status = 'queued' AND j.type = w.type AND j.tenant_id = w.tenant_id
+                WHERE j.status = 'queued' AND j.type = r.type AND j.tenant_id = r.tenant_id
                   AND j.run_after <= now()
                 ORDER BY j.priority DESC, j.run_after, j.id
-                LIMIT w.take
+                LIMIT r.room
                 FOR UPDATE SKIP LOCKED
             ) AS p
         ),
@@ -378,19 +403,29 @@ BEGIN
             UPDATE jobs AS j
             SET status = 'running', attempts = j.attempts + 1, claims = j.claims + 1,
                 leased_until = now() + make_interval(secs => j.lease_seconds),
-                worker_id = p_worker, started_at = now(), holds_slot = false
+                worker_id = p_worker, started_at = now(),
+                holds_slot = j.id = ANY (ARRAY(SELECT picked.id FROM picked WHERE picked.capped))
             -- By primary key, whatever the planner guesses of the batch's size: a generic plan
             -- of a join here would hash the whole table.
             WHERE j.id = ANY (ARRAY(SELECT picked.id FROM picked))
             RETURNING j.*
         ),
-        -- Bumped only where no one else holds the row: waiting here, in whatever order the
-        -- rows come, could deadlock two claimers; a missed bump costs a little fairness.
+        counted AS (
+            UPDATE tenant_slots AS s
+            SET running = s.running + c.taken, served_at = clock_timestamp()
+            FROM (SELECT claimed.type, claimed.tenant_id, count(*)::integer AS taken
+                  FROM claimed WHERE claimed.holds_slot GROUP BY 1, 2) AS c
+            WHERE s.tenant_id = c.tenant_id AND s.stage = c.type
+        ),
+        -- An uncapped pair's row is bumped only where no one else holds it: waiting here, in
+        -- whatever order the rows come, could deadlock two claimers; a missed bump costs a
+        -- little fairness.
         served AS (
             UPDATE tenant_slots AS s SET served_at = clock_timestamp()
             FROM (
                 SELECT s2.tenant_id, s2.stage FROM tenant_slots s2
-                WHERE (s2.stage, s2.tenant_id) IN (SELECT c.type, c.tenant_id FROM claimed c)
+                WHERE (s2.stage, s2.tenant_id) IN (SELECT c.type, c.tenant_id FROM claimed c
+                                                   WHERE NOT c.holds_slot)
                 FOR UPDATE OF s2 SKIP LOCKED
             ) AS l
             WHERE s.tenant_id = l.tenant_id AND s.stage = l.stage
@@ -405,9 +440,8 @@ BEGIN
             EXIT WHEN remaining <= 0;
             CONTINUE WHEN finished[i];
             grp := groups[i];
-            IF pass = 1 AND (shares[i] = 0
-                             OR (grp.tenant_id IS NOT NULL AND grp.cap IS NULL)) THEN
-                CONTINUE;  -- no share, or taken by the statement above
+            IF pass = 1 AND (shares[i] = 0 OR grp.tenant_id IS NOT NULL) THEN
+                CONTINUE;  -- no share, or taken by a statement above
             END IF;
             take := CASE WHEN pass = 1 THEN least(shares[i], remaining) ELSE remaining END;
             cap := grp.cap;
@@ -492,6 +526,9 @@ END
 $$;
 
 -- Recounts each pair from the jobs table under its row lock; returns the pairs it corrected.
+-- A pair locked right now (a claim or a completion is changing it) is left for the next pass:
+-- waiting for it while holding the pairs already counted could deadlock with a completion
+-- that frees slots of several tenants in another order.
 CREATE FUNCTION pipeline_repair_slots()
 RETURNS TABLE (tenant_id text, stage text, was integer, counted integer)
 LANGUAGE plpgsql AS $$
@@ -501,7 +538,8 @@ BEGIN
     FOR pair IN SELECT s.tenant_id, s.stage FROM tenant_slots s LOOP
         SELECT s.running INTO was FROM tenant_slots s
         WHERE s.tenant_id = pair.tenant_id AND s.stage = pair.stage
-        FOR UPDATE;
+        FOR UPDATE SKIP LOCKED;
+        CONTINUE WHEN NOT FOUND;
         -- A statement of its own, so its snapshot is taken after the lock: claims that
         -- committed while we waited are counted.
         SELECT count(*) INTO counted FROM jobs j

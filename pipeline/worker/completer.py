@@ -183,6 +183,10 @@ class Completer:
 
     def _ack_batch(self, batch: list[_Ack]) -> None:
         started = time.monotonic()
+        # Completions of capped tenants' jobs lock those tenants' slot counters as the rows are
+        # updated; one order for every worker's batches means two batches never wait on each
+        # other in a circle.
+        batch.sort(key=lambda a: (a.job.tenant_id or "", a.job.type, a.job.id))
         try:
             confirmed = retry_db(
                 "acknowledge",

@@ -16,9 +16,11 @@ class InFlight:
     job: ClaimedJob
     spec: StageSpec
     ctx: Context
-    deadline: float | None  # monotonic, for a job run in a thread; None without a timeout
     isolated: bool  # runs in a child process: its timeout and cancel kill the child
     lease_until: float = field(default=0.0)  # monotonic estimate, for how long to retry writes
+    #: monotonic, for a job run in a thread, from when it started; None without a timeout
+    deadline: float | None = None
+    started: bool = False  # a runner took it; before that it waits, claimed ahead
     returned: bool = False  # the run is over and its runner settles it
     abandoned: bool = False  # settled without its thread (timeout, cancel, shutdown)
     replaced: bool = False  # its thread is stuck in it and another thread took its slot
@@ -27,23 +29,58 @@ class InFlight:
 
 class InFlightTable:
     """Claimed jobs by id. A job holds a slot from dispatch until its runner returns or it is
-    abandoned; it stays in the table (and is heartbeated) until its write is confirmed."""
+    abandoned; it stays in the table (and is heartbeated) until its write is confirmed. Slots
+    beyond the runners' are jobs claimed ahead, waiting for a runner."""
 
     def __init__(self, slots: int, changed: threading.Event) -> None:
         self.slots = slots
         self.lock = threading.Lock()
         self._entries: dict[int, InFlight] = {}
         self._busy = 0
+        self._waiting = 0  # dispatched, not yet taken by a runner
         self.changed = changed  # set when a slot is freed: the claim loop may claim again
 
     def add(self, entry: InFlight) -> None:
         with self.lock:
             self._entries[entry.job.id] = entry
             self._busy += 1
+            self._waiting += 1
 
-    def free(self) -> int:
+    def free(self, ahead: int = 0) -> int:
+        """Slots to claim for, counting `ahead` more than there are runners."""
         with self.lock:
-            return self.slots - self._busy
+            return self.slots + ahead - self._busy
+
+    def waiting(self) -> int:
+        with self.lock:
+            return self._waiting
+
+    def start(self, entry: InFlight, now: float | None = None) -> bool:
+        """A runner takes the job: False if it was abandoned (cancelled, or given back at
+        shutdown) while it waited. Its timeout counts from here."""
+        now = time.monotonic() if now is None else now
+        with self.lock:
+            if entry.started:
+                return True
+            self._waiting -= 1
+            entry.started = True
+            if entry.abandoned:
+                return False
+            if not entry.isolated and entry.spec.timeout_s is not None:
+                entry.deadline = now + entry.spec.timeout_s
+            return True
+
+    def take_waiting(self) -> list[InFlight]:
+        """Abandon every job still waiting for a runner, to give it back; the runner that
+        later dequeues one skips it."""
+        with self.lock:
+            waiting = [e for e in self._entries.values() if not e.started and not e.abandoned]
+            for entry in waiting:
+                entry.abandoned = True
+                self._busy -= 1
+        if waiting:
+            self.changed.set()
+        return waiting
 
     def busy(self) -> int:
         with self.lock:

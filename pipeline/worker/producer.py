@@ -37,6 +37,7 @@ class Producer:
         stopping: threading.Event,
         wake: threading.Event,
         on_claimed: Callable[[int, float], None] | None = None,
+        ahead: Callable[[], int] | None = None,
     ) -> None:
         self.store = store
         self.table = table
@@ -51,6 +52,7 @@ class Producer:
         self.stopping = stopping
         self.wake = wake
         self.on_claimed = on_claimed  # (jobs, seconds) of each claim, for metrics
+        self.ahead = ahead  # how many jobs to claim beyond the free runners
         #: The last claim got fewer jobs than it asked for: more may become claimable when a
         #: completion commits (a tenant's slot frees), not only when a local slot frees.
         self.short = False
@@ -60,8 +62,13 @@ class Producer:
         while not self.stopping.is_set():
             self.wake.clear()
             next_tick = self.on_tick()
-            free = self.table.free()
+            ahead = self.ahead() if self.ahead is not None else 0
+            free = self.table.free(ahead)
             want = min(free, self.batch_max)
+            if ahead and free < ahead and self.table.waiting() > 0:
+                # Runners still have jobs in hand: wait until as many slots as are claimed
+                # ahead are free, rather than claim one job per finished one, a trip each.
+                want = 0
             if want > 0:
                 started = time.monotonic()
                 try:

@@ -35,6 +35,7 @@ from pipeline.store import ClaimedJob, JobStore, WorkerInfo
 from pipeline.worker.completer import Completer, Settled
 from pipeline.worker.heartbeat import Heartbeat
 from pipeline.worker.inflight import InFlight, InFlightTable
+from pipeline.worker.prefetch import Prefetch
 from pipeline.worker.producer import Producer
 from pipeline.worker.runners import Runners
 
@@ -75,6 +76,7 @@ class Worker:
         if self.settings.metrics_port is not None:
             self.metrics = WorkerMetrics(str(self.id))
         self.table = InFlightTable(self.settings.concurrency, self._wake)
+        self.prefetch = Prefetch(self.settings.concurrency, self.settings.prefetch)
         self.completer = Completer(
             self.store,
             halt=self._halt,
@@ -107,6 +109,7 @@ class Worker:
             },
             worker_id=self.id,
             batch_max=self.settings.claim_batch_max,
+            ahead=self.prefetch.extra,
             poll_interval_s=self.settings.poll_interval_s,
             retry_max_s=self.settings.db_retry_max_s,
             dispatch=self._dispatch,
@@ -195,15 +198,12 @@ class Worker:
     def _dispatch(self, job: ClaimedJob) -> None:
         spec = self.specs[job.type]
         ctx = Context.for_job(job, self.registry, self._read_outputs)
-        isolated = self._isolate(spec, job)
-        now = time.monotonic()
         entry = InFlight(
             job,
             spec,
             ctx,
-            deadline=None if isolated or spec.timeout_s is None else now + spec.timeout_s,
-            isolated=isolated,
-            lease_until=now + job.lease_seconds,
+            isolated=self._isolate(spec, job),
+            lease_until=time.monotonic() + job.lease_seconds,
         )
         self.table.add(entry)
         self.heartbeat.notice(job.lease_seconds)
@@ -221,10 +221,14 @@ class Worker:
 
     def _execute(self, entry: InFlight) -> None:
         """One job, start to settle; runs on a runner thread."""
+        started = time.monotonic()
+        if not self.table.start(entry, started):
+            return  # given back or cancelled while it waited for a runner
         if entry.isolated:
             outcome = self._run_isolated(entry)
         else:
             outcome = run_job(entry.spec, entry.job, entry.ctx, self._find_output)
+        self.prefetch.observe(entry.spec.name, time.monotonic() - started)
         if not self.table.finish_run(entry):
             return  # a timeout or a cancel settled it already; this late result is dropped
         if outcome is None:
@@ -369,10 +373,11 @@ class Worker:
         log.info("job %s was cancelled while running", job_id)
         entry.ctx.lost_lease.set()  # a child process is killed on this
         if not entry.isolated and self.table.abandon(entry):
-            # The row says cancelled already; the stage's thread may not notice for a while,
-            # so its slot goes to a new thread now.
             self.table.forget(entry)
-            self.runners.replace(entry)
+            if entry.started:
+                # The row says cancelled already; the stage's thread may not notice for a
+                # while, so its slot goes to a new thread now.
+                self.runners.replace(entry)
 
     # -- maintenance --------------------------------------------------------------------------
 
@@ -404,6 +409,7 @@ class Worker:
     # -- shutdown -----------------------------------------------------------------------------
 
     def _shutdown(self) -> None:
+        self._give_back_waiting()
         grace = self.settings.grace_period_s
         busy = self.table.busy()
         if busy:
@@ -451,6 +457,23 @@ class Worker:
             self.metrics.close()
         self.pool.close(timeout=5)
         log.info("worker %s stopped", self.id)
+
+    def _give_back_waiting(self) -> None:
+        """Jobs claimed ahead that no runner took: back to the queue at once, uncharged, for
+        other workers to run while this one finishes what it started."""
+        waiting = self.table.take_waiting()
+        if not waiting:
+            return
+        for entry in waiting:
+            entry.ctx.lost_lease.set()
+        returned = self._retry(
+            "give back claimed-ahead jobs",
+            lambda: self.store.unclaim([e.job.fence for e in waiting]),
+            until=time.monotonic() + 5,
+        )
+        log.info("stopping: gave back %d job(s) claimed ahead", len(returned or ()))
+        for entry in waiting:
+            self.table.forget(entry)
 
     # -- helpers ------------------------------------------------------------------------------
 

@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+from pipeline.worker.prefetch import FAST_RUN_S, FORGET_AFTER_S, Prefetch
+
+
+def test_nothing_is_claimed_ahead_before_any_job_has_shown_how_long_it_takes() -> None:
+    assert Prefetch(8, None).extra(now=0.0) == 0
+
+
+def test_fast_stages_get_as_many_jobs_ahead_as_there_are_runners() -> None:
+    ahead = Prefetch(8, None)
+    for i in range(5):
+        ahead.observe("a", 0.001, now=float(i))
+        ahead.observe("b", 0.002, now=float(i))
+    assert ahead.extra(now=5.0) == 8
+
+
+def test_one_slow_stage_stops_claiming_ahead_until_it_is_forgotten() -> None:
+    ahead = Prefetch(8, None)
+    ahead.observe("fast", 0.001, now=0.0)
+    ahead.observe("slow", 2.0, now=0.0)
+    assert ahead.extra(now=1.0) == 0
+    ahead.observe("fast", 0.001, now=FORGET_AFTER_S - 1)
+    assert ahead.extra(now=FORGET_AFTER_S + 1) == 8
+
+
+def test_the_average_follows_a_stage_that_turns_slow() -> None:
+    ahead = Prefetch(4, None)
+    for i in range(10):
+        ahead.observe("s", FAST_RUN_S / 10, now=float(i))
+    assert ahead.extra(now=10.0) == 4
+    for i in range(3):
+        ahead.observe("s", 1.0, now=10.0 + i)
+    assert ahead.extra(now=13.0) == 0
+
+
+def test_a_fixed_number_wins_over_what_was_observed() -> None:
+    never = Prefetch(8, 0)
+    never.observe("fast", 0.0001, now=0.0)
+    assert never.extra(now=0.0) == 0
+    always = Prefetch(8, 3)
+    always.observe("slow", 9.0, now=0.0)
+    assert always.extra(now=0.0) == 3
