@@ -75,17 +75,22 @@ ORDER BY worker_id, type
 LIMIT %(limit)s;
 
 -- name: dashboard_jobs
--- The jobs table, newest first, keyset-paged by id (before: the smallest id of the previous
--- page; no OFFSET, which would read every skipped row). Each filter reaches an index of its own:
--- tenant jobs_tenant, failed/cancelled jobs_failed, queued jobs_ready*, running jobs_running,
--- a time range the BRIN index jobs_created; with none, the primary key reads `limit` rows.
--- Two filters have no index of their own yet, and are found by walking the primary key back:
--- the stage alone (fast while the stage is common among recent jobs) and the text search in
--- last_error (which the statement_timeout of the page's snapshot bounds). Parameters are typed
--- so that each NULL folds away when the statement is planned for its values.
+-- The jobs table, newest first, keyset-paged by id (before: the smallest id of the newer page;
+-- no OFFSET, which would read every skipped row). Each filter reaches an index of its own:
+-- tenant jobs_tenant, failed/cancelled jobs_failed, running jobs_running, a time range the BRIN
+-- index jobs_created; with none, the primary key reads `limit` rows. Queued rows are in two
+-- partial indexes, tenanted or not, and "status = 'queued'" alone implies neither predicate:
+-- the always-true "tenant_id IS NOT NULL OR tenant_id IS NULL" lets the planner OR the two
+-- (BitmapOr) and sort the backlog, or walk the primary key back when the backlog is large.
+-- A stage alone has no index of its own and walks the primary key back: fast while the stage
+-- is common among recent jobs, and the statement_timeout of the page's snapshot bounds it
+-- otherwise. The text search in last_error is dashboard_jobs_search, except among queued or
+-- running jobs, whose indexes bound it here. Parameters are typed so that each NULL folds away
+-- when the statement is planned for its values.
 SELECT id, type, tenant_id, status, attempts, max_attempts, created_at, finished_at, last_error
 FROM jobs
 WHERE (%(status)s::text IS NULL OR status = %(status)s)
+  AND (%(status)s::text IS DISTINCT FROM 'queued' OR tenant_id IS NOT NULL OR tenant_id IS NULL)
   AND (%(stage)s::text IS NULL OR type = %(stage)s)
   AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
   AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)
@@ -94,6 +99,95 @@ WHERE (%(status)s::text IS NULL OR status = %(status)s)
   AND (%(before)s::bigint IS NULL OR id < %(before)s)
 ORDER BY id DESC
 LIMIT %(limit)s;
+
+-- name: dashboard_jobs_newer
+-- dashboard_jobs the other way: the `limit` matches just above `after` (the largest id of the
+-- older page), oldest first, for the "newer" link. Keep its filters as dashboard_jobs's.
+SELECT id, type, tenant_id, status, attempts, max_attempts, created_at, finished_at, last_error
+FROM jobs
+WHERE (%(status)s::text IS NULL OR status = %(status)s)
+  AND (%(status)s::text IS DISTINCT FROM 'queued' OR tenant_id IS NOT NULL OR tenant_id IS NULL)
+  AND (%(stage)s::text IS NULL OR type = %(stage)s)
+  AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
+  AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)
+  AND (%(until)s::timestamptz IS NULL OR created_at < %(until)s)
+  AND (%(search)s::text IS NULL OR last_error ILIKE %(search)s)
+  AND id > %(after)s
+ORDER BY id
+LIMIT %(limit)s;
+
+-- name: dashboard_jobs_search
+-- The text search in last_error among failed and cancelled jobs, bounded: it reads the newest
+-- %(window)s of them (of the tenant) below `before`, through jobs_failed, and matches within
+-- those. No index serves a substring ILIKE (a trigram index would, at a write cost on the hot
+-- table), and a walk of the whole table would take seconds on millions of rows; the page says
+-- how far it read, and its "older" link continues below the window. One more row is read to
+-- tell whether there is anything below it. One row even when nothing matches: the window's
+-- size, ids and whether more lie beyond, with the job columns NULL.
+WITH win AS MATERIALIZED (
+    SELECT id, type, tenant_id, status, attempts, max_attempts, created_at, finished_at,
+           last_error, row_number() OVER (ORDER BY id DESC) AS rn
+    FROM jobs
+    WHERE status IN ('failed', 'cancelled')
+      AND (%(status)s::text IS NULL OR status = %(status)s)
+      AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
+      AND (%(before)s::bigint IS NULL OR id < %(before)s)
+    ORDER BY id DESC
+    LIMIT %(window)s + 1  -- one more: is there anything beyond the window?
+), edge AS (
+    SELECT count(*) FILTER (WHERE rn <= %(window)s) AS n,
+           min(id) FILTER (WHERE rn <= %(window)s) AS low,
+           max(id) FILTER (WHERE rn <= %(window)s) AS high,
+           count(*) > %(window)s AS more
+    FROM win
+)
+SELECT m.id, m.type, m.tenant_id, m.status, m.attempts, m.max_attempts, m.created_at,
+       m.finished_at, m.last_error, edge.n, edge.low, edge.high, edge.more
+FROM edge
+LEFT JOIN LATERAL (
+    SELECT * FROM win
+    WHERE rn <= %(window)s AND last_error ILIKE %(search)s
+      AND (%(stage)s::text IS NULL OR type = %(stage)s)
+      AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)
+      AND (%(until)s::timestamptz IS NULL OR created_at < %(until)s)
+    ORDER BY id DESC
+    LIMIT %(limit)s
+) AS m ON true
+ORDER BY m.id DESC;
+
+-- name: dashboard_jobs_search_newer
+-- dashboard_jobs_search the other way: the window is the %(window)s failed or cancelled jobs
+-- just above `after`, the matches oldest first. Keep its filters as dashboard_jobs_search's.
+WITH win AS MATERIALIZED (
+    SELECT id, type, tenant_id, status, attempts, max_attempts, created_at, finished_at,
+           last_error, row_number() OVER (ORDER BY id) AS rn
+    FROM jobs
+    WHERE status IN ('failed', 'cancelled')
+      AND (%(status)s::text IS NULL OR status = %(status)s)
+      AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
+      AND id > %(after)s
+    ORDER BY id
+    LIMIT %(window)s + 1  -- one more: is there anything beyond the window?
+), edge AS (
+    SELECT count(*) FILTER (WHERE rn <= %(window)s) AS n,
+           min(id) FILTER (WHERE rn <= %(window)s) AS low,
+           max(id) FILTER (WHERE rn <= %(window)s) AS high,
+           count(*) > %(window)s AS more
+    FROM win
+)
+SELECT m.id, m.type, m.tenant_id, m.status, m.attempts, m.max_attempts, m.created_at,
+       m.finished_at, m.last_error, edge.n, edge.low, edge.high, edge.more
+FROM edge
+LEFT JOIN LATERAL (
+    SELECT * FROM win
+    WHERE rn <= %(window)s AND last_error ILIKE %(search)s
+      AND (%(stage)s::text IS NULL OR type = %(stage)s)
+      AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)
+      AND (%(until)s::timestamptz IS NULL OR created_at < %(until)s)
+    ORDER BY id
+    LIMIT %(limit)s
+) AS m ON true
+ORDER BY m.id;
 
 -- name: dashboard_runs
 -- The newest runs (root jobs with descendants), found by skipping down jobs_run one root at a
@@ -117,6 +211,7 @@ CROSS JOIN LATERAL (
            count(*) FILTER (WHERE d.status = 'done') AS done,
            count(*) FILTER (WHERE d.status IN ('failed', 'cancelled')) AS failed
     FROM jobs d WHERE d.root_id = r.root_id
+      AND (%(tenant)s::text IS NULL OR d.tenant_id = %(tenant)s)
 ) AS p
 WHERE (%(tenant)s::text IS NULL OR j.tenant_id = %(tenant)s)
 ORDER BY j.id DESC
@@ -168,3 +263,8 @@ WHERE created_at >= now() - interval '1 hour' AND tenant_id IS NOT NULL
 GROUP BY tenant_id
 ORDER BY enqueued_1h DESC, tenant_id
 LIMIT %(limit)s;
+
+-- name: dashboard_job_exists
+-- Before a confirmation page: the job is there, for this tenant. By the primary key.
+SELECT 1 FROM jobs
+WHERE id = %(id)s AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s);

@@ -6,10 +6,13 @@ imported: the CLI imports it for its command, and its other commands need none o
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
+
+    from pipeline.stage import Registry
 
 __all__ = ["app"]
 
@@ -20,9 +23,19 @@ def app(
     read_only: bool = False,
     token: str | None = None,
     tenant: str | None = None,
+    tenant_tokens: Mapping[str, str] | None = None,
+    registry: Registry | None = None,
     poll_s: float = 2.0,
 ) -> Starlette:
     """The dashboard as an ASGI app; see pipeline.dashboard.web.app."""
     from pipeline.dashboard import web
 
-    return web.app(dsn, read_only=read_only, token=token, tenant=tenant, poll_s=poll_s)
+    return web.app(
+        dsn,
+        read_only=read_only,
+        token=token,
+        tenant=tenant,
+        tenant_tokens=tenant_tokens,
+        registry=registry,
+        poll_s=poll_s,
+    )

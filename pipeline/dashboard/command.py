@@ -21,7 +21,12 @@ from pipeline.commands.base import (
     tenant_arg,
     text_arg,
 )
-from pipeline.dashboard.security import TOKEN_ENV, is_loopback
+from pipeline.dashboard.security import (
+    TENANT_TOKENS_ENV,
+    TOKEN_ENV,
+    is_loopback,
+    parse_tenant_tokens,
+)
 from pipeline.db import describe
 
 log = logging.getLogger("pipeline.dashboard")
@@ -36,18 +41,38 @@ def add_commands(sub: Any) -> None:
         "--read-only", action="store_true", help="no retry, cancel, pause or resume from it"
     )
     p.add_argument("--tenant", type=tenant_arg, help="show and change this tenant's jobs alone")
+    p.add_argument(
+        "--app",
+        action="append",
+        type=text_arg,
+        default=[],
+        help="module defining stages (as PIPELINE_APP): a run shows their fields in model order",
+    )
     p.set_defaults(handler=cmd_dashboard)
 
 
 def cmd_dashboard(args: argparse.Namespace) -> int:
     token = os.environ.get(TOKEN_ENV) or None
-    if not is_loopback(args.host) and token is None:
+    try:
+        tenant_tokens = parse_tenant_tokens(os.environ.get(TENANT_TOKENS_ENV, ""))
+    except ValueError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from None
+    if not is_loopback(args.host) and token is None and not tenant_tokens:
         # Payloads, errors and the power to cancel, open to the network: not without a token.
         raise CliError(
             f"refusing to serve the dashboard on {args.host}, which is not a loopback address, "
-            f"without a token: set {TOKEN_ENV}, or bind to 127.0.0.1",
+            f"without a token: set {TOKEN_ENV} (or {TENANT_TOKENS_ENV}), or bind to 127.0.0.1",
             EXIT_USAGE,
         )
+    from pipeline.cli import load_apps  # pipeline.cli imports this module
+
+    try:
+        load_apps(args.app)
+    except CliError as exc:
+        if args.app:
+            raise
+        # Only to order a run's fields: without the plugin's models they come in stored order.
+        log.warning("%s; extracted fields are shown in stored order", exc)
     dsn, conn = open_db()  # migrates, like the other commands, and fails fast when unreachable
     conn.close()
 
@@ -55,7 +80,16 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
 
     from pipeline.dashboard.web import app
 
-    served = app(dsn, read_only=args.read_only, token=token, tenant=args.tenant)
+    try:
+        served = app(
+            dsn,
+            read_only=args.read_only,
+            token=token,
+            tenant=args.tenant,
+            tenant_tokens=tenant_tokens,
+        )
+    except ValueError as exc:  # a tenant token too short, or shared, or for another tenant
+        raise CliError(str(exc), EXIT_USAGE) from None
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(
         f"pipeline dashboard on http://{host}:{args.port}/ (database {describe(dsn)}"

@@ -7,9 +7,10 @@ statement.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, LiteralString
 from uuid import UUID
 
 import psycopg
@@ -191,8 +192,42 @@ class JobQuery:
     until: datetime | None = None
     #: a substring of last_error, matched case-insensitively
     search: str | None = None
+    #: the page of matches just older than this id (the "older" link), or
     before: int | None = None
+    #: just newer than this id (the "newer" link); neither: the newest page
+    after: int | None = None
     limit: int = 50
+
+    @property
+    def windowed(self) -> bool:
+        """Whether the text search reads a window of failed and cancelled jobs (any status,
+        failed or cancelled); among queued or running jobs their own index bounds it."""
+        return self.search is not None and self.status in (None, "failed", "cancelled")
+
+
+#: Failed and cancelled jobs the text search reads per page at most, newest first.
+SEARCH_WINDOW = 10_000
+
+
+@dataclass(frozen=True)
+class Searched:
+    """The window a text search read: how many failed or cancelled jobs, and their ids."""
+
+    jobs: int
+    low: int | None
+    high: int | None
+    #: there are failed or cancelled jobs beyond the window, left to the next page
+    full: bool
+
+
+@dataclass(frozen=True)
+class JobsPage:
+    rows: list[JobSummary]  #: newest first
+    #: the `before` of the next older page, or None: there is none
+    older: int | None
+    #: the `after` of the next newer page, or None: this is the newest
+    newer: int | None
+    searched: Searched | None = None
 
 
 def _like(text: str) -> str:
@@ -201,24 +236,82 @@ def _like(text: str) -> str:
     return f"%{escaped}%"
 
 
-def list_jobs(conn: psycopg.Connection[Any], q: JobQuery) -> tuple[list[JobSummary], bool]:
-    """A page of jobs, newest first, and whether there are older ones."""
+def list_jobs(conn: psycopg.Connection[Any], q: JobQuery) -> JobsPage:
+    """A page of jobs, newest first, with the cursors of the pages either side."""
     with conn.transaction():
         begin_read(conn)
-        rows = conn.execute(
-            Q["dashboard_jobs"],
-            {
-                "status": q.status,
-                "stage": q.stage,
-                "tenant": q.tenant,
-                "since": q.since,
-                "until": q.until,
-                "search": None if q.search is None else _like(q.search),
-                "before": q.before,
-                "limit": q.limit + 1,  # one more than shown: is there another page?
-            },
-        ).fetchall()
-    return [JobSummary(*row) for row in rows[: q.limit]], len(rows) > q.limit
+        if q.after is None:
+            return _older_page(conn, q)
+        found = _newer_page(conn, q)
+        # Past the newest match: the first page, full, as the "first" link shows it.
+        return found if found is not None else _older_page(conn, replace(q, after=None))
+
+
+def _params(q: JobQuery) -> dict[str, Any]:
+    return {
+        "status": q.status,
+        "stage": q.stage,
+        "tenant": q.tenant,
+        "since": q.since,
+        "until": q.until,
+        "search": None if q.search is None else _like(q.search),
+        "before": q.before,
+        "after": q.after,
+        "limit": q.limit + 1,  # one more than shown: is there another page?
+        "window": SEARCH_WINDOW,
+    }
+
+
+def _older_page(conn: psycopg.Connection[Any], q: JobQuery) -> JobsPage:
+    searched = None
+    if q.windowed:
+        rows, searched = _search(conn, Q["dashboard_jobs_search"], q)
+    else:
+        rows = [JobSummary(*r) for r in conn.execute(Q["dashboard_jobs"], _params(q))]
+    shown = rows[: q.limit]
+    if len(rows) > q.limit:
+        older: int | None = shown[-1].id
+    elif searched is not None and searched.full:
+        older = searched.low  # no more matches in this window: search the next one
+    else:
+        older = None
+    # A page reached through "older" has a newer one: the page it came from. An empty one
+    # (its jobs deleted since) links to the jobs from `before` up.
+    if q.before is None:
+        newer = None
+    elif shown:
+        newer = shown[0].id
+    else:
+        newer = q.before - 1 if q.before > 1 else None
+    return JobsPage(shown, older, newer, searched)
+
+
+def _newer_page(conn: psycopg.Connection[Any], q: JobQuery) -> JobsPage | None:
+    """The page just newer than q.after, or None when it would be the newest."""
+    assert q.after is not None
+    searched = None
+    if q.windowed:
+        rows, searched = _search(conn, Q["dashboard_jobs_search_newer"], q)
+    else:
+        rows = [JobSummary(*r) for r in conn.execute(Q["dashboard_jobs_newer"], _params(q))]
+    if len(rows) > q.limit:
+        shown = rows[: q.limit]
+        newer: int | None = shown[-1].id
+    elif searched is not None and searched.full:
+        shown, newer = rows, searched.high
+    else:
+        return None
+    shown.reverse()
+    return JobsPage(shown, shown[-1].id if shown else q.after + 1, newer, searched)
+
+
+def _search(
+    conn: psycopg.Connection[Any], query: LiteralString, q: JobQuery
+) -> tuple[list[JobSummary], Searched]:
+    rows = conn.execute(query, _params(q)).fetchall()
+    n, low, high, more = rows[0][-4:]
+    found = [JobSummary(*r[:-4]) for r in rows if r[0] is not None]
+    return found, Searched(int(n), low, high, full=bool(more))
 
 
 @dataclass(frozen=True)
@@ -298,9 +391,15 @@ class Run:
     outputs: list[tuple[str, int, Any]]
 
 
-def read_run(conn: psycopg.Connection[Any], run_id: int, tenant: str | None) -> Run | None:
+def read_run(
+    conn: psycopg.Connection[Any],
+    run_id: int,
+    tenant: str | None,
+    field_order: Callable[[str], Sequence[str] | None] = lambda stage: None,
+) -> Run | None:
     """A run as its stages in the order they first appear, or None when there is no such run
-    (for this tenant). run_id is the root job's id; a job of the run names its own run."""
+    (for this tenant). run_id is the root job's id; a job of the run names its own run.
+    field_order(stage): the names of the stage's output fields in the order to show them."""
     with conn.transaction():
         begin_read(conn)
         params = {"run_id": run_id, "tenant": tenant}
@@ -316,7 +415,7 @@ def read_run(conn: psycopg.Connection[Any], run_id: int, tenant: str | None) -> 
     extractions: list[Extraction] = []
     plain: list[tuple[str, int, Any]] = []
     for stage, job_id, output in outputs:
-        found = _extraction(stage, job_id, output)
+        found = _extraction(stage, job_id, output, field_order(stage))
         if found is not None:
             extractions.append(found)
         else:
@@ -332,16 +431,22 @@ def read_run(conn: psycopg.Connection[Any], run_id: int, tenant: str | None) -> 
     )
 
 
-def _extraction(stage: str, job_id: int, output: Any) -> Extraction | None:
+def _extraction(
+    stage: str, job_id: int, output: Any, order: Sequence[str] | None = None
+) -> Extraction | None:
+    """The fields in `order` (the output model's), then any the model does not name in the
+    stored order: jsonb keeps keys shortest first, which reads as no order at all."""
     if not isinstance(output, dict) or not isinstance(output.get("evidence"), dict):
         return None
     evidence: dict[str, Any] = output["evidence"]
     skip = {"evidence", "warnings", "extractor"}
+    known = [n for n in order or () if n in output]
+    names = known + [n for n in output if n not in set(known)]
     fields: list[tuple[str, Any, dict[str, Any]]] = []
-    for name, value in output.items():
+    for name in names:
         if name not in skip:
             why = evidence.get(name)
-            fields.append((str(name), value, why if isinstance(why, dict) else {}))
+            fields.append((str(name), output[name], why if isinstance(why, dict) else {}))
     warnings = output.get("warnings")
     return Extraction(
         stage,
@@ -377,6 +482,11 @@ def read_tenants(conn: psycopg.Connection[Any], tenant: str | None) -> Tenants:
         ]
         noisy = [NoisyTenant(*row) for row in conn.execute(Q["dashboard_noisy_tenants"], params)]
     return Tenants(loads, queued, noisy)
+
+
+def job_exists(conn: psycopg.Connection[Any], job_id: int, tenant: str | None) -> bool:
+    row = conn.execute(Q["dashboard_job_exists"], {"id": job_id, "tenant": tenant}).fetchone()
+    return row is not None
 
 
 def schedule_tenant(conn: psycopg.Connection[Any], name: str) -> tuple[bool, str | None]:

@@ -57,7 +57,16 @@ def job_query(params: Mapping[str, str], tenant: str | None) -> JobQuery:
     since, until = instant(params, "since"), instant(params, "until")
     if since is not None and until is not None and since >= until:
         raise BadInput("since must be before until")
-    before_raw = text(params, "before")
+    before_raw, after_raw = text(params, "before"), text(params, "after")
+    if before_raw is not None and after_raw is not None:
+        raise BadInput("give before or after, not both")
+    search = text(params, "q")
+    if search is not None and status == "done":
+        # A million done jobs, most without an error: a scan of the table, for little.
+        raise BadInput(
+            "the error search reads failed, cancelled, queued or running jobs, not done ones: "
+            "choose one of those statuses, or any"
+        )
     limit_raw = text(params, "limit") or "50"
     if limit_raw not in {str(n) for n in PAGE_SIZES}:
         raise BadInput(f"limit must be one of {', '.join(map(str, PAGE_SIZES))}")
@@ -67,7 +76,8 @@ def job_query(params: Mapping[str, str], tenant: str | None) -> JobQuery:
         tenant=tenant,
         since=since,
         until=until,
-        search=text(params, "q"),
+        search=search,
         before=None if before_raw is None else job_id(before_raw, "before"),
+        after=None if after_raw is None else job_id(after_raw, "after"),
         limit=int(limit_raw),
     )

@@ -11,8 +11,8 @@ connections first, or back off its reconnects for a minute).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from urllib.parse import urlencode
 
@@ -34,15 +34,18 @@ from pipeline.dashboard.security import (
     CSRF_COOKIE,
     CSRF_FIELD,
     SESSION_COOKIE,
+    TENANT_TOKENS_ENV,
     TOKEN_ENV,
     Guard,
     is_loopback,
+    parse_tenant_tokens,
     same_origin,
 )
 from pipeline.db import DB_DOWN, connect, database_url, describe, scrub
 from pipeline.errors import DatabaseUnavailable
 from pipeline.runs import TERMINAL, job_output
 from pipeline.schedules import pause_schedule, resume_schedule
+from pipeline.stage import REGISTRY, Registry
 
 T = TypeVar("T")
 
@@ -86,6 +89,10 @@ class Settings:
     #: every page and action limited to this tenant, whatever the URL asks
     tenant: str | None = None
     poll_s: float = POLL_S
+    #: tenant to its token: a request with one sees that tenant alone
+    tenant_tokens: Mapping[str, str] = field(default_factory=dict)
+    #: stage name to its output model's field names, for the run page's field order
+    field_order: Callable[[str], Sequence[str] | None] = lambda stage: None
 
 
 @dataclass
@@ -115,20 +122,29 @@ class Page:
 class Dashboard:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.guard = Guard(settings.token)
+        self.guard = Guard(settings.token, settings.tenant_tokens)
+        others = self.guard.tenants - {settings.tenant}
+        if settings.tenant is not None and others:
+            raise ValueError(
+                f"a dashboard opened for tenant {settings.tenant!r} has tokens for other "
+                f"tenants ({', '.join(sorted(others))}), which would see nothing"
+            )
         self.templates = render.environment()
         self.where = describe(settings.dsn)  # host, port and database: never the password
 
     # -- plumbing ----------------------------------------------------------------------------
 
     def _page(self, request: Request) -> Page:
-        if not self.guard.authorised(dict(request.cookies), request.headers.get("authorization")):
+        access = self.guard.access(request.cookies, request.headers.get("authorization"))
+        if access is None:
             raise Problem(401, "Sign in", "this dashboard needs its token")
         try:
             asked = forms.text(request.query_params, "tenant")
         except forms.BadInput as exc:
             raise Problem(400, "Bad request", str(exc)) from None
-        pinned = self.settings.tenant
+        # The app's tenant, or the token's: every read and change of this request is then
+        # filtered to it, whatever the URL or the form asks.
+        pinned = self.settings.tenant or access.tenant
         if pinned is not None and asked is not None and asked != pinned:
             raise Problem(403, "Forbidden", f"this dashboard is opened for tenant {pinned!r} alone")
         server = request.scope.get("server")
@@ -143,8 +159,7 @@ class Dashboard:
             tenant=pinned or asked,
             tenant_in_url=pinned is None and asked is not None,
             pinned=pinned is not None,
-            actions=not self.settings.read_only
-            and (self.guard.token is not None or bound_loopback),
+            actions=not self.settings.read_only and (self.guard.required or bound_loopback),
             csrf_nonce=nonce,
             csrf_new=new,
             csrf=self.guard.csrf_token(nonce),
@@ -213,6 +228,14 @@ class Dashboard:
         return response
 
     @staticmethod
+    def _same_origin(request: Request) -> bool:
+        return same_origin(
+            request.headers.get("origin"),
+            request.headers.get("sec-fetch-site"),
+            request.headers.get("host"),
+        )
+
+    @staticmethod
     def _base(request: Request) -> str:
         return str(request.scope.get("root_path", "")).rstrip("/")
 
@@ -225,11 +248,7 @@ class Dashboard:
                 "changes are turned off here: the dashboard runs --read-only, or without "
                 f"{TOKEN_ENV} off loopback",
             )
-        if not same_origin(
-            request.headers.get("origin"),
-            request.headers.get("sec-fetch-site"),
-            request.headers.get("host"),
-        ):
+        if not self._same_origin(request):
             raise Problem(403, "Forbidden", "a change must come from the dashboard's own pages")
         form = await request.form()
         given = form.get(CSRF_FIELD)
@@ -257,16 +276,26 @@ class Dashboard:
             query = forms.job_query(request.query_params, page.tenant)
         except forms.BadInput as exc:
             raise Problem(400, "Bad filter", str(exc)) from None
-        rows, more = await self._db(lambda c: data.list_jobs(c, query))
-        params = {k: v for k, v in request.query_params.items() if k not in ("before", "tenant")}
-        older = page.link("/jobs", **params, before=rows[-1].id) if more and rows else None
+        found = await self._db(lambda c: data.list_jobs(c, query))
+        params = {
+            k: v
+            for k, v in request.query_params.items()
+            if k not in ("before", "after", "tenant", "retried")
+        }
         return self._html(
             page,
             "jobs.html",
             q=query,
-            rows=rows,
-            older=older,
-            newest=page.link("/jobs", **params) if query.before else None,
+            rows=found.rows,
+            searched=found.searched,
+            window=data.SEARCH_WINDOW,
+            older=None if found.older is None else page.link("/jobs", **params, before=found.older),
+            newer=None if found.newer is None else page.link("/jobs", **params, after=found.newer),
+            first=None if found.newer is None else page.link("/jobs", **params),
+            # "older" leads past the search's window rather than past this page's last match
+            search_on=found.searched is not None
+            and found.searched.full
+            and found.older == found.searched.low,
             statuses=JOB_STATUSES,
             page_sizes=forms.PAGE_SIZES,
             form=request.query_params,
@@ -299,7 +328,9 @@ class Dashboard:
     async def run(self, request: Request) -> Response:
         page = self._page(request)
         run_id = self._id(request, "run_id", "run id")
-        found = await self._db(lambda c: data.read_run(c, run_id, page.tenant))
+        found = await self._db(
+            lambda c: data.read_run(c, run_id, page.tenant, self.settings.field_order)
+        )
         if found is None:
             raise Problem(404, "Not found", f"there is no run {run_id}")
         template = "_run.html" if request.headers.get("hx-request") else "run.html"
@@ -341,6 +372,7 @@ class Dashboard:
         job_id = self._id(request, "job_id", "job id")
         back = page.link(f"/jobs/{job_id}")
         if request.method == "GET":
+            await self._visible(page, job_id)
             return self._confirm(page, f"Retry job {job_id}?", "It goes back in the queue.", back)
         await self._form(request, page)
         change = await self._db(lambda c: admin_jobs.retry_job(c, job_id, tenant=page.tenant))
@@ -351,6 +383,7 @@ class Dashboard:
         job_id = self._id(request, "job_id", "job id")
         back = page.link(f"/jobs/{job_id}")
         if request.method == "GET":
+            await self._visible(page, job_id)
             return self._confirm(
                 page,
                 f"Cancel job {job_id}?",
@@ -362,6 +395,12 @@ class Dashboard:
             lambda c: admin_jobs.cancel_job(c, job_id, tenant=page.tenant, reason=CANCEL_REASON)
         )
         return self._after(page, change, job_id, "cancelled", "only a queued or running job")
+
+    async def _visible(self, page: Page, job_id: int) -> None:
+        """A 404 before the confirmation, for a job that is not there (for this page's
+        tenant), as its page and the POST give: no "Yes, retry" that can only fail."""
+        if not await self._db(lambda c: data.job_exists(c, job_id, page.tenant)):
+            raise Problem(404, "Not found", f"there is no job {job_id}")
 
     def _after(
         self, page: Page, change: admin_jobs.Change, job_id: int, done: str, refused: str
@@ -446,17 +485,21 @@ class Dashboard:
 
     async def login(self, request: Request) -> Response:
         base = self._base(request)
-        if self.guard.token is None:
+        if not self.guard.required:
             return RedirectResponse(base + "/", status_code=303)
         wrong = False
         if request.method == "POST":
+            if not self._same_origin(request):
+                # Else another site could sign a browser in with a token of its choosing.
+                raise Problem(403, "Forbidden", "sign in from the dashboard's own page")
             form = await request.form()
             given = form.get("token")
-            if isinstance(given, str) and self.guard.token_matches(given):
+            access = self.guard.access_for_token(given) if isinstance(given, str) else None
+            if access is not None:
                 response = RedirectResponse(base + "/", status_code=303)
                 response.set_cookie(
                     SESSION_COOKIE,
-                    self.guard.session_value(),
+                    self.guard.session_value(access),
                     httponly=True,
                     samesite="strict",
                     secure=request.url.scheme == "https",
@@ -477,6 +520,15 @@ class Dashboard:
             return forms.job_id(raw, what)
         except forms.BadInput as exc:
             raise Problem(400, "Bad request", str(exc)) from None
+
+
+def output_fields(registry: Registry, stage: str) -> list[str] | None:
+    """The field names of a stage's output model in their declared order, or None when the
+    registry has no such stage (the dashboard was started without its app) or no model."""
+    spec = registry.get_or_none(stage)
+    if spec is None or spec.output_model is None:
+        return None
+    return list(spec.output_model.model_fields)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -507,6 +559,8 @@ def app(
     read_only: bool = False,
     token: str | None = None,
     tenant: str | None = None,
+    tenant_tokens: Mapping[str, str] | None = None,
+    registry: Registry | None = None,
     poll_s: float = POLL_S,
 ) -> Starlette:
     """The dashboard as an ASGI app, to serve or to mount in yours:
@@ -514,9 +568,16 @@ def app(
         Mount("/queue", app=pipeline.dashboard.app(dsn=DATABASE_URL))
 
     dsn: DATABASE_URL, or the embedded server, when None. token: PIPELINE_DASHBOARD_TOKEN when
-    None; every request must then carry it. tenant: every page and action limited to that
-    tenant. read_only: no retry, cancel, pause or resume.
+    None; it sees every tenant. tenant_tokens: {tenant: token}, from
+    PIPELINE_DASHBOARD_TENANT_TOKENS when None; a request with one of them sees that tenant
+    alone. With any token, every request must carry one. tenant: every page and action limited
+    to that tenant, whoever asks. read_only: no retry, cancel, pause or resume. registry: where
+    the run page finds a stage's output model, to show its fields in the model's order
+    (pipeline.REGISTRY by default; fields come in stored order for a stage it does not know).
     """
+    if tenant_tokens is None:
+        tenant_tokens = parse_tenant_tokens(os.environ.get(TENANT_TOKENS_ENV, ""))
+    stages = registry if registry is not None else REGISTRY
     dashboard = Dashboard(
         Settings(
             dsn=dsn or database_url(),
@@ -524,6 +585,8 @@ def app(
             token=token if token is not None else os.environ.get(TOKEN_ENV) or None,
             tenant=tenant,
             poll_s=poll_s,
+            tenant_tokens=dict(tenant_tokens),
+            field_order=lambda name: output_fields(stages, name),
         )
     )
     both = ["GET", "POST"]

@@ -23,6 +23,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
+from stages.tender import TenderFields
 from tests.acceptance.cli import REPO, WorkerProcess, pipeline_exe, run_cli
 from tests.waiting import wait_for
 
@@ -243,6 +244,11 @@ def test_a_document_grid_turns_from_queued_to_done_while_a_worker_runs(
         timeout=60,
     )
     assert "Westbrook" in text_at(browser, "#fields")
+    # In the output model's order (the command loads the documents app), not jsonb's.
+    fields = browser.execute_script(
+        "return [...document.querySelectorAll('#fields tr[data-field]')].map(r => r.dataset.field)"
+    )
+    assert [str(f) for f in fields] == list(TenderFields.model_fields)
     href = browser.execute_script(
         "const t = document.querySelector('.stage[data-stage=\"ocr\"] .tile');"
         "return t ? t.href : ''"

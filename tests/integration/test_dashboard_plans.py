@@ -18,7 +18,9 @@ JOBS_ANY = {
     "until": None,
     "search": None,
     "before": None,
+    "after": None,
     "limit": 51,
+    "window": 10_000,
 }
 
 
@@ -54,6 +56,18 @@ def test_dashboard_queries_use_indexes_on_a_million_finished_jobs(
         ("dashboard_jobs", JOBS_ANY | {"status": "failed", "search": "%error 5%"}, "jobs_failed"),
         ("dashboard_jobs", JOBS_ANY | {"since": hour_ago}, "jobs_"),
         ("dashboard_jobs", JOBS_ANY | {"before": 500_000}, "jobs_pkey"),
+        # Queued alone implies neither ready index's predicate: the query ORs the two.
+        ("dashboard_jobs", JOBS_ANY | {"status": "queued"}, "jobs_ready"),
+        ("dashboard_jobs_newer", JOBS_ANY | {"after": 500_000}, "jobs_pkey"),
+        ("dashboard_jobs_newer", JOBS_ANY | {"after": 500_000, "tenant": "t7"}, "jobs_tenant"),
+        # The text search reads a window of failed jobs, not the table: a match or none.
+        ("dashboard_jobs_search", JOBS_ANY | {"search": "%error 5%"}, "jobs_failed"),
+        ("dashboard_jobs_search", JOBS_ANY | {"search": "%no such text%"}, "jobs_failed"),
+        (
+            "dashboard_jobs_search_newer",
+            JOBS_ANY | {"search": "%no such text%", "after": 500_000},
+            "jobs_failed",
+        ),
         ("dashboard_runs", RUNS, "jobs_run"),
         ("dashboard_tenant_queued", {"tenant": None, "limit": 50}, "jobs_ready"),
         ("dashboard_noisy_tenants", {"tenant": None, "limit": 50}, "jobs_created"),

@@ -4,14 +4,27 @@ check. No database."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from pipeline.cli import main
 from pipeline.dashboard.data import Minute, _extraction, _like
 from pipeline.dashboard.forms import BadInput, job_query
 from pipeline.dashboard.render import chart, environment
-from pipeline.dashboard.security import TOKEN_ENV, Guard, is_loopback, same_origin
+from pipeline.dashboard.security import (
+    EVERY_TENANT,
+    TENANT_TOKENS_ENV,
+    TOKEN_ENV,
+    Access,
+    Guard,
+    is_loopback,
+    parse_tenant_tokens,
+    same_origin,
+)
+from pipeline.dashboard.web import output_fields
+from pipeline.stage import Registry, stage
 
 
 def test_job_query_reads_every_filter() -> None:
@@ -53,6 +66,8 @@ def test_empty_fields_mean_no_filter() -> None:
         {"before": "9" * 20},
         {"limit": "100000"},
         {"stage": "a\x00b"},
+        {"before": "5", "after": "3"},
+        {"q": "boom", "status": "done"},
     ],
 )
 def test_job_query_refuses_what_cannot_be_right(params: dict[str, str]) -> None:
@@ -99,6 +114,33 @@ def test_an_output_with_evidence_is_an_extraction() -> None:
     assert _extraction("upload", 1, {"pages": 2}) is None
 
 
+def test_fields_come_in_the_models_order_then_the_rest_as_stored() -> None:
+    # jsonb stores keys shortest first: "title" before "issuing_authority" and "reference".
+    stored = {"lots": [], "title": "T", "legacy": 1, "reference": "R", "evidence": {}}
+    found = _extraction("extract", 7, stored, ["reference", "title", "lots", "missing"])
+    assert found is not None
+    assert [name for name, _, _ in found.fields] == ["reference", "title", "lots", "legacy"]
+    unordered = _extraction("extract", 7, stored, None)
+    assert unordered is not None
+    assert [name for name, _, _ in unordered.fields] == ["lots", "title", "legacy", "reference"]
+
+
+class Out(BaseModel):
+    zeta: int = 0
+    alpha: int = 0
+
+
+def test_the_field_order_is_the_output_models() -> None:
+    registry = Registry()
+
+    @stage("ordered", registry=registry)
+    def ordered(job: Out, ctx: Any) -> Out:
+        return job
+
+    assert output_fields(registry, "ordered") == ["zeta", "alpha"]
+    assert output_fields(registry, "unknown") is None
+
+
 @pytest.mark.parametrize(
     ("host", "loopback"),
     [
@@ -128,11 +170,60 @@ def test_csrf_tokens_are_bound_to_the_cookie_and_the_process() -> None:
 
 def test_the_session_cookie_is_not_the_token() -> None:
     guard = Guard("s3cret")
-    assert "s3cret" not in guard.session_value()
-    assert guard.authorised({}, "Bearer s3cret")
-    assert not guard.authorised({}, "Bearer nope")
-    assert guard.authorised({"pipeline_dashboard_session": guard.session_value()}, None)
-    assert not guard.authorised({}, None)
+    assert "s3cret" not in guard.session_value(EVERY_TENANT)
+    assert guard.access({}, "Bearer s3cret") == EVERY_TENANT
+    assert guard.access({}, "Bearer nope") is None
+    cookie = {"pipeline_dashboard_session": guard.session_value(EVERY_TENANT)}
+    assert guard.access(cookie, None) == EVERY_TENANT
+    assert guard.access({}, None) is None
+    assert Guard(None).access({}, None) == EVERY_TENANT  # no token: loopback rules apply
+
+
+ACME_TOKEN = "acme-token-0123456789"
+ZETA_TOKEN = "zeta-token-0123456789"
+
+
+def test_a_tenant_token_sees_its_tenant_alone() -> None:
+    guard = Guard("admin-token", {"acme": ACME_TOKEN, "zeta": ZETA_TOKEN})
+    assert guard.required and guard.tenants == {"acme", "zeta"}
+    assert guard.access({}, f"Bearer {ACME_TOKEN}") == Access("acme")
+    assert guard.access({}, f"Bearer {ZETA_TOKEN}") == Access("zeta")
+    assert guard.access({}, "Bearer admin-token") == EVERY_TENANT
+    acme_cookie = guard.session_value(Access("acme"))
+    assert len({acme_cookie, guard.session_value(Access("zeta"))}) == 2
+    assert guard.access({"pipeline_dashboard_session": acme_cookie}, None) == Access("acme")
+    tampered = acme_cookie[:-1] + ("1" if acme_cookie[-1] == "0" else "0")
+    assert guard.access({"pipeline_dashboard_session": tampered}, None) is None
+    assert guard.access({}, "Bearer acme") is None
+    # Tenant tokens alone: every request still needs one.
+    assert Guard(None, {"acme": ACME_TOKEN}).access({}, None) is None
+
+
+@pytest.mark.parametrize(
+    ("tokens", "reason"),
+    [
+        ({"acme": "short"}, "shorter than 16"),
+        ({"acme": ACME_TOKEN, "zeta": ACME_TOKEN}, "also another one's token"),
+        ({"acme": "admin-token-0123456789"}, "also another one's token"),
+        ({"": ACME_TOKEN}, "needs a tenant"),
+    ],
+)
+def test_tenant_tokens_that_cannot_be_right_are_refused(
+    tokens: dict[str, str], reason: str
+) -> None:
+    with pytest.raises(ValueError, match=reason):
+        Guard("admin-token-0123456789", tokens)
+
+
+def test_tenant_tokens_are_read_from_their_variable() -> None:
+    assert parse_tenant_tokens("") == {}
+    assert parse_tenant_tokens(f" acme={ACME_TOKEN}, zeta={ZETA_TOKEN}==\n") == {
+        "acme": ACME_TOKEN,
+        "zeta": ZETA_TOKEN + "==",  # the first = ends the tenant: base64 padding is kept
+    }
+    for bad in ("acme", "acme=", "=tok", f"acme={ACME_TOKEN},acme={ZETA_TOKEN}"):
+        with pytest.raises(ValueError, match=TENANT_TOKENS_ENV):
+            parse_tenant_tokens(bad)
 
 
 def test_same_origin() -> None:
@@ -150,3 +241,18 @@ def test_the_command_refuses_a_public_bind_without_a_token(
     monkeypatch.setenv("DATABASE_URL", "postgresql://nobody@127.0.0.1:1/none")
     assert main(["dashboard", "--host", "0.0.0.0"]) == 2
     assert "not a loopback address" in capsys.readouterr().err
+
+
+def test_the_command_takes_tenant_tokens_as_the_token_a_public_bind_needs(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv(TOKEN_ENV, raising=False)
+    monkeypatch.setenv("DATABASE_URL", "postgresql://nobody@127.0.0.1:1/none")
+    monkeypatch.setenv(TENANT_TOKENS_ENV, "acme")
+    assert main(["dashboard", "--host", "0.0.0.0"]) == 2
+    assert "is not TENANT=TOKEN" in capsys.readouterr().err
+
+    monkeypatch.setenv(TENANT_TOKENS_ENV, f"acme={ACME_TOKEN}")
+    main(["dashboard", "--host", "0.0.0.0"])  # past the bind check, to the database
+    err = capsys.readouterr().err
+    assert "not a loopback address" not in err and "127.0.0.1:1" in err
