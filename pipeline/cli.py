@@ -310,8 +310,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--prefetch",
         type=int,
         default=None,
-        help="jobs claimed ahead of a free runner (default: as many as --concurrency while "
-        "jobs take under 10 ms, else none; 0: never)",
+        help="jobs claimed ahead of a free runner (default: about 10 ms of work per runner "
+        "while jobs take under 10 ms, else none; 0: never)",
     )
     w.add_argument(
         "--grace",

@@ -3,14 +3,16 @@
 Claiming ahead pays when jobs are short: a runner that finishes in a millisecond would
 otherwise wait a claim's round trip for its next job. It costs when jobs are long: a parked job
 waits behind a running one while another worker may be idle. So, unless told a number, the
-worker claims ahead only while every stage it ran lately was fast.
+worker claims ahead only while every stage it ran lately was fast, and then about as many jobs
+as its runners get through in FAST_RUN_S: a worker never parks more than that much work.
 """
 
 from __future__ import annotations
 
 import time
 
-#: a stage whose recent runs average more than this gets no job claimed ahead for it
+#: a stage whose recent runs average more than this stops claiming ahead; and the work claimed
+#: ahead per runner thread
 FAST_RUN_S = 0.010
 #: a stage not run for this long no longer counts
 FORGET_AFTER_S = 60.0
@@ -19,9 +21,10 @@ SMOOTHING = 0.2
 
 
 class Prefetch:
-    def __init__(self, concurrency: int, fixed: int | None) -> None:
+    def __init__(self, concurrency: int, fixed: int | None, limit: int) -> None:
         self.concurrency = concurrency
         self.fixed = fixed
+        self.limit = limit  # the most claimed ahead when the number is the worker's to choose
         # stage -> (average run seconds, monotonic time of the last run). Updated by runner
         # threads without a lock: a lost update only delays the average by one run.
         self._runs: dict[str, tuple[float, float]] = {}
@@ -38,6 +41,7 @@ class Prefetch:
             return self.fixed
         now = time.monotonic() if now is None else now
         recent = [avg for avg, seen in list(self._runs.values()) if now - seen < FORGET_AFTER_S]
-        if recent and max(recent) <= FAST_RUN_S:
-            return self.concurrency
-        return 0
+        if not recent or max(recent) > FAST_RUN_S:
+            return 0
+        per_runner = FAST_RUN_S / max(max(recent), 1e-6)
+        return min(self.limit, max(self.concurrency, int(self.concurrency * per_runner)))

@@ -65,9 +65,9 @@ class Producer:
             ahead = self.ahead() if self.ahead is not None else 0
             free = self.table.free(ahead)
             want = min(free, self.batch_max)
-            if ahead and free < ahead and self.table.waiting() > 0:
-                # Runners still have jobs in hand: wait until as many slots as are claimed
-                # ahead are free, rather than claim one job per finished one, a trip each.
+            if ahead and self.table.waiting() > ahead // 2:
+                # The runners have work in hand: claim once half of it is taken, in one trip,
+                # rather than one job per finished one, a trip each.
                 want = 0
             if want > 0:
                 started = time.monotonic()

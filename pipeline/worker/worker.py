@@ -76,7 +76,9 @@ class Worker:
         if self.settings.metrics_port is not None:
             self.metrics = WorkerMetrics(str(self.id))
         self.table = InFlightTable(self.settings.concurrency, self._wake)
-        self.prefetch = Prefetch(self.settings.concurrency, self.settings.prefetch)
+        self.prefetch = Prefetch(
+            self.settings.concurrency, self.settings.prefetch, self.settings.claim_batch_max
+        )
         self.completer = Completer(
             self.store,
             halt=self._halt,
