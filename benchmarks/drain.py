@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import IO
 
 import psycopg
 
@@ -29,22 +30,38 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def start_workers(
-    url: str, count: int, concurrency: int, home: Path, extra: list[str] | None = None
+    url: str,
+    count: int,
+    concurrency: int | None,
+    home: Path,
+    extra: list[str] | None = None,
+    *,
+    env: dict[str, str] | None = None,
+    output: IO[bytes] | None = None,
 ) -> list[subprocess.Popen[bytes]]:
-    env = {
+    """Start `count` real `pipeline worker` processes on `url` with the benchmark's stages.
+
+    `concurrency` None passes no `--concurrency` (the worker's default); `env` adds to or
+    overrides the workers' environment; `output` receives their stdout and stderr.
+    """
+    worker_env = {
         **os.environ,
         "DATABASE_URL": url,
         "PIPELINE_HOME": str(home),
         "PIPELINE_APP": "benchmarks.bench_app",
         "PIPELINE_LOG_LEVEL": "WARNING",
+        **(env or {}),
     }
     exe = Path(sys.executable).parent / "pipeline"
+    flags = [] if concurrency is None else ["--concurrency", str(concurrency)]
     return [
         subprocess.Popen(
-            [str(exe), "worker", "--concurrency", str(concurrency), *(extra or [])],
-            env=env,
+            [str(exe), "worker", *flags, *(extra or [])],
+            env=worker_env,
             cwd=REPO,
             stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=output,
         )
         for _ in range(count)
     ]

@@ -1,0 +1,123 @@
+"""pg-pipeline beside PgQueuer and Procrastinate, in one run, on one PostgreSQL.
+
+    flock /tmp/bench.lock python -m benchmarks.compare [--quick] [--rounds N]
+        [--only drain,enqueue,wake,flatness,fairness,pgbench] [--libs pg-pipeline,PgQueuer,...]
+        [--out report.md]
+
+Uses DATABASE_URL, or an embedded PostgreSQL in a scratch directory (fsync on). Every
+measurement gets a fresh database, cloned from a template holding the library's schema.
+Rounds rotate the libraries' order; the report gives medians (see report.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.compare import refs, report, server, venv
+from benchmarks.compare.pgpipeline_side import PgPipelineSide
+from benchmarks.compare.pgqueuer_side import PgQueuerSide
+from benchmarks.compare.procrastinate_side import ProcrastinateSide
+from benchmarks.compare.results import Results
+from benchmarks.compare.runner import FULL, QUICK, Runner, Sizes, say
+from benchmarks.compare.sides import Side
+
+FIGURES = ("drain", "enqueue", "wake", "flatness", "fairness", "pgbench")
+LIBS = ("pg-pipeline", "PgQueuer", "Procrastinate")
+
+
+def parse() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.compare")
+    parser.add_argument("--quick", action="store_true", help="small sizes, 1 round, 2 configs")
+    parser.add_argument("--rounds", type=int, help="rounds of every figure (default 2; quick 1)")
+    parser.add_argument("--only", default=",".join(FIGURES), help="figures, comma-separated")
+    parser.add_argument("--libs", default=",".join(LIBS), help="libraries, comma-separated")
+    parser.add_argument("--drain-jobs", type=int, help="jobs per drain (default 20,000)")
+    parser.add_argument(
+        "--quiet-pct",
+        type=float,
+        default=25,
+        help="before each measurement, wait up to 30 s for other load below this %% of all cores",
+    )
+    parser.add_argument("--out", type=Path, help="also write the markdown report here")
+    args = parser.parse_args()
+    for flag, known in (("only", FIGURES), ("libs", LIBS)):
+        unknown = set(getattr(args, flag).split(",")) - set(known)
+        if unknown:
+            parser.error(f"--{flag}: unknown {sorted(unknown)}; known: {', '.join(known)}")
+    return args
+
+
+def make_sides(scratch: Path, sizes: Sizes, wanted: list[str], notes: list[str]) -> list[Side]:
+    sides: list[Side] = []
+    if "pg-pipeline" in wanted:
+        sides.append(PgPipelineSide(scratch, sizes.drain))
+    if not set(wanted) - {"pg-pipeline"}:
+        return sides
+    try:
+        exe = venv.python()
+    except Exception as exc:  # a registry outage must not cost pg-pipeline's figures
+        notes.append(f"competitors skipped: their virtualenv could not be made ({exc})")
+        return sides
+    notes.append("installed: " + ", ".join(f"{k} {v}" for k, v in venv.versions(exe).items()))
+    if "PgQueuer" in wanted:
+        sides.append(PgQueuerSide(exe, scratch, sizes.drain))
+    if "Procrastinate" in wanted:
+        sides.append(ProcrastinateSide(exe, scratch, sizes.slow_drain))
+    return sides
+
+
+def main() -> None:
+    args = parse()
+    sizes = QUICK if args.quick else FULL
+    if args.drain_jobs:
+        sizes = dataclasses.replace(sizes, drain=args.drain_jobs)
+    rounds = args.rounds or (1 if args.quick else 2)
+    figures = set(args.only.split(","))
+    scratch = Path(tempfile.mkdtemp(prefix="pgcompare-"))
+    notes: list[str] = []
+    results = Results()
+    started = time.monotonic()
+    srv = server.start(scratch)
+    sides: list[Side] = []
+    try:
+        sides = make_sides(scratch, sizes, args.libs.split(","), notes)
+        say(f"PostgreSQL {srv.version} {srv.settings}; libraries {[s.name for s in sides]}")
+        runner = Runner(srv, sizes, results, scratch, args.quick, args.quiet_pct)
+        runner.prepare(sides, figures)
+        if "pgbench" in figures:
+            say("pg_test_fsync")
+            results.fdatasync_us = refs.fdatasync_us(srv, scratch)
+        command = " ".join(["python -m benchmarks.compare", *sys.argv[1:]])
+        for r in range(rounds):
+            order = sides[r % len(sides) :] + sides[: r % len(sides)]
+            say(f"round {r + 1} of {rounds}: {[s.name for s in order]}")
+            runner.round(order, figures)
+            text = report.render(
+                results,
+                sides,
+                srv,
+                sizes,
+                command,
+                r + 1,
+                time.monotonic() - started,
+                notes,
+                args.quick,
+            )
+            if args.out:  # after every round, so that a run cut short still leaves figures
+                args.out.write_text(text)
+        print(text)
+    finally:
+        try:
+            srv.stop([t for s in sides for t in (s.template, f"{s.template}_full")])
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,140 @@
+"""One measurement each: a drain, the enqueue paths, wake latency. Each on a fresh database."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from benchmarks.compare.cpu import Meter, Reading, Usage, wait_idle
+from benchmarks.compare.server import Server, scalar
+from benchmarks.compare.sides import Side, WorkerConfig, stop
+
+
+@dataclass
+class Drain:
+    jobs_s: float
+    worker_ms: float  # worker CPU per job (processes and their children)
+    postgres_ms: float  # Postgres CPU per job, less this benchmark's polling backend
+    usage: Usage
+
+
+@dataclass
+class Timed:
+    value: float
+    usage: Usage
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def wait_drained(
+    conn: psycopg.Connection[Any],
+    sql: str,
+    n: int,
+    since: float,
+    procs: list[subprocess.Popen[bytes]],
+) -> float:
+    """Poll `sql` (jobs left) until it is 0; returns time.time() when it was seen at 0.
+
+    The poll backs off with the work left (half the time the rest should take at the rate so
+    far), so it costs a few dozen queries per drain, not one every few milliseconds, and still
+    sees the end within ~5 ms.
+    """
+    deadline = time.monotonic() + 1800
+    while time.monotonic() < deadline:
+        left = int(scalar(conn, sql))
+        now = time.time()
+        if left == 0:
+            return now
+        check_alive(procs)
+        done, elapsed = n - left, max(1e-3, now - since)
+        pause = 0.02 if done <= 0 else 0.5 * left / (done / elapsed)
+        time.sleep(min(0.5, max(0.005, pause)))
+    raise TimeoutError(f"not drained in 30 min: {sql}")
+
+
+def check_alive(procs: list[subprocess.Popen[bytes]]) -> None:
+    dead = [p.returncode for p in procs if p.poll() is not None]
+    if dead:
+        raise RuntimeError(f"workers exited with {dead} (see the worker log)")
+
+
+def drain(
+    server: Server, side: Side, config: WorkerConfig, n: int, template: str | None = None
+) -> Drain:
+    """Workers first, on an empty queue, until idle; then `n` jobs in one insert; the clock
+    runs from its commit to the moment no job is left (wall clock, polled)."""
+    with server.database(side.prefix, template or side.template) as url:
+        procs = side.start_workers(url, config)
+        try:
+            wait_idle([p.pid for p in procs])
+            check_alive(procs)
+            with psycopg.connect(url, autocommit=True) as conn:
+                poller = int(scalar(conn, "SELECT pg_backend_pid()"))
+                succeeded = int(scalar(conn, side.succeeded_sql))
+                meter = Meter([p.pid for p in procs], server.postmaster, frozenset({poller}))
+                readings: list[Reading] = []
+                committed = side.enqueue_drain(url, n, lambda: readings.append(meter.read()))
+                finished = wait_drained(conn, side.remaining_sql, n, committed, procs)
+                after = meter.read()
+                succeeded = int(scalar(conn, side.succeeded_sql)) - succeeded
+            if succeeded != n:
+                raise RuntimeError(f"{side.name}: {succeeded} of {n} jobs succeeded")
+            check_alive(procs)
+        finally:
+            stop(procs)
+    usage = Meter.usage(readings[0], after)
+    return Drain(
+        jobs_s=n / (finished - committed),
+        worker_ms=1000 * usage.worker_s / n,
+        postgres_ms=1000 * usage.postgres_s / n if server.postmaster else float("nan"),
+        usage=usage,
+    )
+
+
+def enqueue(server: Server, side: Side, n: int, per_call: int | None) -> Timed:
+    """Jobs/s for `n` jobs enqueued one per call (`per_call` None) or `per_call` per call."""
+    with server.database(side.prefix, side.template) as url:
+        meter = Meter([], server.postmaster)
+        before = meter.read()
+        if per_call is None:
+            seconds = side.enqueue_single(url, n)
+        else:
+            seconds = side.enqueue_bulk(url, n, per_call)
+        usage = Meter.usage(before, meter.read())
+    return Timed(n / seconds, usage)
+
+
+def wake(
+    server: Server, side: Side, config: WorkerConfig, samples: int, interval: float, scratch: Path
+) -> tuple[list[float], Usage]:
+    """Latencies (ms) from the enqueue call to the stage's first line, one idle worker."""
+    latency_file = scratch / f"{side.prefix}-latency.txt"
+    latency_file.unlink(missing_ok=True)
+    with server.database(side.prefix, side.template) as url:
+        procs = side.start_workers(url, config, latency_file)
+        try:
+            wait_idle([p.pid for p in procs])
+            check_alive(procs)
+            meter = Meter([p.pid for p in procs], server.postmaster)
+            before = meter.read()
+            side.send_wake(url, samples, interval)
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                if latency_file.exists() and len(latency_file.read_text().split()) >= samples:
+                    break
+                time.sleep(0.05)
+            usage = Meter.usage(before, meter.read())
+        finally:
+            stop(procs)
+    values = [1000 * float(v) for v in latency_file.read_text().split()]
+    if len(values) < samples:
+        raise RuntimeError(f"{side.name}: {len(values)} of {samples} wake jobs ran in 30 s")
+    return values, usage
