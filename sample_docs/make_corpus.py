@@ -27,7 +27,13 @@ of each page in reading order, one line per visual line) and ``fields`` (the JSO
 ``stages.tender.TenderFields``). Splits: ``dev`` (variants 0-2 and two scans) were read while
 writing rules; ``heldout`` (variant 3 and one scan) were only measured, though their scores
 were seen while the rules changed; ``fresh`` (variants 4-5) were added once the rules were
-frozen. Fixed seeds, no timestamps: a re-run reproduces the files byte for byte.
+frozen; ``unseen`` (one notice per family in other wording, ``*_unseen``) was measured once, and
+its failures then fixed. ``varied`` (``*_varied_*``) draws each notice's labels, separators,
+layouts (same line, label above, two-cell table row), date and amount formats, running headers
+and footers and distractors by seed from ``corpus_wording.SEEN``; ``unseen2`` (``*_unseen2_*``)
+does the same with another seed from ``corpus_wording.HELD_OUT``, wording the rules never saw
+while they were written, and is measured once at the end. Fixed seeds, no timestamps: a re-run
+reproduces the files byte for byte.
 """
 
 from __future__ import annotations
@@ -72,6 +78,10 @@ TRUTH = OUT / "ground_truth"
 FAMILIES = ("ted", "eforms", "uk", "us", "de", "fr")
 VARIANTS = 6  # per family: 0-2 are dev, 3 is held out, 4-5 are "fresh"
 HELDOUT_VARIANT = 3
+#: Per family: notices in wording drawn from corpus_wording.SEEN ("varied", read while writing
+#: rules) and from corpus_wording.HELD_OUT ("unseen2", measured once, never used to tune them).
+VARIED = 4
+UNSEEN2 = 3
 #: Variants added after the rules were written, measured once and never looked into: the held-out
 #: variant was measured while the rules were being written, so its failures were seen.
 FRESH_VARIANTS = (4, 5)
@@ -116,6 +126,7 @@ class Doc:
     lead: float = 13.4
     pages: list[Page] = field(default_factory=list)
     y: float = 0.0
+    footer: str = "Page {n}/{total}"
 
     def _page(self) -> Page:
         if not self.pages or self.y < BOTTOM_Y + self.lead:
@@ -174,6 +185,34 @@ class Doc:
         page.rules.extend((x, top, x, bottom) for x in xs)
         self.y -= self.lead * 0.5
 
+    def rows(self, widths: Sequence[float], rows: Sequence[Sequence[str]]) -> None:
+        """A ruled table without a header row; a cell too wide wraps onto more lines."""
+        page = self._page()
+        xs = [MARGIN_L]
+        for w in widths:
+            xs.append(xs[-1] + w)
+        wrapped = [
+            [wrap(c, "F1", self.size, w - 6) or [""] for c, w in zip(row, widths, strict=True)]
+            for row in rows
+        ]
+        self.room(sum(max(len(c) for c in row) for row in wrapped) + 1)
+        page = self._page()
+        top = self.y + self.lead * 0.75
+        for row in wrapped:
+            height = max(len(c) for c in row)
+            page.rules.append((xs[0], self.y + self.lead * 0.75, xs[-1], self.y + self.lead * 0.75))
+            for k in range(height):
+                parts = [c[k] for c in row if k < len(c) and c[k]]
+                for cell, x in zip(row, xs[:-1], strict=True):
+                    if k < len(cell) and cell[k]:
+                        page.runs.append(Run(cell[k], "F1", self.size, x + 3, self.y))
+                page.lines.append(" ".join(parts))
+                self.y -= self.lead
+        bottom = self.y + self.lead * 0.75
+        page.rules.append((xs[0], bottom, xs[-1], bottom))
+        page.rules.extend((x, top, x, bottom) for x in xs)
+        self.y -= self.lead * 0.5
+
     def columns(
         self, left: Sequence[tuple[str, FontName]], right: Sequence[tuple[str, FontName]]
     ) -> None:
@@ -196,7 +235,7 @@ class Doc:
 
     def finish(self) -> list[Page]:
         for n, page in enumerate(self.pages, start=1):
-            footer = f"Page {n}/{len(self.pages)}"
+            footer = self.footer.format(n=n, total=len(self.pages))
             page.runs.append(Run(footer, "F1", 8.0, PAGE_W / 2 - 14, 40.0, 0.3))
             page.lines.append(footer)
         return self.pages
@@ -1270,6 +1309,378 @@ UNSEEN: dict[str, Callable[[random.Random], tuple[Spec, Doc]]] = {
 }
 
 
+# --------------------------------------------------------------------------------------------
+# "varied" and "unseen2": every family with its labels, separators, layouts (label on the same
+# line, above the value, or in a ruled two-cell row), date and amount formats drawn by a seed
+# from a wording pool (sample_docs/corpus_wording.py), with headers and footers repeated on
+# every page and distractors beside each value. "varied" draws from the SEEN pool; "unseen2"
+# draws from the HELD_OUT pool, with another seed, and is measured once at the end.
+# --------------------------------------------------------------------------------------------
+
+DE_MONTHS = [
+    "Januar",
+    "Februar",
+    "März",
+    "April",
+    "Mai",
+    "Juni",
+    "Juli",
+    "August",
+    "September",
+    "Oktober",
+    "November",
+    "Dezember",
+]
+DE_WEEKDAYS = ["Montag", "Dienstag", "Mittwoch", "Donnerstag", "Freitag", "Samstag", "Sonntag"]
+FR_WEEKDAYS = ["lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche"]
+
+
+def _h12(d: datetime) -> tuple[int, str]:
+    return (d.hour % 12 or 12), ("p.m." if d.hour >= 12 else "a.m.")
+
+
+DATE_FORMATS: dict[str, Callable[[datetime], str]] = {
+    # seen
+    "dmy_slash": lambda d: d.strftime("%d/%m/%Y %H:%M"),
+    "d_month_y_at": lambda d: f"{d.day} {EN_MONTHS[d.month - 1]} {d.year} at {d:%H:%M}",
+    "hm_on_weekday": lambda d: (
+        f"{d:%H:%M} on {WEEKDAYS[d.weekday()]} {ordinal(d.day)} {EN_MONTHS[d.month - 1]} {d.year}"
+    ),
+    "month_d_y_pm": lambda d: (
+        f"{EN_MONTHS[d.month - 1]} {d.day}, {d.year} at {_h12(d)[0]}:{d:%M} {_h12(d)[1]}"
+    ),
+    "two_lines": lambda d: f"Date: {d:%d/%m/%Y}\nLocal time: {d:%H:%M}",
+    "iso": lambda d: d.strftime("%Y-%m-%d %H:%M"),
+    "de_dots": lambda d: d.strftime("%d.%m.%Y, %H:%M Uhr"),
+    "de_um": lambda d: d.strftime("%d.%m.%Y um %H:%M Uhr"),
+    "de_month": lambda d: f"{d.day}. {DE_MONTHS[d.month - 1]} {d.year}, {d:%H:%M} Uhr",
+    "fr_month": lambda d: f"{d.day} {FR_MONTHS[d.month - 1]} {d.year} à {d.hour}h{d:%M}",
+    "fr_slash": lambda d: d.strftime("%d/%m/%Y à %H:%M"),
+    "fr_le_jour": lambda d: (
+        f"le {FR_WEEKDAYS[d.weekday()]} {d.day} {FR_MONTHS[d.month - 1]} {d.year} à {d.hour}h{d:%M}"
+    ),
+    # held out
+    "d_mon_y_hrs": lambda d: f"{d.day}-{EN_MONTHS[d.month - 1][:3]}-{d.year} {d:%H:%M} hrs",
+    "weekday_dot_pm": lambda d: (
+        f"{WEEKDAYS[d.weekday()]}, {d.day} {EN_MONTHS[d.month - 1]} {d.year}, "
+        f"{_h12(d)[0]}.{d:%M}{_h12(d)[1].replace('.', '')}"
+    ),
+    "iso_t": lambda d: d.strftime("%Y-%m-%dT%H:%M:00"),
+    "no_later_than": lambda d: (
+        f"no later than {_h12(d)[0]}:{d:%M} {_h12(d)[1].replace('.', '').upper()} on "
+        f"{EN_MONTHS[d.month - 1]} {d.day}, {d.year}"
+    ),
+    "de_dots_dot": lambda d: d.strftime("%d.%m.%Y, %H.%M Uhr"),
+    "de_weekday": lambda d: f"{DE_WEEKDAYS[d.weekday()]}, {d:%d.%m.%Y}, {d:%H:%M} Uhr",
+    "de_bis": lambda d: d.strftime("bis %d.%m.%Y %H:%M Uhr"),
+    "fr_slash_dash": lambda d: d.strftime("%d/%m/%Y - %Hh%M"),
+    "fr_heures": lambda d: (
+        f"{d.day} {FR_MONTHS[d.month - 1]} {d.year}, {d.hour} heures"
+        + (f" {d.minute}" if d.minute else "")
+    ),
+    "fr_jour_colon": lambda d: (
+        f"{FR_WEEKDAYS[d.weekday()]} {d.day} {FR_MONTHS[d.month - 1]} {d.year} à {d:%H:%M}"
+    ),
+}
+
+SYMBOL = {"EUR": "€", "GBP": "£", "USD": "$"}
+
+
+def _short(v: Decimal, dec: str = ".") -> str:
+    """1250000 as "1.25" (millions), for "EUR 1.25 million"."""
+    return f"{(v / 1_000_000).normalize():f}".replace(".", dec)
+
+
+AMOUNT_FORMATS: dict[str, Callable[[Decimal, str], str]] = {
+    # seen
+    "code_pre": lambda v, c: f"{c} {en_amount(v)}",
+    "symbol_pre": lambda v, c: f"{SYMBOL[c]}{en_amount(v, False)}",
+    "code_post": lambda v, c: f"{en_amount(v)} {c}",
+    "million": lambda v, c: f"{c} {_short(v)} million",
+    "thousand_k": lambda v, c: f"{SYMBOL[c]}{v / 1000:.0f}k excl. VAT",
+    "de_code_post": lambda v, c: f"{de_amount(v)} EUR",
+    "de_euro_netto": lambda v, c: f"{de_amount(v)} € netto",
+    "de_code_pre": lambda v, c: f"EUR {de_amount(v)}",
+    "de_mio": lambda v, c: f"{_short(v, ',')} Mio. EUR",
+    "fr_euro_ht": lambda v, c: f"{spaced_amount(v)} € HT",
+    "fr_euros_ht": lambda v, c: f"{spaced_amount(v).removesuffix(',00')} euros HT",
+    "fr_million": lambda v, c: f"{_short(v, ',')} million d'euros HT",
+    # held out
+    "spaced_code": lambda v, c: f"{c} {spaced_amount(v, '.').removesuffix('.00')}",
+    "million_words": lambda v, c: (
+        f"{_short(v)} million {dict(EUR='euros', GBP='pounds', USD='dollars')[c]}"
+    ),
+    "code_m": lambda v, c: f"{c} {_short(v)}m",
+    "de_euro_ohne": lambda v, c: f"{de_amount(v).removesuffix(',00')} Euro (ohne MwSt.)",
+    "de_ca_mio": lambda v, c: f"ca. {_short(v, ',')} Mio. €",
+    "de_spaced": lambda v, c: f"{spaced_amount(v)} EUR netto",
+    "fr_dots_code": lambda v, c: f"{de_amount(v)} EUR HT",
+    "fr_hors_taxes": lambda v, c: f"{spaced_amount(v)} euros hors taxes",
+    "fr_m_euro": lambda v, c: f"{_short(v, ',')} M€ HT",
+}
+#: Formats that print the value rounded: the value must then be a multiple of this.
+AMOUNT_UNITS = {
+    "million": 10_000,
+    "fr_million": 10_000,
+    "de_mio": 10_000,
+    "million_words": 10_000,
+    "code_m": 10_000,
+    "de_ca_mio": 10_000,
+    "fr_m_euro": 10_000,
+    "thousand_k": 1000,
+    "symbol_pre": 1,
+    "fr_euros_ht": 1,
+    "spaced_code": 1,
+    "de_euro_ohne": 1,
+}
+
+
+@dataclass(frozen=True)
+class Profile:
+    lang: str
+    currency: str
+    buyers: Sequence[tuple[str, str]]
+    titles: Sequence[str]
+    lots: Sequence[str]
+    lot_word: str
+    notice: Sequence[str]  # the notice's type as printed at the top
+
+
+PROFILES: dict[str, Profile] = {
+    "ted": Profile(
+        "en",
+        "EUR",
+        [(b, e) for b, _t, _c, e in TED_BUYERS],
+        TED_TITLES,
+        LOT_TITLES_EN,
+        "Lot",
+        ("Contract notice", "Contract notice - Works"),
+    ),
+    "eforms": Profile(
+        "en", "EUR", EF_BUYERS, EF_TITLES, LOT_TITLES_EN, "Lot", ("Contract notice | eForms",)
+    ),
+    "uk": Profile("en", "GBP", UK_BUYERS, UK_TITLES, LOT_TITLES_EN, "Lot", ("Tender notice",)),
+    "us": Profile(
+        "en",
+        "USD",
+        [(b, e) for b, e, _z in US_BUYERS],
+        [t.removeprefix("Request for Proposals for ") for t in US_TITLES],
+        LOT_TITLES_EN,
+        "Lot",
+        ("REQUEST FOR PROPOSALS", "INVITATION FOR BIDS"),
+    ),
+    "de": Profile(
+        "de", "EUR", DE_BUYERS, DE_TITLES, DE_LOTS, "Los", ("Bekanntmachung", "Ausschreibung")
+    ),
+    "fr": Profile(
+        "fr", "EUR", FR_BUYERS, FR_TITLES, FR_LOTS, "Lot", ("Avis de marché", "AVIS DE MARCHÉ")
+    ),
+}
+
+#: Label endings that read on into their value with a space, not a colon.
+_RUNS_ON = ("by", "than", "bis", "le", "to", "on", "least")
+
+
+def _zone_suffix(
+    family: str, held_out: bool, d: datetime, rng: random.Random
+) -> tuple[str, datetime]:
+    """The time zone printed after a deadline, and the deadline with that zone (or naive)."""
+    if family == "eforms":
+        hours = rng.choice([1, 2])
+        zone = ZoneInfo(f"Etc/GMT-{hours}")
+        text = " CET" if held_out and hours == 1 else f" (UTC+{hours:02d}:00)"
+        if held_out and hours == 2:
+            text = " +02:00"
+        return text, d.replace(tzinfo=zone)
+    if family == "us":
+        zone = ZoneInfo("America/New_York")
+        aware = d.replace(tzinfo=zone)
+        if held_out:
+            dst = bool(aware.dst())
+            return (" Eastern Daylight Time" if dst else " Eastern Standard Time"), aware
+        return " Eastern Time", aware
+    return "", d
+
+
+@dataclass
+class Writer:
+    """Prints labelled values in the layouts of one notice."""
+
+    doc: Doc
+    rng: random.Random
+    lang: str
+    pool: dict[str, dict[str, tuple[str, ...]]]
+    layouts: Sequence[str]
+
+    def label(self, key: str) -> str:
+        return self.rng.choice(self.pool[key][self.lang])
+
+    def field(self, key: str, value: str, layout: str | None = None) -> None:
+        self.put(self.label(key), value, layout)
+
+    def put(self, label: str, value: str, layout: str | None = None) -> None:
+        layout = layout or self.rng.choice(self.layouts)
+        first, *more = value.split("\n")
+        if layout == "above" or (layout == "table" and more):
+            self.doc.above(label, first)
+        elif layout == "table":
+            self.doc.rows([200, TEXT_W - 200], [[label, first]])
+        else:
+            if label.split()[-1] in _RUNS_ON:
+                sep = " "
+            elif self.lang == "fr":
+                sep = " : "
+            else:
+                sep = self.rng.choice([": ", ": ", " - "]) if self.lang == "en" else ": "
+            self.doc.para(f"{label}{sep}{first}")
+        for line in more:
+            self.doc.line(line)
+
+
+def varied(rng: random.Random, family: str, held_out: bool) -> tuple[Spec, Doc]:
+    """One notice of ``family`` in wording drawn from the SEEN or the HELD_OUT pool."""
+    from corpus_wording import FILLER, FOOTERS, HEADERS, HELD_OUT, SEEN, STREETS
+
+    pool = HELD_OUT if held_out else SEEN
+    prof = PROFILES[family]
+    lang = prof.lang
+    buyer, email = rng.choice(prof.buyers)
+    title = rng.choice(prof.titles)
+    amount_style = rng.choice(pool["amounts"][lang])
+    unit = AMOUNT_UNITS.get(amount_style, 0)
+    total = Decimal(rng.randrange(30, 900) * 10_000)
+    if not unit:
+        total += Decimal(rng.randrange(0, 9999)) + Decimal(rng.randrange(0, 100)) / 100
+    elif unit < 10_000:
+        total += Decimal(rng.randrange(0, 9) * 1000 * unit // 1000)
+    total = total.quantize(Decimal("0.01"))
+    n_lots = rng.choice([0, 0, 2, 3])
+    lot_titles = rng.sample(list(prof.lots), n_lots)
+    lot_values = split_value(rng, total, n_lots) if n_lots else []
+    cpv = rng.sample(CPV_POOL, rng.choice([1, 2]))
+    base = pick_date(rng, (10, 11, 12, 14, 15, 16), (0, 30))
+    date_style = rng.choice(pool["dates"][lang])
+    if date_style == "fr_heures":
+        base = base.replace(minute=0)
+    zone_text, deadline = _zone_suffix(family, held_out, base, rng)
+    ref = rng.choice(
+        [
+            f"{buyer.split()[-1][:3].upper()}-2026-{rng.randrange(10, 999):03d}",
+            f"2026/{rng.randrange(1, 200):03d}",
+            f"T-{rng.randrange(1000, 9999)}-26",
+            f"{rng.randrange(23, 28)}-{rng.randrange(1000, 9999)}",
+        ]
+    )
+    has_value = family != "us" or rng.random() < 0.6
+    spec = Spec(
+        family,
+        title,
+        buyer,
+        ref,
+        deadline,
+        total if has_value else None,
+        prof.currency if has_value else None,
+        cpv if family != "us" else [],
+        list(zip(lot_titles, lot_values, strict=True)),
+        email,
+    )
+    doc = Doc(rng.choice(HEADERS[lang]), footer=rng.choice(FOOTERS[lang]))
+    layouts = {"uk": ("above", "above", "same", "table"), "ted": ("same", "same", "above")}.get(
+        family, ("same", "same", "above", "table")
+    )
+    w = Writer(doc, rng, lang, pool, layouts)
+
+    def money(v: Decimal) -> str:
+        style = amount_style if v == total else rng.choice(pool["amounts"][lang])
+        if AMOUNT_UNITS.get(style, 0) and v % AMOUNT_UNITS[style]:
+            style = {"en": "code_pre", "de": "de_code_post", "fr": "fr_euro_ht"}[lang]
+        return AMOUNT_FORMATS[style](v, prof.currency)
+
+    def when(d: datetime) -> str:
+        style = date_style if d == base else rng.choice(pool["dates"][lang])
+        text = DATE_FORMATS[style](d)
+        return text + zone_text if d == base else text
+
+    # The top of the notice: its type, an identifier that is not the reference, perhaps the
+    # title as a heading and the buyer as a letterhead.
+    doc.line(rng.choice(prof.notice), "F2")
+    notice_id = rng.choice(
+        [f"2026/S {rng.randrange(100, 250)}-{rng.randrange(100000, 999999)}", hex_uuid(rng)]
+    )
+    w.field("notice_id", notice_id, "same")
+    if rng.random() < 0.5:
+        doc.para(title, "F2")
+    pub = base - timedelta(days=rng.randrange(20, 40))
+    w.field("publication", when(pub).split("\n")[0].removeprefix("Date: "))
+    doc.gap()
+
+    def authority_block() -> None:
+        w.field("authority", buyer)
+        doc.para(f"{rng.randrange(1, 90)} {rng.choice(STREETS[lang])}")
+        w.field("email", email)
+        doc.gap()
+
+    def object_block() -> None:
+        w.field("title", title)
+        w.field("reference", ref)
+        if family != "us":
+            stems = [stem if rng.random() < 0.5 else f"{stem}-{_check(stem)}" for stem in cpv]
+            w.field("cpv", " ".join(stems))
+        if has_value:
+            w.field("value", money(total))
+            gross = money((total * Decimal("1.2")).quantize(Decimal("0.01")))
+            for net in (" excl. VAT", " HT", " netto", " (ohne MwSt.)", " hors taxes"):
+                gross = gross.replace(net, "")
+            w.field("incl_vat", gross)
+        w.field("turnover", money(total * 2))
+        doc.para(rng.choice(FILLER[lang]))
+        doc.gap()
+
+    def lots_block() -> None:
+        if not n_lots:
+            return
+        pairs = list(enumerate(zip(lot_titles, lot_values, strict=True), 1))
+        if rng.random() < 0.5 and lang != "en":
+            head = {
+                "de": ["Los", "Bezeichnung", "Wert netto"],
+                "fr": ["Lot", "Intitulé", "Montant estimé HT"],
+            }
+            rows = [head[lang]] + [[str(n), t, money(v)] for n, (t, v) in pairs]
+            doc.table([40, 250, 150], rows)
+            return
+        for n, (t, v) in pairs:
+            sep = " : " if lang == "fr" else ": "
+            doc.line(f"{prof.lot_word} {n}{sep}{t}", "F2")
+            w.field("lot_value", money(v), "same")
+        doc.gap()
+
+    def procedure_block() -> None:
+        q = base - timedelta(days=rng.randrange(5, 12))
+        w.field("questions", when(q.replace(hour=12, minute=0)))
+        w.field("deadline", when(base))
+        w.field("opening", when(base + timedelta(hours=1)))
+        w.field("guarantee", money((total / 20).quantize(Decimal("0.01"))))
+        doc.para(rng.choice(FILLER[lang]))
+        doc.gap()
+
+    def others_block() -> None:
+        host = rng.choice(["etendering", "vergabe-portal", "achatpublic"])
+        w.field("support", f"support@{host}.example")
+        body = rng.choice(["tribunal", "court", "kammer"])
+        w.field("review", f"review@{body}-{rng.randrange(1, 9)}.example")
+        for _ in range(rng.randrange(1, 5)):
+            doc.para(rng.choice(FILLER[lang]))
+
+    blocks = [authority_block, object_block, lots_block, procedure_block]
+    if rng.random() < 0.5:
+        blocks[0], blocks[1] = blocks[1], blocks[0]
+    for k, block in enumerate([*blocks, others_block]):
+        if k and rng.random() < 0.4:
+            doc.y = 0.0  # the next block starts a new page
+        block()
+    return spec, doc
+
+
 BUILDERS: dict[str, Callable[[random.Random, int], tuple[Spec, Doc]]] = {
     "ted": ted,
     "eforms": eforms,
@@ -1285,6 +1696,28 @@ SCANS = [
     ("uk_scan_1bit_300dpi", "uk", 4, "bilevel", 300, "dev"),
     ("us_scan_skewed_200dpi", "us", 4, "poor", 200, "heldout"),
 ]
+
+
+# (name, family, how it is scanned, dpi, split) of notices made by `varied`.
+VARIED_SCANS = [
+    ("de_varied_scan_gray_200dpi", "de", "gray", 200, "varied"),
+    ("eforms_varied_scan_1bit_300dpi", "eforms", "bilevel", 300, "varied"),
+    ("fr_unseen2_scan_gray_200dpi", "fr", "gray", 200, "unseen2"),
+    ("uk_unseen2_scan_poor_200dpi", "uk", "poor", 200, "unseen2"),
+]
+
+
+def scanned(pages: list[Page], spec: Spec, rng: random.Random, kind: str, dpi: int) -> bytes:
+    """The notice printed and scanned: gray, bilevel or a poor skewed scan."""
+    images = render_gray(write_pdf(pages, spec.title), dpi)
+    scans: list[ScanImage]
+    if kind == "gray":
+        scans = [scan_gray(image, rng, dpi) for image in images]
+    elif kind == "bilevel":
+        scans = [scan_bilevel(image, rng) for image in images]
+    else:
+        scans = [scan_poor(image, rng, dpi) for image in images]
+    return write_pdf(list(scans), spec.title)
 
 
 def save(name: str, spec: Spec, split: str, pages: list[Page], data: bytes, scan: str) -> None:
@@ -1312,6 +1745,15 @@ def main() -> None:
             split = "heldout" if variant == HELDOUT_VARIANT else "dev"
             split = "fresh" if variant in FRESH_VARIANTS else split
             save(f"{family}_{variant}", spec, split, pages, write_pdf(pages, spec.title), "")
+    for seed, family in enumerate(FAMILIES):
+        for k in range(VARIED):
+            spec, doc = varied(random.Random(20_000 + 100 * seed + k), family, held_out=False)
+            pages = doc.finish()
+            save(f"{family}_varied_{k}", spec, "varied", pages, write_pdf(pages, spec.title), "")
+        for k in range(UNSEEN2):
+            spec, doc = varied(random.Random(31_000 + 100 * seed + k), family, held_out=True)
+            pages = doc.finish()
+            save(f"{family}_unseen2_{k}", spec, "unseen2", pages, write_pdf(pages, spec.title), "")
     for seed, (family, build) in enumerate(UNSEEN.items()):
         spec, doc = build(random.Random(9000 + seed))
         pages = doc.finish()
@@ -1320,16 +1762,12 @@ def main() -> None:
         rng = random.Random(5000 + n)
         spec, doc = BUILDERS[family](rng, variant)
         pages = doc.finish()
-        born = write_pdf(pages, spec.title)
-        images = render_gray(born, dpi)
-        scans: list[ScanImage]
-        if kind == "gray":
-            scans = [scan_gray(image, rng, dpi) for image in images]
-        elif kind == "bilevel":
-            scans = [scan_bilevel(image, rng) for image in images]
-        else:
-            scans = [scan_poor(image, rng, dpi) for image in images]
-        save(name, spec, split, pages, write_pdf(list(scans), spec.title), f"{kind} {dpi} dpi")
+        save(name, spec, split, pages, scanned(pages, spec, rng, kind, dpi), f"{kind} {dpi} dpi")
+    for n, (name, family, kind, dpi, split) in enumerate(VARIED_SCANS):
+        rng = random.Random(40_000 + n)
+        spec, doc = varied(rng, family, held_out=split == "unseen2")
+        pages = doc.finish()
+        save(name, spec, split, pages, scanned(pages, spec, rng, kind, dpi), f"{kind} {dpi} dpi")
     total = sum(p.stat().st_size for p in OUT.glob("*.pdf"))
     print(f"{len(list(OUT.glob('*.pdf')))} PDFs, {total / 1024:.0f} KiB in {OUT}")
 

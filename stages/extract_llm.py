@@ -20,15 +20,17 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
-import openai
-from openai.types.chat import ChatCompletionMessageParam
-from openai.types.shared_params import ResponseFormatJSONSchema
 from pydantic import ValidationError
 
 from stages.errors import DocumentError
 from stages.tender import TenderFields
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionMessageParam
+    from openai.types.shared_params import ResponseFormatJSONSchema
 
 __all__ = [
     "DEFAULT_MAX_CHARS",
@@ -145,6 +147,10 @@ class LlmExtractor:
         self.max_retries = max_retries
         self.max_chars = max_chars
         self.temperature = temperature
+        # Imported only when an endpoint is configured: the client library takes longer to
+        # import than the rest of the pipeline, and every `pipeline` command would pay for it.
+        import openai
+
         self._client = openai.OpenAI(
             base_url=base_url,
             api_key=api_key or _NO_KEY,
@@ -233,6 +239,8 @@ class LlmExtractor:
 
     def _ask(self, messages: list[ChatCompletionMessageParam]) -> tuple[str | None, str]:
         """One request; returns (content, finish_reason). Endpoint failures are translated."""
+        import openai
+
         try:
             completion = self._client.chat.completions.create(
                 model=self.model,

@@ -9,9 +9,11 @@ ligatures.
 The rule throughout is *unknown over wrong*: a field is only filled when a label (or an
 unambiguous pattern such as a CPV code) says what the value is.
 
-Modules by concern: ``normalise`` (text clean-up and bounds), ``labels`` (the vocabulary per
-family and language, as data), ``lines`` (finding labelled values), ``dates``, ``amounts``,
-``codes`` (CPV, references, e-mail), ``lots`` and ``fields`` (one rule per field, the entry point).
+Modules by concern: ``normalise`` (text clean-up and bounds), ``furniture`` (running headers,
+footers and page numbers, blanked first), ``labels`` (the vocabulary per family and language, as
+data), ``lines`` (finding labelled values), ``dates``, ``amounts``, ``codes`` (CPV, references,
+e-mail), ``names`` (title and authority), ``lots``, ``evidence`` (what each rule returns) and
+``fields`` (the other fields' rules and the entry point).
 """
 
 from stages.extract_offline.fields import extract_offline, extract_offline_explained

@@ -24,6 +24,7 @@ _SYMBOLS = {"€": "EUR", "£": "GBP", "US$": "USD", "$": "USD"}
 _WORD_CURRENCIES = {
     "euro": "EUR",
     "euros": "EUR",
+    "d'euros": "EUR",
     "pounds sterling": "GBP",
     "pound sterling": "GBP",
     "sterling": "GBP",
@@ -36,7 +37,7 @@ _WORD_CURRENCIES = {
 
 _CUR = (
     r"(?:US\$|[€£$]|\b(?:" + "|".join(sorted(_ISO_CURRENCIES)) + r")\b"
-    r"|\b(?:euros?|pounds? sterling|sterling|pounds|(?:us )?dollars|swiss francs)\b)"
+    r"|(?:\bd')?\b(?:euros?|pounds? sterling|sterling|pounds|(?:us )?dollars|swiss francs)\b)"
 )
 
 
@@ -46,7 +47,7 @@ _NUM = (
 )
 
 
-_MULT = r"(?:million|mio\.?|mln\.?|mn|m|billion|bn|thousand|k)\b"
+_MULT = r"(?:(?:millions?|mio|mln|mn|m|billion|bn|thousand|k)\b\.?)"
 
 
 _AMOUNT = re.compile(
@@ -61,6 +62,7 @@ _CURRENCY_LABEL = re.compile(r"\b(?i:currency)\s*[:|]?\s*(?P<code>[A-Z]{3})\b")
 
 _MULTIPLIERS = {
     "million": Decimal(1_000_000),
+    "millions": Decimal(1_000_000),
     "mio": Decimal(1_000_000),
     "mln": Decimal(1_000_000),
     "mn": Decimal(1_000_000),
@@ -170,7 +172,10 @@ def _amount_after_label(
             # this line merely ends with the label (TED's "II.1.5) Estimated total value").
             rest = re.sub(r"\(.*?\)", "", main)
             if re.search(r"[A-Za-z]{4}", rest) and not re.fullmatch(
-                r"[\s:|]*(?:\(?excl\w*\.?\s+VAT\)?|excluding\s+VAT|net)?[\s:|]*", rest, re.I
+                r"[\s:|]*(?:\(?(?:excl\w*\.?\s+VAT|excluding\s+VAT|net|netto|hors\s+TVA|HT|"
+                r"ohne\s+MwSt\.?|zzgl\.?\s+MwSt\.?)\)?)?[\s:|]*",
+                rest,
+                re.I,
             ):
                 return None
         found = _amounts(wide)
@@ -186,6 +191,12 @@ def _amount_after_label(
             near = [a.currency for a in _amounts(wide) if a.currency]
             currency = near[0] if near else fallback_currency
     return amount.value, currency
+
+
+def _label_part(line: str, end: int) -> str:
+    """A value line up to its first digit: the words that say what the amount is."""
+    digit = re.search(r"\d", line[end:])
+    return line if digit is None else line[: end + digit.start()]
 
 
 def _document_currency(text: str) -> str | None:

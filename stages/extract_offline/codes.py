@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from stages.extract_offline.labels import (
     _INLINE_REF,
     _NOT_CONTACT,
+    _NOT_REFERENCE,
     _REF_LABELS,
     _REF_TOKEN,
     _TED_NUMBER,
@@ -70,7 +71,7 @@ def _reference(lines: Sequence[str]) -> str | None:
     for pattern in _REF_LABELS:
         for i, line in enumerate(lines):
             m = pattern.match(line)
-            if not m:
+            if not m or _NOT_REFERENCE.search(line[: m.end()]):
                 continue
             value = m.group("value").strip()
             if not value:  # label above its value, perhaps with a blank line between
@@ -80,7 +81,7 @@ def _reference(lines: Sequence[str]) -> str | None:
                 return ref
     for line in lines:
         m = _INLINE_REF.search(line)
-        if m:
+        if m and not _NOT_REFERENCE.search(line[: m.start()]):
             ref = _reference_from(m.group("value"))
             if ref:
                 return ref
@@ -177,6 +178,10 @@ def _spellfix_domain(domain: str, text: str, authority: str | None) -> str:
     return "".join(fix(part) if part.isalnum() else part for part in re.split(r"([.-])", domain))
 
 
+# The line after an address counts when it gives the organisation's role; any other line
+# (the next field, a lot, a title) says nothing about the address.
+_ROLE = re.compile(r"\b(?:roles?|r[ôo]les?|rolle)\b", re.I)
+
 # Mailboxes that are never the contact for a tender, whatever the label says.
 _NOT_CONTACT_LOCAL = re.compile(
     r"^(?:no-?reply|do-?not-?reply|support|helpdesk|help|assistance|webmaster|ted|info)\b", re.I
@@ -203,7 +208,7 @@ def _email(text: str, authority: str | None) -> str | None:
                 # The line after counts when it describes this address ("Roles of this
                 # organisation: Review organisation"), not when it is another address's.
                 after = [ln for ln in lines[n + 1 : n + 4] if ln.strip()][:1]
-                after = [ln for ln in after if "@" not in ln and not ln.rstrip().endswith(":")]
+                after = [ln for ln in after if "@" not in ln and _ROLE.search(ln)]
                 context = " ".join([*near, context, *after])
             if _NOT_CONTACT.search(context):
                 continue

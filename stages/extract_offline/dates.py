@@ -83,7 +83,7 @@ _DATE_PATTERNS = [
 
 
 _TIME = re.compile(
-    r"(?<![\d:.])(?P<hour>[01]?\d|2[0-3])\s?(?:[:h]|\.(?=\d\d))\s?(?P<minute>[0-5]\d)"
+    r"(?<![\d:.+])(?<!UTC-)(?<!GMT-)(?P<hour>[01]?\d|2[0-3])\s?(?:[:h]|\.(?=\d\d))\s?(?P<minute>[0-5]\d)"
     r"(?::(?P<second>[0-5]\d))?(?!\d)(?:\s?(?:hrs|hours|h)\b\.?)?"
     r"(?:\s?(?P<ampm>[ap])\.?\s?m\b\.?)?"
     r"|(?<![\d:.])(?P<hour12>1[0-2]|0?[1-9])\s?(?P<ampm2>[ap])\.?\s?m\b\.?"
@@ -215,7 +215,11 @@ def _parse_deadline(text: str) -> datetime | None:
                 hour = hour % 12 + (12 if ampm.lower() == "p" else 0)
     naive = datetime(date.year, date.month, date.day, hour, minute, second)
     if chosen is not None:
-        zone_text = masked[chosen.end() : chosen.end() + 40]
+        # The rest of the time's line (a zone is not cut in half: "(UTC+01:00)"), at least
+        # the next 40 characters.
+        eol = masked.find("\n", chosen.end())
+        eol = len(masked) if eol < 0 else eol
+        zone_text = masked[chosen.end() : min(max(eol, chosen.end() + 40), chosen.end() + 100)]
         zone = _zone_from(zone_text, naive)
         if zone is None:
             zone = _zone_from(masked, naive)

@@ -5,140 +5,33 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import TypeAlias, TypeVar
+from typing import TypeVar
 
-from stages.extract_offline.amounts import _amount_after_label, _document_currency
+from stages.extract_offline.amounts import _amount_after_label, _document_currency, _label_part
 from stages.extract_offline.codes import _cpv_codes, _email, _reference
 from stages.extract_offline.dates import _parse_deadline
+from stages.extract_offline.evidence import _Ev, _Result
+from stages.extract_offline.furniture import strip_furniture
 from stages.extract_offline.labels import (
-    _AUTHORITY_LABELS,
-    _AUTHORITY_WORDS,
     _CONNECTOR_END,
     _DEADLINE_EXCLUDE,
     _DEADLINE_GENERIC,
     _DEADLINE_SPECIFIC,
     _DEADLINE_STOP,
-    _INLINE_LOT_NO,
     _LOT_HEADER,
     _LOT_MENTION,
-    _NOTICE_HEADING,
-    _TITLE_LABELS,
+    _NOT_VALUE,
     _TOTAL_VALUE_LABELS,
     _VALUE_LABELS,
     vocabulary,
 )
-from stages.extract_offline.lines import _continue_value, _find_labelled, _looks_like_label
+from stages.extract_offline.lines import _cell_wrapped
 from stages.extract_offline.lots import _lots
-from stages.extract_offline.normalise import _clean_text_value, _normalise, _words
+from stages.extract_offline.names import _authority, _title
+from stages.extract_offline.normalise import _normalise, _restore_eszett
 from stages.tender import FieldEvidence, Lot, TenderExtraction, TenderFields
-
-
-def _complete_from_heading(lines: Sequence[str], title: str) -> str:
-    """A labelled title cut short by a bad line break, completed from the notice's heading.
-
-    Notices usually repeat the title as a heading near the top; when such a line starts with the
-    labelled value and goes on, the labelled value was truncated.
-    """
-    key = _words(title)
-    best = title
-    for line in [ln for ln in lines if ln][:25]:
-        cand = _clean_text_value(line)
-        if not cand or len(cand) > 160 or _looks_like_label(line):
-            continue
-        words = _words(cand)
-        if words.startswith(key + " ") and len(cand) > len(best):
-            best = cand
-        elif len(words.split()) >= 3 and key.startswith(words + " "):
-            # The labelled copy carries a speck of noise the heading does not ("... ma").
-            tail = key[len(words) :].split()
-            if len(tail) <= 2 and all(len(t) <= 3 for t in tail):
-                best = cand
-    return best
-
-
-def _title(lines: Sequence[str], lot_lines: set[int], authority: str | None) -> _Result[str]:
-    not_lot = re.compile(r"^(?!lot\b)", re.I)
-    hit = _find_labelled(lines, _TITLE_LABELS, skip=lot_lines, accept=not_lot)
-    if hit is not None:
-        value = _clean_text_value(_INLINE_LOT_NO.sub("", hit.value))
-        if not value:
-            return None, None
-        return _complete_from_heading(lines, value), _Ev(hit.index, "label", 0.9)
-    # "INVITATION TO TENDER for the supply of ..." or the heading followed by the title line.
-    for i, line in enumerate(lines[:15]):
-        m = _NOTICE_HEADING.match(line)
-        if not m:
-            continue
-        rest = re.sub(r"^\s*[:\-]?\s*", "", m.group("rest"))
-        if re.match(r"(?:for|:)\s", rest, re.I):
-            value = _clean_text_value(re.sub(r"^(?:for|:)\s+(?:the\s+)?", "", rest, flags=re.I))
-            return value, _Ev(i, "notice heading", 0.7)
-        for j in range(i + 1, min(i + 6, len(lines))):
-            cand = lines[j]
-            # Skip "Open procedure - Works", "Services" and the authority's name.
-            if (
-                len(cand.split()) < 3
-                or re.search(r"\bprocedure\b", cand, re.I)
-                or (authority and _words(cand) == _words(authority))
-            ):
-                continue
-            if _looks_like_label(cand) or _NOTICE_HEADING.match(cand) or j in lot_lines:
-                break
-            if re.match(r"^(?:for\s+)(?:the\s+)?", cand, re.I):
-                cand = re.sub(r"^for\s+(?:the\s+)?", "", cand, flags=re.I)
-            hit2 = _continue_value(lines, j, cand)
-            return _clean_text_value(hit2.value), _Ev(j, "line under the notice heading", 0.6)
-        break
-    return None, None
-
-
-def _mixed_case(lines: Sequence[str], value: str) -> str:
-    """A name printed in capitals in a heading, as the running text spells it, if it does."""
-    pattern = re.compile(r"\b" + r"\s+".join(map(re.escape, value.split())) + r"\b", re.I)
-    for line in lines:
-        for m in pattern.finditer(line):
-            if not m.group().isupper():
-                return m.group()
-    return value
-
-
-def _authority(lines: Sequence[str]) -> _Result[str]:
-    hit = _find_labelled(lines, _AUTHORITY_LABELS, wrap=False)
-    value: str | None = None
-    ev: _Ev | None = None
-    if hit is not None:
-        value = hit.value
-        ev = _Ev(hit.index, "label", 0.9)
-        # Wrapped only when the break is evidently mid-name.
-        end = hit.end
-        while end + 1 < len(lines) and lines[end + 1] and not _looks_like_label(lines[end + 1]):
-            if not (lines[end + 1][0].islower() or _CONNECTOR_END.search(value.rstrip(","))):
-                break
-            value = f"{value} {lines[end + 1]}"
-            end += 1
-    else:
-        # No label: a header line naming a public body, above the notice heading.
-        for n, line in [(n, ln) for n, ln in enumerate(lines) if ln][:6]:
-            if _NOTICE_HEADING.match(line) or _looks_like_label(line):
-                break
-            if _AUTHORITY_WORDS.search(line) and len(line) <= 90 and not re.search(r"\d", line):
-                value, ev = line, _Ev(n, "letterhead", 0.6)
-                break
-    if value is None or ev is None:
-        return None, None
-    if value.isupper():
-        value = _mixed_case(lines, value)
-    # Cut the postal address that often follows the name on the same line.
-    parts = [p.strip() for p in value.split(",")]
-    kept = [parts[0]]
-    for part in parts[1:]:
-        if re.search(r"\d", part) or "@" in part:
-            break
-        kept.append(part)
-    return _clean_text_value(", ".join(kept)), ev
 
 
 def _deadline(lines: Sequence[str]) -> _Result[datetime]:
@@ -166,6 +59,14 @@ def _deadline(lines: Sequence[str]) -> _Result[datetime]:
                 if found is not None:
                     rule = "label" if opening else "label in running text"
                     return found, _Ev(i, rule, 0.9 if opening else 0.75, span=2)
+    for i in range(len(lines)):
+        wrapped = _cell_wrapped(lines, i)
+        if wrapped is None or _DEADLINE_EXCLUDE.search(wrapped[0]):
+            continue
+        if any((m := p.search(wrapped[0])) and m.start() <= 14 for p in _DEADLINE_SPECIFIC):
+            found = _parse_deadline(window(i, wrapped[1]))
+            if found is not None:
+                return found, _Ev(i, "label wrapped in its cell", 0.8, span=2)
     for i, line in enumerate(lines):
         m = _DEADLINE_GENERIC.search(line)
         if m and not _DEADLINE_EXCLUDE.search(line):
@@ -188,7 +89,7 @@ def _estimated_value(
                 continue
             if require_free and (_LOT_MENTION.search(line) or _TOTAL_VALUE_LABELS.search(line)):
                 continue
-            if _LOT_HEADER.match(line):
+            if _LOT_HEADER.match(line) or _NOT_VALUE.search(_label_part(line, m.end())):
                 continue
             got = _amount_after_label(lines, i, m.end(), doc_currency)
             # No contract is worth less than 100: such a reading is a footnote mark, a
@@ -214,14 +115,14 @@ def extract_offline_explained(text: str | Sequence[str]) -> TenderExtraction:
     in the evidence as ``rejected``): a missing value costs a look, a wrong one costs a bid.
     """
     pages = [text] if isinstance(text, str) else list(text)
-    lines: list[str] = []
+    read: list[list[str]] = []
     page_of: list[int] = []
     for number, page in enumerate(pages, start=1):
-        page_lines = _normalise(page)
-        lines += page_lines
-        page_of += [number] * len(page_lines)
-        if len(lines) >= MAX_LINES:
+        read.append(_normalise(page))
+        page_of += [number] * len(read[-1])
+        if len(page_of) >= MAX_LINES:
             break
+    lines = _restore_eszett([line for page_lines in strip_furniture(read) for line in page_lines])
     warnings = _input_warnings(lines)
     if len(lines) > MAX_LINES:
         warnings.append(f"only the first {MAX_LINES} lines were read")
@@ -260,6 +161,10 @@ def extract_offline_explained(text: str | Sequence[str]) -> TenderExtraction:
     drafts, lot_lines = _lots(lines)
     value, currency, value_ev = _estimated_value(lines, lot_lines, joined)
     lots = [Lot(number=d.number, title=d.title or "", estimated_value=d.value) for d in drafts]
+    if value is None and len(drafts) == 1 and drafts[0].value is not None:
+        # A notice of one lot (eForms always has a lot) gives the contract's value there.
+        value, currency = drafts[0].value, _document_currency(joined)
+        value_ev = _Ev(min(drafts[0].lines), "the only lot's value", 0.6)
     lot_sum = sum((lot.estimated_value or 0 for lot in lots), Decimal(0))
     value_penalty = None
     if value is not None and lot_sum > value * Decimal("1.001"):
@@ -302,17 +207,6 @@ MIN_CONFIDENCE = 0.5
 _GARBAGE = "garbage"
 
 _V = TypeVar("_V")
-
-
-@dataclass(frozen=True)
-class _Ev:
-    line: int  # index into the normalised lines
-    rule: str
-    confidence: float
-    span: int = 0  # lines after the label line that the value was read from
-
-
-_Result: TypeAlias = tuple[_V | None, _Ev | None]
 
 # A value that swallowed the next field's label ("Commune de Intitulé du marché : ...") was
 # read across a column or a line break that went wrong.

@@ -5,23 +5,45 @@ from __future__ import annotations
 import re
 
 # Section numbering such as "II.1.1)", "1.2.", "a)", "IV.2.2)" or a bullet in front of a label.
-_NUMBERING = r"(?:(?:[IVX]+(?:\.\d+)*\)?|\d+(?:\.\d+)*[.)]?|[a-z]\)|[•*\-])\s*)?"
+# UK Find a Tender numbers its sections in words: "two.1.1) Title".
+_WORD_NUMBERS = r"(?:one|two|three|four|five|six|seven|eight)"
+_NUMBERING = (
+    r"(?:(?:[IVX]+(?:\.\d+)*\)?|(?i:"
+    + _WORD_NUMBERS
+    + r")(?:\.\d+)+\)|\d+(?:\.\d+)*[.)]?|[a-z]\)|[•*\-])\s*)?"
+)
 
 
 # What separates a label from its value.
-_SEP = r"\s*(?:[:|=]|\s-\s|\.(?=\s))?\s*"
+_SEP = r"\s*(?:[:|=]|-(?=\s)|\.(?=\s))?\s*"
 
 
 def _anchored(label: str, *, colon: bool = False) -> re.Pattern[str]:
     """A label at the start of a line; ``colon`` demands an explicit separator after it."""
-    sep = r"\s*[:|]\s*" if colon else r"(?:" + _SEP + r"|$)"
-    return re.compile(r"^" + _NUMBERING + r"(?:" + label + r")" + sep + r"(?P<value>.*)$", re.I)
+    # A separator, or nothing more on the line (the value is on the line below it).
+    sep = r"(?:\s*[:|]\s*|\s+-\s+|\s*$)" if colon else r"(?:" + _SEP + r"|$)"
+    # The label ends at a word's end: "Name of the contract" is not the start of "Name of the
+    # contracting authority".
+    end = r"(?:(?<=\W)|(?!\w))"
+    return re.compile(
+        r"^" + _NUMBERING + r"(?:" + label + r")" + end + sep + r"(?P<value>.*)$", re.I
+    )
+
+
+def _word_labels(fragments: list[str]) -> list[re.Pattern[str]]:
+    """Anchored labels; a one-word label ("Title", "Objet") must be followed by a separator or
+    stand alone on its line: "Project management ..." is prose, "Project: ..." is a label."""
+    return [_anchored(f, colon=not re.search(r"\\s|\s", f)) for f in fragments]
 
 
 _LABEL_LIKE = re.compile(r"^" + _NUMBERING + r"[^\W\d_][\w ().,/'&-]{0,60}?\s*[:|]")
 
 
-_HEADING_LIKE = re.compile(r"^(?:Section\s+[IVX\d]+\b|[IVX]+\.\d+(?:\.\d+)*\)|\d+(?:\.\d+)+\)?\s)")
+_HEADING_LIKE = re.compile(
+    r"^(?:Section\s+(?:[IVX\d]+|" + _WORD_NUMBERS + r")\b|"
+    r"(?:[IVX]+|" + _WORD_NUMBERS + r")\.\d+(?:\.\d+)*\)|\d+(?:\.\d+)+\)?\s)",
+    re.I,
+)
 
 
 _CONNECTOR_END = re.compile(
@@ -39,28 +61,57 @@ _CONNECTOR_END = re.compile(
 
 VOCABULARY: dict[str, dict[str, tuple[str, ...]]] = {
     "title": {
-        "de": (r"bezeichnung\s+des\s+auftrags", r"auftragsbezeichnung", r"titel"),
-        "fr": (r"intitul[ée]\s+du\s+march[ée]", r"objet\s+du\s+march[ée]", r"intitul[ée]"),
+        "en": (r"title", r"subject", r"project", r"object"),
+        "de": (
+            r"bezeichnung\s+des\s+auftrags",
+            r"auftragsbezeichnung",
+            r"gegenstand\s+der\s+leistung",
+            r"auftragsgegenstand",
+            r"titel",
+            r"bezeichnung",
+        ),
+        "fr": (
+            r"intitul[ée]\s+du\s+march[ée]",
+            r"objet\s+du\s+march[ée]",
+            r"objet\s+de\s+la\s+consultation",
+            r"intitul[ée]",
+            r"objet",
+        ),
     },
     "authority": {
-        "de": (r"(?:[öo]ffentlicher\s+)?auftraggeber", r"vergabestelle"),
-        "fr": (r"nom\s+complet\s+de\s+l'acheteur", r"pouvoir\s+adjudicateur", r"acheteur"),
+        "en": (r"buyer", r"purchaser"),
+        "de": (
+            r"name\s+des\s+auftraggebers",
+            r"(?:[öo]ffentlicher\s+)?auftraggeber",
+            r"vergabestelle",
+        ),
+        "fr": (
+            r"nom\s+complet\s+de\s+l'acheteur",
+            r"nom\s+et\s+adresse\s+officiels\s+de\s+l'acheteur",
+            r"pouvoir\s+adjudicateur",
+            r"acheteur",
+        ),
     },
     "reference": {
         "en": (r"internal\s+identifier", r"reference", r"RFP\s+No\.?", r"solicitation\s+no\.?"),
-        "de": (r"vergabenummer", r"aktenzeichen", r"vergabe-?nr\.?"),
-        "fr": (r"num[ée]ro\s+de\s+r[ée]f[ée]rence", r"r[ée]f[ée]rence\s+du\s+march[ée]"),
+        "de": (r"vergabenummer", r"aktenzeichen", r"vergabe-?nr\.?", r"az\."),
+        "fr": (
+            r"num[ée]ro\s+de\s+r[ée]f[ée]rence",
+            r"r[ée]f[ée]rence\s+du\s+march[ée]",
+            r"r[ée]f[ée]rence\s+acheteur",
+        ),
     },
     "deadline": {
         "en": (r"tender\s+submission\s+deadline", r"proposals?\s+due", r"bids?\s+due"),
         "de": (
-            r"schlusstermin\s+f[üu]r\s+den\s+eingang\s+der\s+angebote",
+            r"schlusstermin\s+f[üuiï]{1,2}r\s+den\s+eingang\s+der\s+angebote",
             r"(?:ablauf\s+der\s+)?angebotsfrist",
-            r"frist\s+f[üu]r\s+den\s+eingang\s+der\s+angebote",
+            r"frist\s+f[üuiï]{1,2}r\s+den\s+eingang\s+der\s+angebote",
         ),
         "fr": (
             r"date\s+limite\s+de\s+r[ée]ception\s+des\s+(?:offres|plis|candidatures)",
             r"date\s+et\s+heure\s+limites?\s+de\s+r[ée]ception\s+des\s+(?:offres|plis)",
+            r"date\s+limite\s+de\s+remise\s+des\s+(?:offres|plis)",
         ),
     },
     # Words that make a dated line something else than the submission deadline.
@@ -88,12 +139,22 @@ VOCABULARY: dict[str, dict[str, tuple[str, ...]]] = {
     "total_value": {
         "en": (r"total\s+value\s+\(estimated\)",),
         "de": (r"gesch[äa]tzter\s+gesamtwert", r"gesamtwert"),
-        "fr": (r"valeur\s+(?:totale\s+)?estim[ée]e(?:\s+hors\s+TVA)?",),
+        "fr": (r"valeur\s+totale\s+estim[ée]e", r"valeur\s+estim[ée]e\s+totale"),
     },
     "value": {
         "en": (r"not[\s-]+to[\s-]+exceed", r"lot\s+value", r"value\s+\(estimated\)"),
-        "de": (r"gesch[äa]tzter\s+wert", r"auftragswert"),
+        "de": (r"gesch[äa]tzter\s+wert", r"auftragswert", r"wert\s+des\s+loses"),
         "fr": (r"montant\s+estim[ée]", r"valeur\s+estim[ée]e"),
+    },
+    # Identifiers of the publication, not of the procurement: never its reference.
+    "not_reference": {
+        "en": (
+            r"notice\s+(?:id|identifier|number|no\b)",
+            r"publication\s+(?:id|number|no\b)",
+            r"\bOCID\b",
+        ),
+        "de": (r"bekanntmachungs-?(?:id|nummer)", r"ver[öo]ffentlichungsnummer"),
+        "fr": (r"\bavis\s+n", r"identifiant\s+de\s+l'avis"),
     },
     # Amounts that sit beside a value but are something else: never the estimated value.
     "not_value": {
@@ -126,6 +187,7 @@ VOCABULARY: dict[str, dict[str, tuple[str, ...]]] = {
             r"court",
             r"platform",
             r"portal",
+            r"appeal",
         ),
         "de": (r"technische", r"plattform", r"nachpr[üu]fung", r"vergabekammer"),
         "fr": (r"assistance", r"recours", r"tribunal", r"greffe", r"profil\s+d'acheteur"),
@@ -155,15 +217,13 @@ def any_of(field: str) -> re.Pattern[str]:
 
 _TITLE_LABELS = [
     _anchored(r"title\s+of\s+(?:the\s+)?(?:contract|tender|procurement|notice|project|call)"),
-    _anchored(r"(?:tender|contract|procurement|project|notice|call)\s+title"),
+    _anchored(r"(?:tender|contract|procurement|procedure|project|notice|call)\s+title"),
     _anchored(r"name\s+of\s+(?:the\s+)?(?:contract|tender|project|procurement)"),
     _anchored(
         r"(?:subject|object)\s+(?:matter\s+)?of\s+(?:the\s+)?(?:contract|tender|procurement)"
     ),
-    _anchored(r"title", colon=True),
-    _anchored(r"subject", colon=True),
     _anchored(r"(?:description\s+of\s+)?(?:contract|tender)\s+name", colon=True),
-    *(_anchored(f, colon=True) for f in VOCABULARY["title"]["de"] + VOCABULARY["title"]["fr"]),
+    *_word_labels(vocabulary("title")),
 ]
 
 
@@ -178,6 +238,7 @@ _NOTICE_HEADING = re.compile(
 
 _AUTHORITY_LABELS = [
     _anchored(r"official\s+name"),
+    _anchored(r"name\s+and\s+addresse?s?"),
     _anchored(
         r"(?:name\s+of\s+(?:the\s+)?)?(?:contracting|awarding|procuring|purchasing|issuing|"
         r"tendering)\s+(?:authority|entity|body|agency|organi[sz]ation)(?:\s+name)?"
@@ -185,7 +246,7 @@ _AUTHORITY_LABELS = [
     _anchored(r"(?:issued|published)\s+by"),
     _anchored(r"(?:buyer|purchaser|procuring\s+entity|employer|client|authority)", colon=True),
     _anchored(r"(?:organi[sz]ation|agency|institution)(?:\s+name)?", colon=True),
-    *(_anchored(f, colon=True) for f in vocabulary("authority")),
+    *_word_labels(vocabulary("authority")),
 ]
 
 
@@ -205,12 +266,12 @@ _REF_LABELS = [
         r"(?:no\.?|number|num\.?|nr\.?|#|id|code)"
     ),
     _anchored(
-        r"(?:(?:tender|contract|procurement|notice|project|file|our|internal|bid|solicitation|"
-        r"ITT|RFP|RFQ|RFT|document|dossier)\s+)?ref(?:erence)?\.?",
-        colon=True,
+        r"(?:tender|contract|procurement|project|file|our|internal|bid|solicitation|"
+        r"ITT|RFP|RFQ|RFT|document|dossier)\s+ref(?:erence)?\.?"
     ),
+    _anchored(r"(?:notice\s+)?ref(?:erence)?\.?", colon=True),
     _anchored(
-        r"(?:tender|contract|procurement|solicitation|bid|ITT|RFP|RFQ|RFT|notice|file|"
+        r"(?:tender|contract|procurement|solicitation|bid|ITT|RFP|RFQ|RFT|file|"
         r"identification)\s*(?:no\.?|number|nr\.?|#|id)"
     ),
     *(_anchored(f) for f in vocabulary("reference")),
@@ -246,7 +307,7 @@ _DEADLINE_SPECIFIC = [
     re.compile(r"(?:closing|return|due)\s+date(?:\s+and\s+time)?", re.I),
     re.compile(r"closing\s+time", re.I),
     re.compile(
-        r"(?:tenders|bids|offers|proposals|responses|applications)\s+(?:must|shall|should|are\s+to)"
+        r"(?:tenders|bids|offers|proposals|responses|applications)\s+(?:must|shall|should|will|are\s+to)"
         r"\s+be\s+(?:submitted|received|delivered|uploaded|lodged|returned)",
         re.I,
     ),
@@ -286,7 +347,9 @@ _VALUE_LABELS = re.compile(
     re.I,
 )
 _NOT_VALUE = any_of("not_value")
-_NOT_CONTACT = any_of("not_contact")
+# Whole words only: "court" is not in "Rivecourt".
+_NOT_CONTACT = re.compile(r"\b(?:" + any_of("not_contact").pattern + r")", re.I)
+_NOT_REFERENCE = any_of("not_reference")
 
 
 _LOT_MENTION = re.compile(
@@ -310,7 +373,8 @@ _INLINE_LOT_NO = re.compile(r"\s*\blot\s*(?:no\.?|number|nr\.?)\s*:?\s*(?P<num>\
 
 # "Lot | Title | Estimated value": a header row (no lot number, no amount on it).
 _LOT_TABLE_HEADER = re.compile(
-    r"^lot(?:\s*(?:no\.?|number|#))?\b(?![\s.:#-]*\d)(?!.*\d{3})"
+    r"^(?:(?:lot|los)(?:\s*(?:no\.?|number|#))?\b|(?:n[°o]\.?|nr\.?|#)(?=.*\b(?:lot|los)\b))"
+    r"(?![\s.:#-]*\d)(?!.*\d{3})"
     r".*\b(?:title|description|name|subject|value|intitul[ée]|d[ée]signation|montant|bezeichnung)\b",
     re.I,
 )

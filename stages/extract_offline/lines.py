@@ -81,3 +81,19 @@ def _find_labelled(
                 return _Hit(i, hit.value, hit.end)
             return _Hit(i, value, start)
     return None
+
+
+def _cell_wrapped(lines: Sequence[str], i: int) -> tuple[str, int] | None:
+    """A label whose table cell wrapped: "Date limite de réception des 19/10/2026" + "offres".
+
+    Returns the label as printed (the line up to its value, then the wrapped words) and where
+    the value starts on line ``i``; None when the next line is not a word or two of a label.
+    """
+    line = lines[i]
+    digit = re.search(r"\d", line)
+    if digit is None or digit.start() < 8 or re.search(r"[:|]\s*$", line[: digit.start()]):
+        return None
+    nxt = next((ln for ln in lines[i + 1 : i + 3] if ln), "")
+    if not re.fullmatch(r"[^\W\d_]+(?: [^\W\d_]+)?", nxt) or len(nxt) > 25:
+        return None
+    return f"{line[: digit.start()].rstrip()} {nxt}", digit.start()

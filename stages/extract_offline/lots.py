@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from stages.extract_offline.amounts import _amount_after_label, _amounts
+from stages.extract_offline.amounts import _amount_after_label, _amounts, _label_part
 from stages.extract_offline.labels import (
     _DEADLINE_GENERIC,
     _INLINE_LOT_NO,
@@ -17,6 +17,7 @@ from stages.extract_offline.labels import (
     _LOT_TABLE_HEADER,
     _LOT_TABLE_ROW,
     _LOT_TITLE_LINE,
+    _NOT_VALUE,
     _NUMBERING,
     _TITLE_TAIL,
     _TOTAL_VALUE_LABELS,
@@ -197,6 +198,8 @@ def _lots(lines: Sequence[str]) -> tuple[list[_LotDraft], set[int]]:
         if value is None:
             for j in range(i + 1, block_end):
                 m = _VALUE_LABELS.search(lines[j])
+                if m and _NOT_VALUE.search(_label_part(lines[j], m.end())):
+                    continue  # "Lot value including VAT", "Estimated value of the guarantee"
                 if m and not _TOTAL_VALUE_LABELS.search(lines[j]):
                     got = _amount_after_label(lines, j, m.end(), None)
                     if got is not None:

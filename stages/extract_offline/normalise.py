@@ -35,7 +35,7 @@ def _normalise(text: str) -> list[str]:
     for raw in text.split("\n"):
         line = re.sub(r"[ \t\u00a0\u2007\u202f\u200b]+", " ", raw).strip()
         # Table borders and specks read as punctuation at the edges carry no information.
-        line = line.strip("|").strip()
+        line = line.strip("|[]").strip()
         line = re.sub(r"^[.,:;'`\"_~*°•+=|-]+(?:\s+|$)", "", line)
         line = _ROMAN_MISREAD.sub(lambda m: m.group().replace("l", "I").replace("|", "I"), line)
         lines.append(line)
@@ -84,3 +84,16 @@ def _clean_text_value(value: str) -> str | None:
 
 def _words(value: str) -> str:
     return " ".join(re.findall(r"[a-z0-9]+", value.lower()))
+
+
+_GERMAN_WORDS = re.compile(r"\b(?:der|die|das|und|für|fiir|fur|Uhr|Angebote|Vergabe\w*)\b")
+_ESZETT_AS_B = re.compile(r"(?<=[a-zäöü])B(?=[a-zäöü]|\b)")
+
+
+def _restore_eszett(lines: list[str]) -> list[str]:
+    """OCR without German language data reads ``ß`` as ``B`` ("HauptstraBe"): in a German
+    notice, a capital B between lower-case letters (or ending a lower-case word) is ``ß``."""
+    text = " ".join(lines[:400])
+    if len(_GERMAN_WORDS.findall(text)) < 5:
+        return lines
+    return [_ESZETT_AS_B.sub("ß", line) if "B" in line else line for line in lines]

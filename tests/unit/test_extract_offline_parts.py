@@ -40,7 +40,7 @@ def test_every_vocabulary_fragment_compiles_and_matches_its_own_example() -> Non
         "deadline": "Schlusstermin für den Eingang der Angebote",
         "not_deadline": "Eröffnungstermin",
         "not_contact": "Instance chargée des procédures de recours",
-        "total_value": "Valeur estimée hors TVA",
+        "total_value": "Valeur totale estimée hors TVA",
     }
     for field, text in examples.items():
         assert any_of(field).search(text), field

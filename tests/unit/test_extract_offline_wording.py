@@ -1,0 +1,219 @@
+"""The offline extractor on wording and layouts that vary: synonyms, separators, table cells,
+page furniture and distractors (the rules behind the corpus' "varied" split)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from decimal import Decimal
+
+import pytest
+
+from stages.extract_offline import extract_offline, extract_offline_explained
+from stages.extract_offline.amounts import _amounts
+from stages.extract_offline.codes import _email, _reference
+from stages.extract_offline.dates import _parse_deadline
+from stages.extract_offline.furniture import strip_furniture
+from stages.extract_offline.lines import _cell_wrapped
+from stages.extract_offline.names import _plausible_title
+from stages.tender import Lot
+
+# --- page furniture --------------------------------------------------------------------------
+
+
+def test_a_header_repeated_on_every_page_is_blanked_but_repeated_prose_is_not() -> None:
+    header = "Procurement Portal of the Region of Valmont"
+    body = ["Contract notice", "Official name: A", "Same prose.", "Title: B", "Reference: C"]
+    pages = [[header, *body, "- 1 -"], [header, "Lot 1: D", "Same prose.", "E", "F", "p. 2"]]
+    got = strip_furniture(pages)
+    assert got[0][0] == got[1][0] == got[0][-1] == got[1][-1] == ""
+    assert got[0][3] == got[1][2] == "Same prose."  # repeated, but not at a page's edge
+    assert got[0][1] == "Contract notice" and got[1][1] == "Lot 1: D"
+
+
+def test_one_text_is_cut_into_pages_at_its_page_numbers() -> None:
+    text = ["Portal X", "Buyer: A", "Page 1 of 2", "Portal X", "Title: B", "Page 2 of 2"]
+    assert [line for page in strip_furniture([text]) for line in page] == [
+        "",
+        "Buyer: A",
+        "",
+        "",
+        "Title: B",
+        "",
+    ]
+
+
+def test_a_portal_header_on_every_page_is_not_the_authority() -> None:
+    header = "Department for Public Procurement Services - eTendering"
+    pages = [
+        f"{header}\nINVITATION FOR BIDS\nPublication number: 2026/S 181-437554\nPage 1 of 2",
+        f"{header}\nPurchaser City of Silver Lake\n42 High Street\nPage 2 of 2",
+    ]
+    got = extract_offline_explained(pages)
+    assert got.issuing_authority == "City of Silver Lake"
+    assert got.evidence["issuing_authority"].rule == "label without a separator"
+
+
+# --- labels ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "title"),
+    [
+        ("Object of the contract: Supply of road salt", "Supply of road salt"),
+        ("Subject - Dredging of navigation channels", "Dredging of navigation channels"),
+        ("Project: Solar Photovoltaic Systems", "Solar Photovoltaic Systems"),
+        ("Gegenstand der Leistung: Neubau einer Grundschule", "Neubau einer Grundschule"),
+        ("Objet de la consultation : Aménagement d'une voie verte", "Aménagement d'une voie verte"),
+        ("Titel Neubau einer dreizügigen Grundschule", "Neubau einer dreizügigen Grundschule"),
+        ("Objet Travaux de renouvellement des réseaux", "Travaux de renouvellement des réseaux"),
+    ],
+)
+def test_title_labels_with_any_separator_or_a_table_cell(line: str, title: str) -> None:
+    assert extract_offline(line).title == title
+
+
+def test_a_label_ends_at_a_word_end_and_prose_is_not_a_label() -> None:
+    got = extract_offline("Name of the contracting authority: Municipality of Korvala\n")
+    assert got.title is None and got.issuing_authority == "Municipality of Korvala"
+    assert extract_offline("Project management services are required for the works.").title is None
+
+
+def test_title_under_the_heading_skips_identifiers_and_dates() -> None:
+    text = (
+        "INVITATION FOR BIDS\nBid No. 26-1234\nOCID - 30b1af06-6cd4-3ee4-f8fe-6ee1ee068308\n"
+        "Solar Photovoltaic Systems at Three School Sites\n"
+    )
+    assert extract_offline(text).title == "Solar Photovoltaic Systems at Three School Sites"
+    assert not _plausible_title("Notice ID - 2026/S 185-122636")
+    assert not _plausible_title("Date of dispatch of this notice")
+    assert _plausible_title("Cleaning services for municipal buildings 2027-2030")
+
+
+def test_the_value_of_a_label_above_is_not_the_title() -> None:
+    text = "Contract notice\none.1) Name and addresses\nWestshire Fire and Rescue Authority\n"
+    got = extract_offline(text)
+    assert got.title is None and got.issuing_authority == "Westshire Fire and Rescue Authority"
+
+
+# --- identifiers, values, contacts -------------------------------------------------------------
+
+
+def test_a_notice_identifier_is_not_the_reference() -> None:
+    lines = ["Notice ID - 2026/S 185-122636", "Internal identifier - LAK-2026-516"]
+    assert _reference(lines) == "LAK-2026-516"
+    assert _reference(["Tender reference 2026/139"]) == "2026/139"  # a table row
+    assert _reference(["Az.: 27-6918"]) == "27-6918"
+
+
+def test_a_gross_or_turnover_amount_under_a_value_label_is_skipped() -> None:
+    text = (
+        "Gesamtwert brutto: 1.190.000,00 €\nValeur estimée TTC : 9 999 999,00 €\n"
+        "Geschätzter Auftragswert: 1.000.000,00 € netto\n"
+    )
+    got = extract_offline(text)
+    assert (got.estimated_value, got.currency) == (Decimal("1000000.00"), "EUR")
+
+
+def test_a_value_label_with_hors_tva_above_its_amount() -> None:
+    got = extract_offline("Valeur estimée hors TVA\n3 616 473,15 € HT\n")
+    assert got.estimated_value == Decimal("3616473.15")
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "currency"),
+    [
+        ("EUR 1.25 million", "1250000", "EUR"),
+        ("£450k excl. VAT", "450000", "GBP"),
+        ("3,58 million d'euros HT", "3580000", "EUR"),
+        ("1,25 Mio. EUR", "1250000", "EUR"),
+        ("987 654 euros HT", "987654", "EUR"),
+    ],
+)
+def test_amounts_in_words_and_abbreviations(text: str, value: str, currency: str) -> None:
+    assert [(a.value, a.currency) for a in _amounts(text)] == [(Decimal(value), currency)]
+
+
+def test_the_only_lots_value_is_the_contracts() -> None:
+    text = (
+        "5.1 Lot: LOT-0001\nTitle: Winter road maintenance services\n"
+        "Estimated value excluding VAT: 237 000.00 EUR\n"
+    )
+    got = extract_offline_explained(text)
+    assert got.estimated_value == Decimal("237000.00") and got.currency == "EUR"
+    assert got.lots == [
+        Lot(
+            number=1, title="Winter road maintenance services", estimated_value=Decimal("237000.00")
+        )
+    ]
+
+
+def test_contact_email_context_reads_whole_words_and_roles_only() -> None:
+    # "court" inside a town's name; a title on the next line names "support" services.
+    assert _email("Town: Rivecourt\nE-mail: achats@rivecourt.example\n", None) == (
+        "achats@rivecourt.example"
+    )
+    text = "Email aanbesteding@rws.example\nSubject IT service desk and end-user support services"
+    assert _email(text, None) == "aanbesteding@rws.example"
+    assert _email("Body responsible for appeal procedures: review@court-1.example", None) is None
+
+
+# --- deadlines ----------------------------------------------------------------------------------
+
+
+def test_an_offset_is_not_read_as_the_time_and_is_not_cut_short() -> None:
+    got = _parse_deadline("16:00 on Wednesday 16th September 2026 (UTC+01:00)")
+    assert got == datetime(2026, 9, 16, 16, 0, tzinfo=timezone(timedelta(hours=1)))
+    assert got is not None and got.utcoffset() == timedelta(hours=1)
+
+
+def test_a_deadline_label_wrapped_in_its_table_cell() -> None:
+    lines = ["Date et heure limites de réception des 19 octobre 2026 à 15h00", "offres"]
+    assert _cell_wrapped(lines, 0) == ("Date et heure limites de réception des offres", 39)
+    got = extract_offline_explained(
+        "Date limite de remise des questions : 12/10/2026 à 12:00\n" + "\n".join(lines)
+    )
+    assert got.submission_deadline == datetime(2026, 10, 19, 15, 0)
+    assert got.evidence["submission_deadline"].rule == "label wrapped in its cell"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Closing date - 04/12/2026 11:00", datetime(2026, 12, 4, 11, 0)),
+        ("Tenders must be received by 2026-11-16 12:30", datetime(2026, 11, 16, 12, 30)),
+        ("Sealed bids will be received until 2:00 PM, January 24, 2027", datetime(2027, 1, 24, 14)),
+        ("Ablauf der Angebotsfrist: 10. Oktober 2026, 10:30 Uhr", datetime(2026, 10, 10, 10, 30)),
+        # OCR without German language data reads "für" as "fir".
+        (
+            "Schlusstermin fir den Eingang der Angebote: 04.02.2027, 16:30",
+            datetime(2027, 2, 4, 16, 30),
+        ),
+        ("Date limite de remise des offres : samedi 14 novembre 2026", datetime(2026, 11, 14)),
+    ],
+)
+def test_deadline_labels_in_several_wordings(text: str, expected: datetime) -> None:
+    assert extract_offline(text).submission_deadline == expected
+
+
+def test_a_lots_gross_value_is_not_its_value() -> None:
+    text = (
+        "Lot 1: Road salt\nLot value including VAT: EUR 120,000.00\n"
+        "Lot value: EUR 100,000.00\nLot 2: Brine\nLot value: EUR 50,000.00\n"
+    )
+    assert [lot.estimated_value for lot in extract_offline(text).lots] == [
+        Decimal("100000.00"),
+        Decimal("50000.00"),
+    ]
+
+
+def test_eszett_read_as_b_is_restored_in_german_notices_only() -> None:
+    german = (
+        "Die Angebote sind bis 12:00 Uhr einzureichen. Der Auftraggeber und die Vergabestelle.\n"
+        "Titel: Sanierung der Ortsdurchfahrt HauptstraBe, 2. Bauabschnitt\n"
+    )
+    assert (
+        extract_offline(german).title == "Sanierung der Ortsdurchfahrt Hauptstraße, 2. Bauabschnitt"
+    )
+    assert extract_offline("Title: Listing on eBay for the city\n").title == (
+        "Listing on eBay for the city"
+    )
