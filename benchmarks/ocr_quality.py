@@ -77,7 +77,7 @@ def table(results: Sequence[SampleResult]) -> str:
     for r in results:
         ocrd = sum(p.method == "ocr" for p in r.pages)
         per_page = ", ".join(
-            f"{c:.2%}" if p.method == "ocr" else "text layer"
+            f"{c:.2%}" if p.method == "ocr" else p.method.replace("_", " ")
             for p, c in zip(r.pages, r.page_cer, strict=True)
         )
         rows.append(

@@ -1,16 +1,20 @@
 """Pages per minute: the document pipeline against raw tesseract, same pages, same parallelism.
 
-    python -m benchmarks.ocr_throughput [--parallel N] [--repeat 4] [--rounds 3]
+    python -m benchmarks.ocr_throughput [--parallel N] [--processes P] [--repeat 4] [--rounds 3]
 
 Raw: N processes, each renders a page with pypdfium2 at 300 dpi to a PGM file and runs the
 `tesseract` binary on it (OMP_THREAD_LIMIT=1), as a hand-written script would.
 
-Pipeline: one `pipeline worker` with N threads serves upload -> ocr -> extract while every
+Pipeline: P `pipeline worker` processes (1 by default) with N/P threads each serve
+upload -> ocr -> extract while every
 sample with scanned pages is submitted --repeat times (as different tenants, so the content
 hash does not merge them). The clock runs from the first submit to the last extraction, so
 the queue, the blob store, the killable child per page, text-layer pages and extraction all
 count against the pipeline. Only OCR'd pages are counted on both sides. Rounds alternate raw
-and pipeline so that the machine's own drift hits both; the median ratio is the result.
+and pipeline so that the machine's own drift hits both; the median ratio is the result. Each
+pipeline round also says how busy its slots were: the jobs' summed run time (claim to finish)
+over N slots times the wall clock, so that what is lost around the jobs shows apart from what
+is lost inside them.
 
 Uses DATABASE_URL, or a throwaway embedded PostgreSQL.
 """
@@ -72,22 +76,29 @@ def raw_page(pdf: str, index: int) -> tuple[int, float]:
         return len(out.stdout), time.perf_counter() - started
 
 
-def run_raw(pages: list[tuple[Path, int]], parallel: int) -> tuple[float, float]:
-    """Wall seconds for all pages, and the mean seconds per page."""
+def run_raw(
+    pages: list[tuple[Path, int]], parallel: int, *, blank_pages: bool = False
+) -> tuple[float, float]:
+    """Wall seconds for all pages, and the mean seconds per page. Unless ``blank_pages``, a
+    page tesseract reads nothing on is an error."""
     with ProcessPoolExecutor(parallel) as pool:
         list(pool.map(abs, range(parallel)))  # start the processes before the clock
         started = time.perf_counter()
         done = list(pool.map(raw_page, [str(p) for p, _ in pages], [i for _, i in pages]))
         elapsed = time.perf_counter() - started
-    if not all(chars for chars, _ in done):
+    if not blank_pages and not all(chars for chars, _ in done):
         raise RuntimeError("raw tesseract read nothing on some page")
     return elapsed, sum(seconds for _, seconds in done) / len(done)
 
 
 class PipelineRig:
-    """A migrated database and one running `pipeline worker` of ``parallel`` threads."""
+    """A migrated database and ``processes`` running `pipeline worker`s that have ``parallel``
+    threads between them."""
 
-    def __init__(self, parallel: int, scratch: Path) -> None:
+    def __init__(self, parallel: int, scratch: Path, processes: int = 1) -> None:
+        if not 1 <= processes <= parallel or parallel % processes:
+            raise ValueError(f"{parallel} threads do not split evenly over {processes} workers")
+        self.parallel = parallel
         self.url = os.environ.get("DATABASE_URL") or embedded_url(scratch / "pgdata")
         # The submitting side and the worker must share the blob store: the local default
         # under this scratch home.
@@ -96,25 +107,30 @@ class PipelineRig:
         self.conn = psycopg.connect(self.url, autocommit=True)
         migrate(self.conn)
         self.conn.execute("TRUNCATE jobs, job_outputs, job_joins")
-        self.worker = subprocess.Popen(
-            [
-                str(Path(sys.executable).parent / "pipeline"),
-                "worker",
-                "--app",
-                "stages.documents",
-                "--concurrency",
-                str(parallel),
-            ],
-            env={**os.environ, "DATABASE_URL": self.url, "PIPELINE_LOG_LEVEL": "WARNING"},
-            cwd=REPO,
-            stdin=subprocess.DEVNULL,
-        )
-        wait_until(self.conn, "SELECT count(*) FROM pipeline_workers", 1, 60)
+        self.workers = [
+            subprocess.Popen(
+                [
+                    str(Path(sys.executable).parent / "pipeline"),
+                    "worker",
+                    "--app",
+                    "stages.documents",
+                    "--concurrency",
+                    str(parallel // processes),
+                ],
+                env={**os.environ, "DATABASE_URL": self.url, "PIPELINE_LOG_LEVEL": "WARNING"},
+                cwd=REPO,
+                stdin=subprocess.DEVNULL,
+            )
+            for _ in range(processes)
+        ]
+        wait_until(self.conn, "SELECT count(*) FROM pipeline_workers", processes, 60)
         self.documents = 0
 
-    def run(self, docs: list[Path], repeat: int, label: str) -> tuple[float, dict[str, float]]:
-        """Wall seconds from the first submit to the last extraction, and each stage's mean
-        job seconds (claim to finish) in this batch."""
+    def run(
+        self, docs: list[Path], repeat: int, label: str
+    ) -> tuple[float, dict[str, float], float]:
+        """Wall seconds from the first submit to the last extraction, each stage's mean job
+        seconds (claim to finish) in this batch, and the share of slot time jobs ran in."""
         from stages.cli import submit_one  # reads PIPELINE_HOME when it first stores a blob
 
         since = self.conn.execute("SELECT coalesce(max(id), 0) FROM jobs").fetchone()
@@ -143,17 +159,27 @@ class PipelineRig:
                 (first_id,),
             )
         }
-        return elapsed, stages
+        busy = self.conn.execute(
+            "SELECT coalesce(sum(extract(epoch FROM finished_at - started_at)), 0)"
+            " FROM jobs WHERE id > %s",
+            (first_id,),
+        ).fetchone()
+        return elapsed, stages, float(busy[0] if busy else 0) / (self.parallel * elapsed)
 
     def close(self) -> None:
-        self.worker.send_signal(signal.SIGTERM)
-        self.worker.wait(timeout=120)
+        for worker in self.workers:
+            worker.send_signal(signal.SIGTERM)
+        for worker in self.workers:
+            worker.wait(timeout=120)
         self.conn.close()
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--parallel", type=int, default=len(os.sched_getaffinity(0)))
+    parser.add_argument(
+        "--processes", type=int, default=1, help="worker processes sharing the --parallel slots"
+    )
     parser.add_argument("--repeat", type=int, default=4, help="copies of each sample per round")
     parser.add_argument("--rounds", type=int, default=3, help="raw/pipeline pairs, interleaved")
     args = parser.parse_args(argv)
@@ -162,16 +188,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     pages = [(pdf, i) for _ in range(args.repeat) for pdf in docs for i in scanned_pages(pdf)]
     print(
         f"{len(pages)} scanned pages ({len(docs) * args.repeat} documents) per round at {DPI} dpi, "
-        f"parallelism {args.parallel}"
+        f"parallelism {args.parallel} ({args.processes} worker process(es) on the pipeline side)"
     )
     scratch = Path(tempfile.mkdtemp(prefix="pgocr-"))
     ratios = []
     rig = None
     try:
-        rig = PipelineRig(args.parallel, scratch)
+        rig = PipelineRig(args.parallel, scratch, args.processes)
         for n in range(args.rounds):
             raw_s, raw_page_s = run_raw(pages, args.parallel)
-            pipeline_s, stage_s = rig.run(docs, args.repeat, f"round{n}")
+            pipeline_s, stage_s, busy = rig.run(docs, args.repeat, f"round{n}")
             raw_rate = len(pages) / raw_s * 60
             pipeline_rate = len(pages) / pipeline_s * 60
             ratios.append(pipeline_rate / raw_rate)
@@ -179,7 +205,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 f"round {n + 1}: raw {raw_rate:.1f} pages/min ({raw_page_s:.2f} s/page), "
                 f"pipeline {pipeline_rate:.1f} pages/min (job means: "
                 + ", ".join(f"{stage} {sec:.2f} s" for stage, sec in sorted(stage_s.items()))
-                + f"), pipeline/raw {ratios[-1]:.2f}"
+                + f"; slots busy {busy:.0%}), pipeline/raw {ratios[-1]:.2f}"
             )
     finally:
         if rig is not None:

@@ -99,9 +99,11 @@ class OcrPage(BaseModel):
 class PageResult(BaseModel):
     page: int
     text: str
-    method: str
+    method: str  #: "text_layer", "ocr", or "blank" (no ink to read: not sent to tesseract)
     confidence: float | None
     dpi: int | None
+    #: The page's OCR child at its peak, when known (outputs from before it lack it).
+    peak_rss_bytes: int | None = None
 
 
 class Extract(BaseModel):
@@ -125,10 +127,13 @@ def upload(job: Upload, ctx: Context) -> Uploaded:
     )
 
 
+# A page takes seconds: a short lease (heartbeats keep it while the page runs) hands the page of
+# a worker that died on to another within about a minute, instead of five.
 @stage(
     "ocr",
     max_attempts=3,
-    lease=300,
+    lease=60,
+    heartbeat=15,
     timeout=OCR_TIMEOUT_S + 60,
     part=lambda job: job.page,
     # Everything else retries: OcrTimeout, blob storage outages, and a broken OCR setup
@@ -136,8 +141,9 @@ def upload(job: Upload, ctx: Context) -> Uploaded:
     permanent=(DocumentError,),
 )
 def ocr(job: OcrPage, ctx: Context) -> PageResult:
-    """One page: its text layer when it has one, else a 300 dpi render through tesseract,
-    both in a child process that is killed on timeout or memory blow-up."""
+    """One page: its text layer when it has one, else a 300 dpi render through tesseract
+    (unless the render is blank), both in a child process that is killed on timeout or memory
+    blow-up."""
     result = ocr_page(
         local_copy(job.blob_key),
         job.page,
@@ -151,6 +157,7 @@ def ocr(job: OcrPage, ctx: Context) -> PageResult:
         method=result.method,
         confidence=result.confidence,
         dpi=result.dpi,
+        peak_rss_bytes=result.peak_rss_bytes,
     )
 
 

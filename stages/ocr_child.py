@@ -2,7 +2,8 @@
 
 Parsing and rendering untrusted PDFs happens in C (PDFium), and so does OCR (tesseract); either
 can hang, crash or allocate without bound. Everything that touches them runs in a separate Python
-process started by :func:`run_child`:
+process started by :func:`run_child`, forked from a fork server that has imported pypdfium2 once
+(:class:`ForkServer`: a few ms per child instead of ~130 ms to spawn ``python`` and import it):
 
 * the child puts itself under ``RLIMIT_AS`` (address space) once its imports are done, and under
   ``RLIMIT_CPU`` as a backstop should the parent die (its soft limit kills with SIGXCPU, which
@@ -16,20 +17,25 @@ process started by :func:`run_child`:
   (an orphan killed with its group would linger as a zombie under init);
 * the child runs in a session (so a process group) of its own; the parent enforces the wall-clock
   timeout and sends SIGKILL to the whole group, which works however stuck the child is in C code,
-  then reaps it;
+  then has it reaped (by the fork server, which reaps only when told to: until then the child's
+  pid cannot be reused, and the parent watches it through a pidfd);
+* a page whose render holds almost no ink (:func:`ink_blocks`) is reported ``blank`` and never
+  reaches tesseract;
 * the parent owns the temporary work directory (request, rendered image, tesseract output,
   result) and removes it once the child is gone, so a killed child leaves no files behind.
 
 At module level this file imports only the standard library: the parent imports it for
-:func:`run_child`, the child runs it as a script (``python -P ocr_child.py request.json``) and only
-then imports pypdfium2. It must not import anything from this package: the child cannot.
+:func:`run_child`, the fork server runs it as a script (``python -P ocr_child.py --serve``) and
+only then imports pypdfium2 (where there is no fork server, each child runs it as
+``python -P ocr_child.py request.json``). It must not import anything from this package: the
+child cannot.
 
 Protocol: the parent writes ``request.json`` into the work directory; the child writes
 ``result.json`` (atomically) holding ``{"ok": true, ...}`` or ``{"ok": false, "kind": ...,
 "message": ...}``. A result with ``"stage": "tesseract"`` means the page was rendered and the
 process then became tesseract: its exit status and output files (``ocr.txt``, ``ocr.tsv``) are
-tesseract's. A child that leaves no result died (by a signal or an exit status) and the parent
-draws its own conclusion. Kinds of failure:
+tesseract's; ``"method": "blank"`` means it found no ink to read. A child that leaves no result
+died (by a signal or an exit status) and the parent draws its own conclusion. Kinds of failure:
 
 ``load``        the document cannot be opened; ``reason`` is ``password``, ``security``,
                 ``no_pages`` or ``damaged``
@@ -43,9 +49,11 @@ draws its own conclusion. Kinds of failure:
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import errno
 import json
+import logging
 import math
 import os
 import resource
@@ -54,11 +62,15 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+logger = logging.getLogger("stages.ocr_child")
 
 REQUEST_NAME = "request.json"
 RESULT_NAME = "result.json"
@@ -71,6 +83,12 @@ _FPDF_ERR_SECURITY = 5
 # How much CPU time past its soft RLIMIT_CPU (SIGXCPU) a child gets before the hard limit's
 # SIGKILL: only something that ignores SIGXCPU ever reaches it (Python and tesseract do not).
 _CPU_HARD_MARGIN_S = 5
+SERVE_FLAG = "--serve"  #: ``python -P ocr_child.py --serve`` runs the fork server
+# How long a SIGKILLed child may take to exit (it can only be slow in uninterruptible I/O), and
+# how long a closed fork server may take to kill and reap its children.
+_KILLED_EXIT_WAIT_S = 10.0
+_SERVER_EXIT_WAIT_S = 10.0
+_PR_SET_PDEATHSIG = 1  # prctl(2)
 #: Variables the child and tesseract may see from the parent's environment. Python needs PATH,
 #: HOME (a user site-packages) and PYTHONPATH / PYTHONHOME when pypdfium2 lives outside the venv;
 #: tesseract needs its language data (TESSDATA_PREFIX), the locale, and LD_LIBRARY_PATH when it is
@@ -118,6 +136,9 @@ class ChildOutcome:
     timed_out: bool
     stderr_tail: str
     files: dict[str, str]
+    #: The child's peak resident set (PDFium's render and tesseract's, whichever was higher),
+    #: when it ran from the fork server, which reaps it; None when that is unknown.
+    peak_rss_bytes: int | None = None
 
 
 def run_child(
@@ -129,8 +150,9 @@ def run_child(
 ) -> ChildOutcome:
     """Run one request in a fresh, killable child process and wait at most ``timeout_s``.
 
-    ``collect`` names files the child may leave in its work directory; their text is read back
-    before the directory is removed.
+    The child is forked from this process's fork server (:class:`ForkServer`, started on first
+    use), or spawned afresh where a fork server cannot run. ``collect`` names files the child may
+    leave in its work directory; their text is read back before the directory is removed.
     """
     if not timeout_s > 0:
         raise ValueError(f"timeout_s must be positive, not {timeout_s!r}")
@@ -148,36 +170,252 @@ def run_child(
         }
         request_path.write_text(json.dumps(full_request), encoding="utf-8")
         env = child_environment(os.environ)
-        command = [sys.executable, "-P", str(Path(__file__).resolve()), str(request_path)]
-        with (workdir / STDERR_NAME).open("wb") as stderr:
-            proc = subprocess.Popen(
-                command,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=stderr,
-                env=env,
-                start_new_session=True,  # setsid() in the child: its pid is the group id
-            )
-        exited = False
-        try:
-            exited = _wait_without_reaping(proc.pid, timeout_s)
-        finally:
-            # Kill the group before reaping its leader: until it is reaped, the leader's pid
-            # keeps naming this group, so the signal cannot hit an unrelated process. This runs
-            # on any exception too (KeyboardInterrupt included): no child outlives this call.
-            _kill_group(proc.pid)
-            proc.wait()
+        ended = _SERVERS.run(request_path, env, timeout_s)
+        if ended is None:  # no fork server here: spawn the child
+            ended = _run_spawned(request_path, env, timeout_s)
         files = {}
         for name in collect:
             with contextlib.suppress(OSError):
                 files[name] = (workdir / name).read_text(encoding="utf-8", errors="replace")
         return ChildOutcome(
             result=_read_result(workdir / RESULT_NAME),
-            returncode=proc.returncode,
-            timed_out=not exited,
+            returncode=ended.returncode,
+            timed_out=not ended.exited,
             stderr_tail=_read_tail(workdir / STDERR_NAME),
             files=files,
+            peak_rss_bytes=ended.peak_rss_bytes,
         )
+
+
+@dataclass(frozen=True)
+class _Ended:
+    returncode: int
+    exited: bool  # by itself, before the deadline
+    peak_rss_bytes: int | None
+
+
+def _run_spawned(request_path: Path, env: dict[str, str], timeout_s: float) -> _Ended:
+    """The child as a fresh ``python -P ocr_child.py request.json``: ~130 ms more than a fork."""
+    command = [sys.executable, "-P", str(Path(__file__).resolve()), str(request_path)]
+    with (request_path.parent / STDERR_NAME).open("wb") as stderr:
+        proc = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            env=env,
+            start_new_session=True,  # setsid() in the child: its pid is the group id
+        )
+    exited = False
+    try:
+        exited = _wait_without_reaping(proc.pid, timeout_s)
+    finally:
+        # Kill the group before reaping its leader: until it is reaped, the leader's pid
+        # keeps naming this group, so the signal cannot hit an unrelated process. This runs
+        # on any exception too (KeyboardInterrupt included): no child outlives this call.
+        _kill_group(proc.pid)
+        proc.wait()
+    return _Ended(proc.returncode, exited, None)
+
+
+class ServerGone(Exception):
+    """The fork server exited or broke its protocol."""
+
+
+class ForkServer:
+    """A single-threaded Python process that has imported PDFium once and forks the children.
+
+    Spawning ``python -P`` and importing pypdfium2 costs ~130 ms of CPU per child; a fork of a
+    process that did so costs a few. The server is started by exec (never forked from the
+    multi-threaded worker, whose locks a fork would copy mid-use), in a session of its own, with
+    the reduced environment (:func:`child_environment`). Protocol, one JSON line each way:
+    ``{"run": request_path}`` forks a child and answers ``{"pid": ...}``; ``{"reap": pid}`` waits
+    for that child and answers its ``returncode`` and peak RSS. The server reaps a child only
+    when told to, so until then its pid (and process group id) cannot be reused: the caller
+    watches it through a pidfd and kills its group safely, though it is not the child's parent.
+
+    A child asks the kernel for SIGKILL when the server dies (``PR_SET_PDEATHSIG``); the server
+    exits, killing and reaping its children, when its command pipe reaches EOF, which happens
+    when this process closes it or dies.
+    """
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+        self.owner = os.getpid()
+        self.inflight = 0  # guarded by the pool's lock
+        self._lock = threading.Lock()  # one exchange on the pipe at a time
+        self._proc = subprocess.Popen(
+            [sys.executable, "-P", str(Path(__file__).resolve()), SERVE_FLAG],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            start_new_session=True,  # no terminal signal meant for the worker reaches it
+        )
+        self.broken = False
+        try:
+            ready = self._receive()
+        except ServerGone:
+            self.close()
+            raise
+        self.pid = int(ready["ready"])
+
+    @property
+    def alive(self) -> bool:
+        return not self.broken and self._proc.poll() is None
+
+    def run(self, request_path: Path, timeout_s: float) -> _Ended:
+        """Fork a child for ``request_path``, wait at most ``timeout_s``, kill, reap."""
+        pid = int(self._call({"run": str(request_path)})["pid"])
+        exited = False
+        try:
+            pidfd = os.pidfd_open(pid)  # the child is not reaped yet: only EMFILE and the like
+        except OSError:
+            _kill_group(pid)
+            self._call({"reap": pid})
+            raise
+        try:
+            exited = _poll_exit(pidfd, timeout_s)
+        finally:
+            _kill_group(pid)  # the unreaped leader's pid still names its group
+            _poll_exit(pidfd, _KILLED_EXIT_WAIT_S)
+            os.close(pidfd)
+            try:
+                reaped = self._call({"reap": pid})
+            except ServerGone:
+                # Its children got SIGKILL with it (PR_SET_PDEATHSIG), and init reaps them.
+                reaped = {"returncode": -signal.SIGKILL, "maxrss_kb": None}
+        peak = reaped["maxrss_kb"]
+        return _Ended(int(reaped["returncode"]), exited, None if peak is None else peak * 1024)
+
+    def close(self) -> None:
+        """End the server: EOF on its pipe; it kills and reaps what it still runs, and exits."""
+        self.broken = True
+        if self.owner != os.getpid():  # inherited through a fork: the pipe is the parent's
+            return
+        for stream in (self._proc.stdin, self._proc.stdout):
+            with contextlib.suppress(OSError):
+                if stream is not None:
+                    stream.close()
+        try:
+            self._proc.wait(timeout=_SERVER_EXIT_WAIT_S)
+        except subprocess.TimeoutExpired:
+            _kill_group(self._proc.pid)
+            self._proc.wait()
+
+    def _call(self, message: dict[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            if self.broken or self._proc.stdin is None:
+                raise ServerGone("the fork server is closed")
+            try:
+                self._proc.stdin.write(json.dumps(message).encode() + b"\n")
+                self._proc.stdin.flush()
+            except (OSError, ValueError) as exc:
+                self.broken = True
+                raise ServerGone(f"the fork server is gone: {exc}") from exc
+            return self._receive()
+
+    def _receive(self) -> dict[str, Any]:
+        assert self._proc.stdout is not None
+        try:
+            line = self._proc.stdout.readline()
+            reply = json.loads(line) if line else None
+        except (OSError, ValueError) as exc:
+            reply = {"error": f"{type(exc).__name__}: {exc}"}
+        if not isinstance(reply, dict) or "error" in reply:
+            self.broken = True
+            detail = "it exited" if reply is None else str(reply.get("error", reply))
+            raise ServerGone(f"the fork server failed: {detail}")
+        return reply
+
+
+class _ServerPool:
+    """The fork server of this process: started on first use, replaced when the environment a
+    child should get changes or the server dies; a retired one ends when its last child does."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._current: ForkServer | None = None
+        self._retired: list[ForkServer] = []
+        self._unavailable = not hasattr(os, "pidfd_open")
+        atexit.register(self.close)
+
+    def run(self, request_path: Path, env: dict[str, str], timeout_s: float) -> _Ended | None:
+        """The child's end, or None when no fork server can run here (spawn it instead)."""
+        for _ in range(2):  # a server that died between two pages is replaced once
+            server = self._acquire(env)
+            if server is None:
+                return None
+            try:
+                return server.run(request_path, timeout_s)
+            except ServerGone as exc:
+                logger.warning("OCR fork server: %s; starting another", exc)
+            finally:
+                self._release(server)
+        return None
+
+    def pids(self) -> list[int]:
+        """The running fork servers' pids (tests look for what they leave behind)."""
+        with self._lock:
+            servers = [s for s in (self._current, *self._retired) if s is not None]
+            return [s.pid for s in servers if s.alive]
+
+    def close(self) -> None:
+        """Stop every fork server of this process (the next child starts a new one)."""
+        with self._lock:
+            servers = [s for s in (self._current, *self._retired) if s is not None]
+            self._current, self._retired = None, []
+        for server in servers:
+            server.close()
+
+    def _acquire(self, env: dict[str, str]) -> ForkServer | None:
+        with self._lock:
+            if self._unavailable:
+                return None
+            server = self._current
+            if server is not None and server.owner != os.getpid():
+                server, self._current, self._retired = None, None, []  # the parent's
+            if server is None or server.env != env or not server.alive:
+                if server is not None:
+                    self._retire(server)
+                try:
+                    server = ForkServer(env)
+                    os.close(os.pidfd_open(server.pid))  # pidfds work here (Linux >= 5.3)
+                except (OSError, ServerGone) as exc:
+                    logger.warning("no OCR fork server (%s): spawning each child instead", exc)
+                    self._unavailable = True
+                    return None
+                self._current = server
+            server.inflight += 1
+            return server
+
+    def _release(self, server: ForkServer) -> None:
+        with self._lock:
+            server.inflight -= 1
+            done = server is not self._current and server.inflight == 0
+            if done and server in self._retired:
+                self._retired.remove(server)
+        if done:
+            server.close()
+
+    def _retire(self, server: ForkServer) -> None:
+        self._current = None
+        if server.inflight:
+            self._retired.append(server)
+        else:
+            server.close()
+
+
+_SERVERS = _ServerPool()
+
+
+def fork_server_pids() -> list[int]:
+    """Pids of this process's running OCR fork servers."""
+    return _SERVERS.pids()
+
+
+def stop_fork_servers() -> None:
+    """Stop this process's OCR fork servers; the next child starts a new one."""
+    _SERVERS.close()
 
 
 def child_environment(environ: Mapping[str, str]) -> dict[str, str]:
@@ -202,14 +440,7 @@ def _wait_without_reaping(pid: int, timeout_s: float) -> bool:
         pidfd = None
     if pidfd is not None:
         try:
-            poller = select.poll()
-            poller.register(pidfd, select.POLLIN)
-            while True:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return bool(poller.poll(0))
-                if poller.poll(math.ceil(remaining * 1000)):
-                    return True
+            return _poll_exit(pidfd, timeout_s)
         finally:
             os.close(pidfd)
     delay = 0.001
@@ -221,6 +452,19 @@ def _wait_without_reaping(pid: int, timeout_s: float) -> bool:
             return False
         time.sleep(min(delay, remaining))
         delay = min(delay * 2, 0.05)
+
+
+def _poll_exit(pidfd: int, timeout_s: float) -> bool:
+    """Wait until the process behind ``pidfd`` has exited; False if ``timeout_s`` came first."""
+    deadline = time.monotonic() + timeout_s
+    poller = select.poll()
+    poller.register(pidfd, select.POLLIN)
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return bool(poller.poll(0))
+        if poller.poll(math.ceil(remaining * 1000)):
+            return True
 
 
 def _kill_group(pgid: int) -> None:
@@ -411,7 +655,10 @@ def _op_page(pdfium: Any, request: dict[str, Any]) -> _OpResult:
     requested_dpi = int(request["dpi"])
     dpi = fit_dpi(width_pt, height_pt, requested_dpi, int(request["max_pixels"]))
     image = workdir / "page.pgm"
-    _render_pgm(page, dpi, image)
+    blank_below = int(request.get("blank_below", 0))
+    ink = _render_pgm(page, dpi, image, blank_below=blank_below)
+    if ink is not None and ink < blank_below:  # nothing to read: no tesseract, no image file
+        return {"ok": True, "method": "blank", "ink": ink, "dpi": dpi}, None
     # tesseract IMAGE OUTBASE writes OUTBASE.txt and OUTBASE.tsv in one recognition pass.
     # No --dpi: tesseract's own estimate from the text size read the samples with a lower
     # error rate and ~10% faster than being told the render resolution.
@@ -527,14 +774,43 @@ def _normalize(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "").strip()
 
 
-def _render_pgm(page: Any, dpi: int, path: Path) -> None:
-    """Render the page in 8-bit grey and write it as binary PGM (uncompressed netpbm)."""
+#: An ink block is a square of about 1/75 inch (4 x 4 pixels at 300 dpi) whose mean grey is
+#: darker than this: a stroke of text through it makes it one, while a scanner's speck of a pixel
+#: or two (or JPEG noise, or a grey background) does not.
+INK_BLOCK_GREY = 160
+INK_BLOCKS_PER_INCH = 75
+
+
+def ink_blocks(bitmap: Any, dpi: int) -> int | None:
+    """How many ink blocks (:data:`INK_BLOCK_GREY`) an 8-bit grey bitmap holds; None without
+    Pillow, which does the counting in C (a Python loop over 8 million pixels would not be
+    cheap)."""
+    try:
+        from PIL import Image
+    except ImportError:
+        return None
+    image = Image.frombuffer(
+        "L", (bitmap.width, bitmap.height), bitmap.buffer, "raw", "L", bitmap.stride, 1
+    )
+    factor = max(1, round(dpi / INK_BLOCKS_PER_INCH))
+    return sum(image.reduce(factor).histogram()[:INK_BLOCK_GREY])
+
+
+def _render_pgm(page: Any, dpi: int, path: Path, *, blank_below: int = 0) -> int | None:
+    """Render the page in 8-bit grey and write it as binary PGM (uncompressed netpbm).
+
+    With ``blank_below`` > 0, count the page's ink blocks first (:func:`ink_blocks`), and write
+    nothing when there are fewer: the page is blank. Returns the count (None when not counted).
+    """
     bitmap = page.render(scale=dpi / 72, grayscale=True)
     try:
         width, height, stride = bitmap.width, bitmap.height, bitmap.stride
         if bitmap.n_channels != 1:  # not expected with grayscale=True; convert to be safe
             bitmap.to_pil().convert("L").save(path, format="PPM")
-            return
+            return None
+        ink = ink_blocks(bitmap, dpi) if blank_below > 0 else None
+        if ink is not None and ink < blank_below:
+            return ink
         buffer = memoryview(bitmap.buffer).cast("B")
         with path.open("wb") as out:
             out.write(b"P5\n%d %d\n255\n" % (width, height))
@@ -543,6 +819,7 @@ def _render_pgm(page: Any, dpi: int, path: Path) -> None:
             else:
                 for row in range(height):
                     out.write(buffer[row * stride : row * stride + width])
+        return ink
     finally:
         bitmap.close()
 
@@ -553,5 +830,85 @@ _OPS: dict[str, Callable[[Any, dict[str, Any]], _OpResult]] = {
 }
 
 
+def _serve() -> int:
+    """The fork server's loop (see :class:`ForkServer`): fork on ``run``, reap on ``reap``."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    # What every child needs, imported once. A failure is left for each child to report: its
+    # own import fails the same way and says so in its result ("setup").
+    with contextlib.suppress(Exception):
+        import pypdfium2  # noqa: F401
+    with contextlib.suppress(Exception):
+        from PIL import Image  # noqa: F401
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    # The command pipe moves off fds 0 and 1, which become /dev/null for the children.
+    commands_fd, replies_fd = os.dup(0), os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(devnull, 1)
+    os.close(devnull)
+    commands = os.fdopen(commands_fd, "rb")
+    server_pid = os.getpid()
+    children: set[int] = set()
+
+    def reply(message: dict[str, Any]) -> None:
+        os.write(replies_fd, json.dumps(message).encode() + b"\n")
+
+    reply({"ready": server_pid})
+    for line in commands:  # until EOF: the worker closed the pipe, or died
+        try:
+            message = json.loads(line)
+            if "run" in message:
+                request_path = str(message["run"])
+                pid = os.fork()
+                if pid == 0:
+                    os.close(commands_fd)
+                    os.close(replies_fd)
+                    _forked_child(request_path, server_pid, libc)  # never returns
+                children.add(pid)
+                reply({"pid": pid})
+            elif "reap" in message:
+                pid = int(message["reap"])
+                _, status, usage = os.wait4(pid, 0)
+                children.discard(pid)
+                returncode = os.waitstatus_to_exitcode(status)
+                reply({"returncode": returncode, "maxrss_kb": usage.ru_maxrss})
+            else:
+                reply({"error": f"unknown command {message!r}"})
+        except Exception as exc:
+            reply({"error": f"{type(exc).__name__}: {exc}"})
+    for pid in children:
+        _kill_group(pid)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+    return 0
+
+
+def _forked_child(request_path: str, server_pid: int, libc: Any) -> None:
+    """A child of the fork server: what ``python -P ocr_child.py request.json`` would do."""
+    code = 1
+    try:
+        os.setsid()  # its own session and group, as a spawned child has
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != server_pid:  # the server died before the prctl took
+            os._exit(1)
+        workdir = Path(request_path).parent
+        stderr = os.open(workdir / STDERR_NAME, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(stderr, 2)
+        os.close(stderr)
+        os.chdir(workdir)  # the work directory names the child in /proc (cwd), as argv did
+        code = _child_main([__file__, request_path])
+    except BaseException:
+        with contextlib.suppress(BaseException):
+            traceback.print_exc()
+    finally:
+        with contextlib.suppress(BaseException):
+            sys.stderr.flush()
+        os._exit(code)
+
+
 if __name__ == "__main__":
+    if sys.argv[1:] == [SERVE_FLAG]:
+        sys.exit(_serve())
     sys.exit(_child_main(sys.argv))

@@ -31,19 +31,26 @@ logger = logging.getLogger(__name__)
 # Files tesseract leaves in the child's work directory (``tesseract IMAGE ocr txt tsv``).
 _OCR_TEXT = "ocr.txt"
 _OCR_TSV = "ocr.tsv"
+#: A rendered page with fewer ink blocks is blank. A 10 pt "e" or "3" makes 17 to 19 of them at
+#: 200 or 300 dpi, an "i" 6 and a full stop 2; a scanner's specks and a grey background make none.
+BLANK_BELOW_INK_BLOCKS = 12
 
 
 class PageText(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     text: str
-    method: Literal["text_layer", "ocr"]
+    # "blank": rendered, but with less ink than a character or two (specks, a faint border), so
+    # not sent to tesseract; its text is empty.
+    method: Literal["text_layer", "ocr", "blank"]
     # Mean tesseract word confidence, 0-100. None for a text layer, and for an OCR'd page on
     # which tesseract found no words at all.
     confidence: float | None = Field(default=None, ge=0, le=100)
     # The resolution the page was rendered at for OCR: the requested dpi, or lower when the
     # page would have exceeded max_pixels. None for a text layer.
     dpi: int | None = None
+    # The page's child process at its peak (PDFium's render, then tesseract), when known.
+    peak_rss_bytes: int | None = None
 
 
 def ocr_page(
@@ -56,6 +63,7 @@ def ocr_page(
     max_pixels: int = 60_000_000,
     min_text_chars: int = 20,
     lang: str = "eng",
+    blank_below: int = BLANK_BELOW_INK_BLOCKS,
 ) -> PageText:
     """Text of page ``page_index`` (0-based) of ``pdf_path``.
 
@@ -63,7 +71,10 @@ def ocr_page(
     otherwise the page is rendered at ``dpi`` (lowered so that the image has at most
     ``max_pixels`` pixels) and OCR'd by tesseract in language ``lang``. ``timeout_s`` bounds the
     whole page, wall clock. ``memory_limit_bytes`` bounds the address space of the worker while
-    it renders, and of tesseract (which replaces it) while it recognises.
+    it renders, and of tesseract (which replaces it) while it recognises. A rendered page with
+    fewer than ``blank_below`` ink blocks (squares of ~1/75 inch with a stroke through them, see
+    :func:`stages.ocr_child.ink_blocks`; 0 turns the check off) is returned as ``blank``
+    without OCR.
 
     Raises IndexError for a page outside the document, FileNotFoundError for a missing file and
     RuntimeError when the environment is broken (tesseract or its language data missing).
@@ -86,6 +97,7 @@ def ocr_page(
             "min_text_chars": min_text_chars,
             "lang": lang,
             "tesseract": shutil.which("tesseract"),
+            "blank_below": blank_below,
         },
         timeout_s=timeout_s,
         memory_limit_bytes=memory_limit_bytes,
@@ -103,8 +115,11 @@ def ocr_page(
         )
     if not result["ok"]:
         raise _failure_to_error(label, result, memory_limit_bytes)
+    peak = outcome.peak_rss_bytes
+    if result.get("method") == "blank":
+        return PageText(text="", method="blank", dpi=result["dpi"], peak_rss_bytes=peak)
     if result.get("stage") != "tesseract":
-        return PageText(text=result["text"], method="text_layer")
+        return PageText(text=result["text"], method="text_layer", peak_rss_bytes=peak)
     # The child rendered the page and then became tesseract: the exit status is tesseract's.
     detail = f": {outcome.stderr_tail}" if outcome.stderr_tail else ""
     if outcome.returncode < 0:
@@ -136,6 +151,7 @@ def ocr_page(
         method="ocr",
         confidence=mean_word_confidence(outcome.files[_OCR_TSV]),
         dpi=result["dpi"],
+        peak_rss_bytes=peak,
     )
 
 

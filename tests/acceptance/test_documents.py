@@ -117,7 +117,7 @@ def test_a_worker_killed_mid_document_costs_one_page_and_no_duplicates(
     first.signal(signal.SIGKILL)
     assert first.wait() == -signal.SIGKILL
     killed = count(conn, "SELECT id FROM jobs WHERE type = 'ocr' AND status = 'running'")
-    # The dead worker's lease would run out in five minutes; let it be over now.
+    # The dead worker's lease would run out within a minute; let it be over now.
     conn.execute("UPDATE jobs SET leased_until = now() WHERE status = 'running'")
     start_worker("--stage", "upload", "--stage", "ocr", "--stage", "extract")
     wait_for(

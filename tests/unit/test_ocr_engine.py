@@ -23,6 +23,7 @@ from stages import ocr_child
 from stages.errors import DocumentError, KilledBySignal, OcrTimeout, signal_death_error
 from stages.ocr_child import CHILD_ENV_NAMES, CHILD_ENV_PREFIXES, child_environment, fit_dpi
 from stages.ocr_engine import mean_word_confidence, ocr_page, tesseract_available
+from stages.pdfinfo import inspect_pdf
 from tests.pdfs import encrypted_pdf, text_objects, write_pdf
 from tests.waiting import wait_for
 
@@ -42,6 +43,15 @@ def scanned_pdf(path: Path, lines: str, *, size_px: tuple[int, int] = (1275, 165
 
 
 NOTICE = "Invoice number 12345\nTender for road maintenance"
+
+
+@pytest.fixture(autouse=True)
+def _fork_servers_stopped() -> Iterator[None]:
+    """Each test starts its own fork server, and leaves no process of it behind."""
+    yield
+    servers = ocr_child.fork_server_pids()
+    ocr_child.stop_fork_servers()
+    assert [pid for pid in servers if _state(pid) != "gone"] == []
 
 
 @pytest.fixture
@@ -88,15 +98,18 @@ def test_sparse_text_layer_falls_back_to_ocr(tmp_path: Path) -> None:
 
 
 def _pids_mentioning(marker: str) -> list[int]:
-    """Processes whose command line contains ``marker`` (zombies have none)."""
+    """Processes whose command line or working directory contains ``marker`` (zombies have
+    neither). A child forked from the fork server has the server's command line, and works in
+    its own directory; tesseract names its files in its arguments."""
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
                 cmdline = (entry / "cmdline").read_bytes()
+                cwd = os.readlink(entry / "cwd")
             except OSError:
                 continue  # gone meanwhile
-            if marker.encode() in cmdline:
+            if marker.encode() in cmdline or marker in cwd:
                 found.append(int(entry.name))
     return found
 
@@ -128,7 +141,11 @@ def test_timeout_kills_the_worker_and_leaves_nothing_behind(
         ocr_page(scan, 0, timeout_s=0.01)
 
     assert _pids_mentioning(str(tmp_path)) == []
-    assert set(_children_of(os.getpid())) <= children_before  # killed and reaped: no zombie
+    servers = ocr_child.fork_server_pids()
+    assert servers  # the child came from the fork server, which lives on for the next page
+    assert set(_children_of(os.getpid())) - set(servers) <= children_before
+    for server in servers:
+        assert _children_of(server) == []  # killed and reaped: no zombie
     assert list(workroot.iterdir()) == []  # its files are gone too
 
 
@@ -192,6 +209,7 @@ def test_a_child_killed_from_outside_is_retryable(
 ) -> None:
     # What the kernel's OOM killer (or an operator's kill -9) does: SIGKILL, from outside,
     # while the page renders, or while tesseract reads it.
+    inspect_pdf(scan)  # the fork server is up: the render is all there is before tesseract
     with ThreadPoolExecutor(max_workers=1) as pool:
         future = pool.submit(ocr_page, scan, 0, dpi=300, timeout_s=60)
         pid = _child_in(workroot, program)
@@ -259,6 +277,7 @@ def test_the_child_sees_none_of_the_workers_secrets(
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("LC_ALL", "C.UTF-8")
     seen: dict[str, dict[str, str]] = {}
+    inspect_pdf(scan)  # the fork server is up: the render is all there is before tesseract
 
     with ThreadPoolExecutor(max_workers=1) as pool:
         future = pool.submit(ocr_page, scan, 0, dpi=300, timeout_s=60)
