@@ -8,12 +8,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
-from psycopg.types.json import Jsonb
 
 from pipeline.errors import InvalidPayload
 from pipeline.queries import Q
 from pipeline.stage import REGISTRY, Registry
-from pipeline.validation import InvalidJob, check_priority, find_unstorable
+from pipeline.validation import InvalidJob, check_priority, storable_json
 
 
 @dataclass(frozen=True)
@@ -46,9 +45,11 @@ def job_row(request: JobRequest, registry: Registry) -> dict[str, Any]:
     payload = spec.validate(request.payload).model_dump(mode="json")
     # Refused here, with the reason, rather than by the database inside someone's transaction
     # (a stage's completing one, where it would cost the job).
-    problem = find_unstorable(payload)
-    if problem is not None:
-        raise InvalidPayload(f"payload for stage {request.type!r} cannot be stored: {problem}")
+    try:
+        payload_json = storable_json(payload)
+    except ValueError as exc:
+        reason = f"payload for stage {request.type!r} cannot be stored: {exc}"
+        raise InvalidPayload(reason) from None
     tenant = None if request.tenant_id is None else str(request.tenant_id)
     for name, text in (("tenant_id", tenant), ("dedup_key", request.dedup_key)):
         if text is not None and "\x00" in text:
@@ -59,7 +60,7 @@ def job_row(request: JobRequest, registry: Registry) -> dict[str, Any]:
     return {
         "type": request.type,
         "tenant_id": tenant,
-        "payload": Jsonb(payload),
+        "payload": payload_json,  # JSON text: encoded once, here
         "priority": check_priority(spec.priority if request.priority is None else request.priority),
         "max_attempts": max_attempts,
         "lease_seconds": spec.lease_s,

@@ -6,6 +6,7 @@ completing one) and with a message that names no field; refusing them here names
 
 from __future__ import annotations
 
+import json
 import math
 import operator
 import re
@@ -23,6 +24,10 @@ MAX_DEPTH = 500
 
 #: Postgres' numeric type holds at most this many digits before the decimal point.
 _NUMERIC_MAX_DIGITS = 131_072
+
+#: JSON text shorter than this cannot nest MAX_DEPTH deep (two characters a level) nor hold an
+#: integer too large for jsonb, so json.dumps accepting it settles every other question.
+_FAST_MAX_CHARS = 2 * MAX_DEPTH
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -44,6 +49,24 @@ def check_priority(value: int) -> int:
     if not PRIORITY_MIN <= number <= PRIORITY_MAX:
         raise InvalidJob(f"priority must be within {PRIORITY_MIN}..{PRIORITY_MAX}, not {number}")
     return number
+
+
+def storable_json(value: Any) -> str:
+    """`value` as JSON text for a jsonb column; ValueError, with find_unstorable's reason, when
+    it cannot be stored. A small value (nearly every payload) costs one json.dumps call."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        text.encode("utf-8")  # a lone surrogate cannot be stored
+    except (ValueError, TypeError, RecursionError, UnicodeEncodeError):
+        text = None
+    # A NUL is escaped as \u0000 (so is a backslash before "u0000": the slow path tells them
+    # apart).
+    if text is None or len(text) >= _FAST_MAX_CHARS or "\\u0000" in text:
+        problem = find_unstorable(value)
+        if problem is not None:
+            raise ValueError(problem)
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return text
 
 
 def find_unstorable(value: Any) -> str | None:

@@ -85,6 +85,36 @@ def test_claim_uses_the_partial_index_with_a_million_finished_rows(
     assert "jobs_run" in progress_plan, progress_plan
     assert "Seq Scan" not in progress_plan, progress_plan
 
+    # Fenced writes while statistics still say nothing runs: they look the ids up by primary
+    # key, planned for the arrays in hand or prepared (generic), never walking jobs_running.
+    fences = conn.execute(
+        "UPDATE jobs SET status = 'running', claims = 1, leased_until = now() + interval '1h' "
+        "WHERE id IN (SELECT id FROM jobs WHERE status = 'queued' ORDER BY id LIMIT 40) "
+        "RETURNING id, claims"
+    ).fetchall()
+    fence = {"ids": [f[0] for f in fences], "claims": [f[1] for f in fences]}
+    one = {"id": fences[0][0], "claims": fences[0][1], "error": "x", "delay_s": 1}
+    beat = {
+        "worker_id": uuid.UUID(int=2),
+        "hostname": "h",
+        "pid": 1,
+        "stages": [],
+        "concurrency": 1,
+    }
+    for mode in ("force_custom_plan", "force_generic_plan"):
+        conn.execute(f"SET plan_cache_mode = {mode}")  # type: ignore[arg-type]
+        for name, params in (
+            ("complete", fence),
+            ("heartbeat", {**fence, **beat}),
+            ("unclaim", fence),
+            ("release", {**fence, "free_releases": 3}),
+            ("retry_later", one),
+            ("fail", one),
+        ):
+            plan = "\n".join(row[0] for row in conn.execute("EXPLAIN " + Q[name], params))
+            assert "jobs_pkey" in plan and "jobs_running" not in plan, (name, mode, plan)
+    conn.execute("RESET plan_cache_mode")
+
 
 def test_the_claim_seeks_tenants_in_jobs_ready_beside_a_big_queued_backlog(
     conn: psycopg.Connection[Any],
