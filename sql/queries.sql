@@ -22,7 +22,8 @@ RETURNING id;
 SELECT id FROM jobs WHERE type = %(type)s AND dedup_key = %(dedup_key)s;
 
 -- name: enqueue_many
--- One statement for the whole batch: arrays travel as parameters, unnest turns them into rows.
+-- One statement for the whole batch: arrays travel as parameters, unnest turns them into rows
+-- (a column NULL in every row comes as one NULL, which unnest pads).
 INSERT INTO jobs (type, tenant_id, payload, priority, max_attempts, lease_seconds,
                   run_after, dedup_key, parent_id, root_id, join_id)
 SELECT b.type, b.tenant_id, b.payload, b.priority, b.max_attempts, b.lease_seconds,
