@@ -65,7 +65,8 @@ def storable_json(value: Any) -> str:
         problem = find_unstorable(value)
         if problem is not None:
             raise ValueError(problem)
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        if text is None:  # refused by the strict encoder, yet storable: encode it plainly
+            text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     return text
 
 

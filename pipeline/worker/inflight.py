@@ -60,8 +60,6 @@ class InFlightTable:
         shutdown) while it waited. Its timeout counts from here."""
         now = time.monotonic() if now is None else now
         with self.lock:
-            if entry.started:
-                return True
             self._waiting -= 1
             entry.started = True
             if entry.abandoned:

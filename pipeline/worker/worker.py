@@ -466,8 +466,6 @@ class Worker:
         waiting = self.table.take_waiting()
         if not waiting:
             return
-        for entry in waiting:
-            entry.ctx.lost_lease.set()
         returned = self._retry(
             "give back claimed-ahead jobs",
             lambda: self.store.unclaim([e.job.fence for e in waiting]),
