@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
@@ -11,6 +10,7 @@ import psycopg
 
 from pipeline.enqueue import JobRequest, insert_row, insert_rows, job_row
 from pipeline.errors import LeaseLost
+from pipeline.flag import LazyEvent
 from pipeline.outcomes import TransactionStep
 from pipeline.queries import Q
 from pipeline.stage import Registry
@@ -49,7 +49,7 @@ class Context:
         self._read_outputs = read_outputs
         #: Set when this run no longer owns the job (lease lost, cancelled, timed out, shutdown).
         #: Long stages should check it between steps; nothing they return will be written.
-        self.lost_lease = threading.Event()
+        self.lost_lease = LazyEvent()
         self.registry = registry
         self._steps: list[TransactionStep] = []
         self._fanned_out = False

@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 import psycopg
 
 from pipeline.errors import InvalidPayload
 from pipeline.queries import Q
 from pipeline.stage import REGISTRY, Registry
-from pipeline.validation import InvalidJob, check_priority, storable_json
+from pipeline.validation import InvalidJob, check_priority, storable_model_json
 
 
-@dataclass(frozen=True)
-class JobRequest:
-    """One job to enqueue; None means the stage's default."""
+class JobRequest(NamedTuple):
+    """One job to enqueue; None means the stage's default.
+
+    A named tuple rather than a frozen dataclass: as immutable, and a third of the cost to
+    build, which a bulk enqueue of a thousand jobs pays a thousand times.
+    """
 
     type: str
     payload: Any
@@ -42,18 +44,20 @@ def _when(run_after: datetime | timedelta | None) -> datetime | None:
 def job_row(request: JobRequest, registry: Registry) -> dict[str, Any]:
     """The validated columns of one job, the stage's defaults filled in."""
     spec = registry.get(request.type)
-    payload = spec.validate(request.payload).model_dump(mode="json")
     # Refused here, with the reason, rather than by the database inside someone's transaction
     # (a stage's completing one, where it would cost the job).
     try:
-        payload_json = storable_json(payload)
+        payload_json = storable_model_json(spec.validate(request.payload))
     except ValueError as exc:
         reason = f"payload for stage {request.type!r} cannot be stored: {exc}"
         raise InvalidPayload(reason) from None
-    tenant = None if request.tenant_id is None else str(request.tenant_id)
-    for name, text in (("tenant_id", tenant), ("dedup_key", request.dedup_key)):
-        if text is not None and "\x00" in text:
-            raise InvalidJob(f"{name} cannot contain a NUL character")
+    tenant = request.tenant_id
+    if tenant is not None:
+        tenant = str(tenant)
+        if "\x00" in tenant:
+            raise InvalidJob("tenant_id cannot contain a NUL character")
+    if request.dedup_key is not None and "\x00" in request.dedup_key:
+        raise InvalidJob("dedup_key cannot contain a NUL character")
     max_attempts = spec.max_attempts if request.max_attempts is None else request.max_attempts
     if not 1 <= max_attempts <= 2**31 - 1:
         raise InvalidJob(f"max_attempts must be within 1..{2**31 - 1}, not {max_attempts}")
@@ -61,10 +65,11 @@ def job_row(request: JobRequest, registry: Registry) -> dict[str, Any]:
         "type": request.type,
         "tenant_id": tenant,
         "payload": payload_json,  # JSON text: encoded once, here
-        "priority": check_priority(spec.priority if request.priority is None else request.priority),
+        # A stage's own priority was checked when it was registered.
+        "priority": spec.priority if request.priority is None else check_priority(request.priority),
         "max_attempts": max_attempts,
         "lease_seconds": spec.lease_s,
-        "run_after": _when(request.run_after),
+        "run_after": None if request.run_after is None else _when(request.run_after),
         "dedup_key": request.dedup_key,
         "parent_id": request.parent_id,
         "root_id": request.root_id,
@@ -136,28 +141,53 @@ def enqueue_many(
     return insert_rows(conn, [job_row(r, registry or REGISTRY) for r in requests])
 
 
+#: Payload characters per statement: the JSON array the payloads travel in is one jsonb value,
+#: which Postgres caps at 256 MiB; a bigger batch goes in several statements, in one transaction.
+_STATEMENT_PAYLOAD_CHARS = 64 * 1024 * 1024
+
+
 def insert_rows(conn: psycopg.Connection[Any], rows: Sequence[dict[str, Any]]) -> list[int]:
-    """Insert rows from job_row in one statement; returns the ids inserted."""
+    """Insert rows from job_row, in one statement unless huge; returns the ids inserted."""
     if not rows:
         return []
+    chunks = list(_chunks(rows))
+    if len(chunks) == 1:
+        return _insert_chunk(conn, rows)
+    with conn.transaction():  # all or nothing, on an autocommit connection too
+        return [job_id for chunk in chunks for job_id in _insert_chunk(conn, chunk)]
 
+
+def _chunks(rows: Sequence[dict[str, Any]]) -> Iterator[Sequence[dict[str, Any]]]:
+    start, size = 0, 0
+    for index, row in enumerate(rows):
+        size += len(row["payload"]) + 1
+        if size > _STATEMENT_PAYLOAD_CHARS and index > start:
+            yield rows[start:index]
+            start, size = index, len(row["payload"]) + 1
+    yield rows[start:]
+
+
+def _insert_chunk(conn: psycopg.Connection[Any], rows: Sequence[dict[str, Any]]) -> list[int]:
     def column(key: str) -> Sequence[Any] | None:
         values = [r[key] for r in rows]
-        # A column with no value in any row goes as one NULL, which unnest pads with NULLs:
+        # A column with no value in any row goes as one NULL, which ROWS FROM pads with NULLs:
         # encoding a thousand Nones cost more than the insert of a thousand rows.
         return None if all(v is None for v in values) else values
 
+    dedup_keys = column("dedup_key")
     params = {
         "types": column("type"),
         "tenant_ids": column("tenant_id"),
-        "payloads": column("payload"),
+        # Each payload is JSON text already (job_row), so the array is a join away.
+        "payloads": "[" + ",".join([r["payload"] for r in rows]) + "]",
         "priorities": column("priority"),
         "max_attempts": column("max_attempts"),
         "lease_seconds": column("lease_seconds"),
         "run_afters": column("run_after"),
-        "dedup_keys": column("dedup_key"),
+        "dedup_keys": dedup_keys,
         "parent_ids": column("parent_id"),
         "root_ids": column("root_id"),
         "join_ids": column("join_id"),
     }
-    return [int(r[0]) for r in conn.execute(Q["enqueue_many"], params).fetchall()]
+    query = Q["enqueue_many_keyless"] if dedup_keys is None else Q["enqueue_many"]
+    return [int(r[0]) for r in conn.execute(query, params).fetchall()]

@@ -83,7 +83,10 @@ from multiprocessing import connection, forkserver, process, spawn
 from multiprocessing.connection import Connection
 from multiprocessing.context import ForkServerContext, ForkServerProcess
 from types import FrameType, ModuleType, TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pipeline.flag import Flag
 
 __all__ = ["ChildResult", "IsolationError", "Isolator"]
 
@@ -242,7 +245,7 @@ class Isolator:
         args: tuple[Any, ...] = (),
         *,
         timeout_s: float | None = None,
-        stop: threading.Event | None = None,
+        stop: Flag | None = None,
         memory_limit_bytes: int | None = None,
     ) -> ChildResult:
         """Run ``target(*args)`` in a new child and wait for it to end.
@@ -313,7 +316,7 @@ class Isolator:
         self,
         call: bytes,
         timeout_s: float | None,
-        stop: threading.Event | None,
+        stop: Flag | None,
         memory_limit_bytes: int | None,
     ) -> ChildResult:
         asked = time.monotonic()
@@ -349,7 +352,7 @@ class Isolator:
         reader: Connection[Any, Any],
         asked: float,
         timeout_s: float | None,
-        stop: threading.Event | None,
+        stop: Flag | None,
     ) -> ChildResult:
         pid = proc.pid
         assert pid is not None, "a started process has a pid"

@@ -93,9 +93,11 @@ class StageSpec:
         if isinstance(payload, BaseModel):
             payload = payload.model_dump(mode="json")
         try:
-            return self.input_model.model_validate(payload)
+            # The validator itself, not model_validate: a bulk enqueue calls this per job.
+            model: BaseModel = self.input_model.__pydantic_validator__.validate_python(payload)
         except ValidationError as exc:
             raise InvalidPayload(f"invalid payload for stage {self.name!r}: {exc}") from exc
+        return model
 
     def is_permanent(self, exc: BaseException) -> bool:
         if isinstance(exc, PermanentError | ValidationError | InvalidPayload | InvalidJob):

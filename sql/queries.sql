@@ -22,19 +22,39 @@ RETURNING id;
 SELECT id FROM jobs WHERE type = %(type)s AND dedup_key = %(dedup_key)s;
 
 -- name: enqueue_many
--- One statement for the whole batch: arrays travel as parameters, unnest turns them into rows
--- (a column NULL in every row comes as one NULL, which unnest pads).
+-- One statement for the whole batch. Columns travel as binary arrays and the payloads as one
+-- JSON array: sent as a text[] of JSON, each element went through array and jsonb input
+-- parsing, which cost more than the insert. ROWS FROM zips them row by row; a column NULL in
+-- every row comes as one NULL, which ROWS FROM pads.
 INSERT INTO jobs (type, tenant_id, payload, priority, max_attempts, lease_seconds,
                   run_after, dedup_key, parent_id, root_id, join_id)
 SELECT b.type, b.tenant_id, b.payload, b.priority, b.max_attempts, b.lease_seconds,
        coalesce(b.run_after, now()), b.dedup_key, b.parent_id, b.root_id, b.join_id
-FROM unnest(%(types)s::text[], %(tenant_ids)s::text[], %(payloads)s::jsonb[],
-            %(priorities)s::smallint[], %(max_attempts)s::integer[], %(lease_seconds)s::integer[],
-            %(run_afters)s::timestamptz[], %(dedup_keys)s::text[], %(parent_ids)s::bigint[],
-            %(root_ids)s::bigint[], %(join_ids)s::bigint[])
+FROM ROWS FROM (unnest(%(types)b::text[]), unnest(%(tenant_ids)b::text[]),
+                jsonb_array_elements(%(payloads)s::jsonb), unnest(%(priorities)b::smallint[]),
+                unnest(%(max_attempts)b::integer[]), unnest(%(lease_seconds)b::integer[]),
+                unnest(%(run_afters)b::timestamptz[]), unnest(%(dedup_keys)b::text[]),
+                unnest(%(parent_ids)b::bigint[]), unnest(%(root_ids)b::bigint[]),
+                unnest(%(join_ids)b::bigint[]))
      AS b(type, tenant_id, payload, priority, max_attempts, lease_seconds,
           run_after, dedup_key, parent_id, root_id, join_id)
 ON CONFLICT (type, dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING
+RETURNING id;
+
+-- name: enqueue_many_keyless
+-- enqueue_many for a batch without dedup keys, which nothing can conflict with: ON CONFLICT's
+-- speculative insertion cost a fifth of the statement.
+INSERT INTO jobs (type, tenant_id, payload, priority, max_attempts, lease_seconds,
+                  run_after, parent_id, root_id, join_id)
+SELECT b.type, b.tenant_id, b.payload, b.priority, b.max_attempts, b.lease_seconds,
+       coalesce(b.run_after, now()), b.parent_id, b.root_id, b.join_id
+FROM ROWS FROM (unnest(%(types)b::text[]), unnest(%(tenant_ids)b::text[]),
+                jsonb_array_elements(%(payloads)s::jsonb), unnest(%(priorities)b::smallint[]),
+                unnest(%(max_attempts)b::integer[]), unnest(%(lease_seconds)b::integer[]),
+                unnest(%(run_afters)b::timestamptz[]), unnest(%(parent_ids)b::bigint[]),
+                unnest(%(root_ids)b::bigint[]), unnest(%(join_ids)b::bigint[]))
+     AS b(type, tenant_id, payload, priority, max_attempts, lease_seconds,
+          run_after, parent_id, root_id, join_id)
 RETURNING id;
 
 -- name: claim

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 import uuid
 from datetime import timedelta
@@ -88,6 +89,56 @@ def test_enqueue_many_inserts_in_one_statement(conn: Conn) -> None:
     ids = enqueue_many(conn, [JobRequest("noop", {"n": i}, tenant_id="t") for i in range(500)])
     assert len(set(ids)) == 500
     assert count_jobs(conn) == 500
+
+
+def test_enqueue_many_stores_every_column_of_every_row_in_order(conn: Conn) -> None:
+    # Some columns set in only some rows, payloads that take both ways through the encoder
+    # (a null or a quote in the text), a row with a dedup key among rows without.
+    requests = [
+        JobRequest("nap", {"seconds": 0.5, "mark": 'a "quoted" \\ mark'}),
+        JobRequest("nap", {"seconds": 1, "mark": "Grüße\n日本"}, tenant_id=3, priority=7),
+        JobRequest("noop", {"n": 2}, max_attempts=9, dedup_key="only-one"),
+        JobRequest("noop", {}, run_after=timedelta(hours=1)),
+    ]
+    ids = enqueue_many(conn, requests)
+    assert len(ids) == 4 and ids == sorted(ids)
+    rows = [job_row(conn, job_id) for job_id in ids]
+    got = [(r["type"], r["payload"], r["tenant_id"], r["priority"], r["dedup_key"]) for r in rows]
+    assert got == [
+        ("nap", {"seconds": 0.5, "mark": 'a "quoted" \\ mark'}, None, 0, None),
+        ("nap", {"seconds": 1.0, "mark": "Grüße\n日本"}, "3", 7, None),
+        ("noop", {"n": 2}, None, 0, "only-one"),
+        ("noop", {"n": 0}, None, 0, None),
+    ]
+    assert [r["max_attempts"] for r in rows[2:]] == [9, 5]
+    assert rows[3]["run_after"] > rows[0]["run_after"] + timedelta(minutes=59)
+    # The keyed row is skipped when enqueued again; the rest are new.
+    again = enqueue_many(conn, [JobRequest("noop", {"n": 5}, dedup_key="only-one"), *requests[:1]])
+    assert len(again) == 1 and again[0] > ids[-1]
+
+
+def test_enqueue_many_too_big_for_one_statement_inserts_all_or_nothing(
+    conn: Conn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A statement's payloads are one jsonb value, capped by Postgres; shrink the share.
+    # (sys.modules: the package's `enqueue` is the function of that name.)
+    monkeypatch.setattr(sys.modules["pipeline.enqueue"], "_STATEMENT_PAYLOAD_CHARS", 40)
+    ids = enqueue_many(conn, [JobRequest("noop", {"n": i}) for i in range(25)])
+    assert len(ids) == 25 and ids == sorted(ids)
+    payloads = conn.execute("SELECT payload FROM jobs ORDER BY id").fetchall()
+    assert [p[0]["n"] for p in payloads] == list(range(25))
+    # Every chunk in one transaction: a failing later chunk takes the earlier ones with it.
+    conn.execute(
+        "CREATE FUNCTION refuse_n_20() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+        " IF NEW.payload->>'n' = '20' THEN RAISE EXCEPTION 'no 20'; END IF; RETURN NEW; END $$"
+    )
+    conn.execute(
+        "CREATE TRIGGER refuse_n_20 BEFORE INSERT ON jobs"
+        " FOR EACH ROW EXECUTE FUNCTION refuse_n_20()"
+    )
+    with pytest.raises(psycopg.errors.RaiseException, match="no 20"):
+        enqueue_many(conn, [JobRequest("noop", {"n": i}) for i in range(25)])
+    assert count_jobs(conn) == 25
 
 
 def test_notification_arrives_only_when_the_enqueue_commits(db_url: str, conn: Conn) -> None:

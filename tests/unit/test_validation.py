@@ -4,14 +4,23 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from decimal import Decimal
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from pipeline.errors import PipelineError
-from pipeline.validation import MAX_DEPTH, InvalidJob, check_priority, find_unstorable
+from pipeline.validation import (
+    MAX_DEPTH,
+    InvalidJob,
+    check_priority,
+    find_unstorable,
+    storable_json,
+    storable_model_json,
+)
 
 
 @pytest.mark.parametrize("value", [-32768, -1, 0, 5, 32767])
@@ -121,3 +130,43 @@ def test_find_unstorable_refuses_nesting_the_encoder_would_crash_on_without_recu
     found = find_unstorable({"deep": deep})
     assert found is not None and found.startswith(f"nesting deeper than {MAX_DEPTH} levels")
     assert len(found) < 200, "the path is shortened, not printed 500 levels long"
+
+
+class _Doc(BaseModel):
+    title: str = ""
+    score: float = 0.0
+    extra: Any = None
+    tags: list[str] = []
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        _Doc(title="Grüße, 日本 \U0001f600", score=1.5, tags=["a", "b"], extra={"k": [1, 2]}),
+        _Doc(title="no extra"),  # extra is None: written as null, so it takes the slow way
+        _Doc(title="back\\u0000slash"),  # a backslash before u0000 is not a NUL
+        _Doc(extra={"deep": [[[[1]]]]}, score=-(10**-300)),
+        _Doc(extra=list(range(400))),  # longer than the fast way takes
+    ],
+    ids=repr,
+)
+def test_storable_model_json_stores_what_the_json_dump_would(doc: _Doc) -> None:
+    text = storable_model_json(doc)
+    assert json.loads(text) == json.loads(storable_json(doc.model_dump(mode="json")))
+
+
+@pytest.mark.parametrize(
+    ("doc", "reason"),
+    [
+        # extra is set, so that no other null sends these the slow way
+        (_Doc(score=math.nan, extra=1), "NaN in field 'score'"),  # pydantic would write null
+        (_Doc(score=-math.inf, extra=1), "-Infinity in field 'score'"),
+        (_Doc(title="a\x00b", extra=1), "NUL character in field 'title'"),
+        (_Doc(tags=["ok", "\ud800"], extra=1), "field 'tags[1]'"),
+        (_Doc(extra={"k\x00": 1}), "in a key of field 'extra'"),
+    ],
+    ids=repr,
+)
+def test_storable_model_json_refuses_what_jsonb_cannot_hold(doc: _Doc, reason: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(reason)):
+        storable_model_json(doc)
