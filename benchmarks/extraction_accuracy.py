@@ -2,8 +2,10 @@
 
     python -m benchmarks.extraction_accuracy [--split SPLIT ...] [--samples]
 
-SPLIT is dev, heldout, fresh, unseen, varied, unseen2 or all (the default); repeat --split to
-measure several. ``unseen2`` uses wording held out from the rules: measure it last, once.
+SPLIT is dev, heldout, fresh, unseen, varied, unseen2 ... unseen6 or all (the default); repeat
+--split to measure several. ``unseen2`` to ``unseen6`` use wording pools held out from the
+rules, each written before a round of changes and measured once after it (the README says which
+rounds changed the rules after their measurement).
 
 Each page goes through the `ocr` stage's engine (text layer when present, else tesseract), the
 pages through the offline extractor (as the `extract` stage passes them), and every field is
@@ -42,7 +44,10 @@ ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "sample_docs" / "corpus"
 SAMPLES = ROOT / "sample_docs"
 FIELDS = list(TenderFields.model_fields)
-SPLITS = ("dev", "heldout", "fresh", "unseen", "varied", "unseen2", "all")
+SPLITS = (
+    *("dev", "heldout", "fresh", "unseen", "varied"),
+    *("unseen2", "unseen3", "unseen4", "unseen5", "unseen6", "all"),
+)
 
 Outcome = Literal["right", "wrong", "missing"]
 

@@ -32,8 +32,11 @@ its failures then fixed. ``varied`` (``*_varied_*``) draws each notice's labels,
 layouts (same line, label above, two-cell table row), date and amount formats, running headers
 and footers and distractors by seed from ``corpus_wording.SEEN``; ``unseen2`` (``*_unseen2_*``)
 does the same with another seed from ``corpus_wording.HELD_OUT``, wording the rules never saw
-while they were written, and is measured once at the end. Fixed seeds, no timestamps: a re-run
-reproduces the files byte for byte.
+while they were written, and is measured once at the end. ``unseen3`` to ``unseen6`` do the same
+from ``HELD_OUT_3`` to ``HELD_OUT_6``, which add layouts (unruled grids, dot leaders, labels in
+capitals, section numbers), lot tables and headings: each pool was written before a round of
+rule changes and measured once after it. Fixed seeds, no timestamps: a re-run reproduces the
+files byte for byte.
 """
 
 from __future__ import annotations
@@ -82,6 +85,14 @@ HELDOUT_VARIANT = 3
 #: rules) and from corpus_wording.HELD_OUT ("unseen2", measured once, never used to tune them).
 VARIED = 4
 UNSEEN2 = 3
+#: Per family, notices in the third pool's wording (corpus_wording.HELD_OUT_3, "unseen3").
+UNSEEN3 = 3
+#: And in the fourth pool's (corpus_wording.HELD_OUT_4, "unseen4").
+UNSEEN4 = 3
+#: And in the fifth pool's (corpus_wording.HELD_OUT_5, "unseen5").
+UNSEEN5 = 3
+#: And in the sixth pool's (corpus_wording.HELD_OUT_6, "unseen6").
+UNSEEN6 = 3
 #: Variants added after the rules were written, measured once and never looked into: the held-out
 #: variant was measured while the rules were being written, so its failures were seen.
 FRESH_VARIANTS = (4, 5)
@@ -212,6 +223,23 @@ class Doc:
         page.rules.append((xs[0], bottom, xs[-1], bottom))
         page.rules.extend((x, top, x, bottom) for x in xs)
         self.y -= self.lead * 0.5
+
+    def grid(self, label: str, value: str, label_w: float = 190.0) -> None:
+        """Label in a left column, value beside it; both wrap within their column, no rules."""
+        left = wrap(label, "F2", self.size, label_w - 8) or [""]
+        right = wrap(value, "F1", self.size, TEXT_W - label_w) or [""]
+        self.room(max(len(left), len(right)))
+        page = self._page()
+        for k in range(max(len(left), len(right))):
+            parts = []
+            if k < len(left):
+                page.runs.append(Run(left[k], "F2", self.size, MARGIN_L, self.y))
+                parts.append(left[k])
+            if k < len(right):
+                page.runs.append(Run(right[k], "F1", self.size, MARGIN_L + label_w, self.y))
+                parts.append(right[k])
+            page.lines.append(" ".join(parts))
+            self.y -= self.lead
 
     def columns(
         self, left: Sequence[tuple[str, FontName]], right: Sequence[tuple[str, FontName]]
@@ -1381,7 +1409,57 @@ DATE_FORMATS: dict[str, Callable[[datetime], str]] = {
     "fr_jour_colon": lambda d: (
         f"{FR_WEEKDAYS[d.weekday()]} {d.day} {FR_MONTHS[d.month - 1]} {d.year} à {d:%H:%M}"
     ),
+    # the third pool
+    "us_weekday_long": lambda d: (
+        f"{WEEKDAYS[d.weekday()]}, {EN_MONTHS[d.month - 1]} {d.day}, {d.year} at "
+        f"{_h12(d)[0]}:{d:%M} {_h12(d)[1].replace('.', '').upper()}"
+    ),
+    "dmy_dash_24h": lambda d: d.strftime("%d-%m-%Y %H:%M"),
+    "ordinal_day_of": lambda d: (
+        f"{d:%H:%M} hours on the {ordinal(d.day)} day of {EN_MONTHS[d.month - 1]} {d.year}"
+    ),
+    "time_first_comma": lambda d: f"{d:%H:%M}, {d.day} {EN_MONTHS[d.month - 1]} {d.year}",
+    "de_long_weekday": lambda d: (
+        f"{DE_WEEKDAYS[d.weekday()]}, {d.day}. {DE_MONTHS[d.month - 1]} {d.year}, {d:%H:%M} Uhr"
+    ),
+    "de_uhr_only": lambda d: f"{d:%d.%m.%Y}, {d.hour} Uhr",
+    "de_iso": lambda d: d.strftime("%Y-%m-%d, %H:%M Uhr"),
+    "fr_jour_h": lambda d: f"{d.day} {FR_MONTHS[d.month - 1]} {d.year} à {d.hour} h {d:%M}",
+    "fr_dmy_h": lambda d: f"{d:%d/%m/%Y} à {d.hour}h",
+    "fr_le_dmy": lambda d: f"le {d:%d/%m/%Y} à {d:%H:%M}",
+    # the fourth pool
+    "d_month_y_comma_hm": lambda d: f"{d.day} {EN_MONTHS[d.month - 1]} {d.year}, {d:%H:%M}",
+    "month_d_y_24": lambda d: f"{EN_MONTHS[d.month - 1]} {d.day}, {d.year} {d:%H:%M}",
+    "dmy_dots_at": lambda d: d.strftime("%d.%m.%Y at %H:%M"),
+    "de_month_um": lambda d: f"{d.day}. {DE_MONTHS[d.month - 1]} {d.year} um {d:%H:%M} Uhr",
+    "de_time_first": lambda d: d.strftime("%H:%M Uhr, %d.%m.%Y"),
+    "de_slash_year": lambda d: d.strftime("%d.%m.%Y / %H:%M Uhr"),
+    "fr_le_month_h": lambda d: f"le {d.day} {FR_MONTHS[d.month - 1]} {d.year} à {d.hour}h{d:%M}",
+    "fr_iso_h": lambda d: f"{d:%Y-%m-%d} à {d.hour}h{d:%M}",
+    "fr_dots_heures": lambda d: f"{d:%d.%m.%Y} à {d.hour} heures",
+    # the fifth pool
+    "d_mon_y_comma": lambda d: f"{d.day} {EN_MONTHS[d.month - 1][:3]} {d.year}, {d:%H:%M}",
+    "us_slash_pm": lambda d: f"{d:%m/%d/%Y} {_h12(d)[0]}:{d:%M} {_h12(d)[1]}",
+    "de_dots_h": lambda d: d.strftime("%d.%m.%Y, %H.%M h"),
+    "de_month_komma": lambda d: f"{d.day}. {DE_MONTHS[d.month - 1]} {d.year}, {d:%H:%M} Uhr",
+    "fr_month_virgule": lambda d: f"{d.day} {FR_MONTHS[d.month - 1]} {d.year}, {d:%H:%M}",
+    "fr_slash_h": lambda d: f"{d:%d/%m/%Y}, {d.hour} h {d:%M}",
+    # the sixth pool
+    "d_month_y_hm_plain": lambda d: f"{d.day} {EN_MONTHS[d.month - 1]} {d.year} {d:%H:%M}",
+    "weekday_d_month_at": lambda d: (
+        f"{WEEKDAYS[d.weekday()]} {d.day} {EN_MONTHS[d.month - 1]} {d.year} at {d:%H:%M}"
+    ),
+    "de_dots_komma_uhr": lambda d: d.strftime("%d.%m.%Y, %H:%M Uhr"),
+    "de_weekday_month": lambda d: (
+        f"{DE_WEEKDAYS[d.weekday()]}, den {d.day}. {DE_MONTHS[d.month - 1]} {d.year}, {d:%H:%M} Uhr"
+    ),
+    "fr_dmy_a_h": lambda d: f"{d:%d/%m/%Y} à {d.hour} h {d:%M}",
+    "fr_weekday_month_h": lambda d: (
+        f"{FR_WEEKDAYS[d.weekday()]} {d.day} {FR_MONTHS[d.month - 1]} {d.year} à {d.hour}h{d:%M}"
+    ),
 }
+#: Formats that print the hour only: a deadline in them falls on the full hour.
+WHOLE_HOUR_DATES = ("fr_heures", "de_uhr_only", "fr_dmy_h", "fr_dots_heures")
 
 SYMBOL = {"EUR": "€", "GBP": "£", "USD": "$"}
 
@@ -1417,6 +1495,41 @@ AMOUNT_FORMATS: dict[str, Callable[[Decimal, str], str]] = {
     "fr_dots_code": lambda v, c: f"{de_amount(v)} EUR HT",
     "fr_hors_taxes": lambda v, c: f"{spaced_amount(v)} euros hors taxes",
     "fr_m_euro": lambda v, c: f"{_short(v, ',')} M€ HT",
+    # the third pool
+    "symbol_dec_exvat": lambda v, c: f"{SYMBOL[c]}{en_amount(v)} (excluding VAT)",
+    "approx_m": lambda v, c: f"approximately {SYMBOL[c]}{_short(v)}m",
+    "code_thousand": lambda v, c: f"{c} {v / 1000:,.0f} thousand",
+    "de_tsd": lambda v, c: f"{de_amount(v / 1000).removesuffix(',00')} Tsd. EUR",
+    "de_euro_word": lambda v, c: f"{de_amount(v)} Euro netto",
+    "de_zzgl_ust": lambda v, c: f"EUR {de_amount(v)} zzgl. USt.",
+    "de_millionen": lambda v, c: f"{_short(v, ',')} Millionen Euro netto",
+    "fr_ht_dotted": lambda v, c: f"{spaced_amount(v)} EUR H.T.",
+    "fr_k_euro": lambda v, c: f"{v / 1000:.0f} k€ HT",
+    "fr_millions_hors_tva": lambda v, c: f"{_short(v, ',')} millions d'euros hors TVA",
+    # the fourth pool
+    "plain_post": lambda v, c: f"{v:.2f} {c}",
+    "symbol_m_words": lambda v, c: f"{SYMBOL[c]}{_short(v)} million",
+    "code_excl": lambda v, c: f"{c} {en_amount(v)} excluding VAT",
+    "de_eur_code_netto": lambda v, c: f"EUR {de_amount(v)} netto",
+    "de_plain_post": lambda v, c: f"{v:.2f} EUR".replace(".", ","),
+    "de_euro_sign_netto": lambda v, c: f"{de_amount(v)} € (netto)",
+    "fr_code_pre_ht": lambda v, c: f"EUR {spaced_amount(v)} HT",
+    "fr_plain_ht": lambda v, c: f"{v:.2f} € HT".replace(".", ","),
+    "fr_euros_hors_tva": lambda v, c: f"{spaced_amount(v)} euros hors TVA",
+    # the fifth pool
+    "code_pre_nodec": lambda v, c: f"{c} {en_amount(v, False)}",
+    "symbol_excl": lambda v, c: f"{SYMBOL[c]}{en_amount(v)} excl. VAT",
+    "de_code_pre_netto": lambda v, c: f"EUR {de_amount(v)} (netto)",
+    "de_euro_word_pre": lambda v, c: f"Euro {de_amount(v)}",
+    "fr_euro_word_ht": lambda v, c: f"{spaced_amount(v)} euros H.T.",
+    "fr_code_post_ht": lambda v, c: f"{de_amount(v)} EUR (HT)",
+    # the sixth pool
+    "code_pre_excl": lambda v, c: f"{c} {en_amount(v)} (excl. VAT)",
+    "symbol_plain": lambda v, c: f"{SYMBOL[c]}{en_amount(v)}",
+    "de_code_post_netto": lambda v, c: f"{de_amount(v)} EUR (netto)",
+    "de_euro_ohne_ust": lambda v, c: f"{de_amount(v)} Euro ohne USt.",
+    "fr_code_post_hors_taxes": lambda v, c: f"{spaced_amount(v)} EUR hors taxes",
+    "fr_euro_ht_plain": lambda v, c: f"{spaced_amount(v)} € HT",
 }
 #: Formats that print the value rounded: the value must then be a multiple of this.
 AMOUNT_UNITS = {
@@ -1432,6 +1545,14 @@ AMOUNT_UNITS = {
     "fr_euros_ht": 1,
     "spaced_code": 1,
     "de_euro_ohne": 1,
+    "approx_m": 10_000,
+    "de_millionen": 10_000,
+    "fr_millions_hors_tva": 10_000,
+    "code_thousand": 1000,
+    "de_tsd": 1000,
+    "fr_k_euro": 1000,
+    "symbol_m_words": 10_000,
+    "code_pre_nodec": 1,
 }
 
 
@@ -1481,16 +1602,25 @@ PROFILES: dict[str, Profile] = {
 _RUNS_ON = ("by", "than", "bis", "le", "to", "on", "least")
 
 
-def _zone_suffix(
-    family: str, held_out: bool, d: datetime, rng: random.Random
-) -> tuple[str, datetime]:
+def _zone_suffix(family: str, pool: str, d: datetime, rng: random.Random) -> tuple[str, datetime]:
     """The time zone printed after a deadline, and the deadline with that zone (or naive)."""
+    held_out = pool == "held_out"
     if family == "eforms":
         hours = rng.choice([1, 2])
         zone = ZoneInfo(f"Etc/GMT-{hours}")
         text = " CET" if held_out and hours == 1 else f" (UTC+{hours:02d}:00)"
         if held_out and hours == 2:
             text = " +02:00"
+        if pool == "held_out_3":
+            text = f" (GMT+{hours})" if hours == 1 else " CEST"
+        if pool == "held_out_4":
+            text = f" (UTC+{hours})"
+        if pool == "held_out_5":
+            text = f" UTC+{hours:02d}:00"
+        if pool == "held_out_6":
+            text = " (Brussels time)" if hours == 1 else f" (UTC +{hours})"
+            if hours == 1:
+                zone = ZoneInfo("Europe/Brussels")
         return text, d.replace(tzinfo=zone)
     if family == "us":
         zone = ZoneInfo("America/New_York")
@@ -1498,6 +1628,14 @@ def _zone_suffix(
         if held_out:
             dst = bool(aware.dst())
             return (" Eastern Daylight Time" if dst else " Eastern Standard Time"), aware
+        if pool == "held_out_3":
+            return (" EDT" if aware.dst() else " EST"), aware
+        if pool == "held_out_4":
+            return " (Eastern Time)", aware
+        if pool == "held_out_5":
+            return " ET", aware
+        if pool == "held_out_6":
+            return " Eastern", aware
         return " Eastern Time", aware
     return "", d
 
@@ -1511,6 +1649,8 @@ class Writer:
     lang: str
     pool: dict[str, dict[str, tuple[str, ...]]]
     layouts: Sequence[str]
+    section: int = 1  # for the "numbered" layout: "2.3 Label: value"
+    number: int = 0
 
     def label(self, key: str) -> str:
         return self.rng.choice(self.pool[key][self.lang])
@@ -1521,10 +1661,22 @@ class Writer:
     def put(self, label: str, value: str, layout: str | None = None) -> None:
         layout = layout or self.rng.choice(self.layouts)
         first, *more = value.split("\n")
-        if layout == "above" or (layout == "table" and more):
+        if layout == "above" or (layout in ("table", "grid") and more):
             self.doc.above(label, first)
+        elif layout == "caps_above":
+            self.doc.room(2)
+            self.doc.line(f"{label.upper()}:", "F2")
+            self.doc.para(first)
         elif layout == "table":
             self.doc.rows([200, TEXT_W - 200], [[label, first]])
+        elif layout == "grid":
+            self.doc.grid(label, first)
+        elif layout == "numbered":
+            self.number += 1
+            self.doc.para(f"{self.section}.{self.number} {label}: {first}")
+        elif layout == "leader":
+            dots = max(3, int((190 - width(label, "F1", self.doc.size)) / 2.8))
+            self.doc.para(f"{label} {'.' * dots} {first}")
         else:
             if label.split()[-1] in _RUNS_ON:
                 sep = " "
@@ -1537,11 +1689,66 @@ class Writer:
             self.doc.line(line)
 
 
-def varied(rng: random.Random, family: str, held_out: bool) -> tuple[Spec, Doc]:
-    """One notice of ``family`` in wording drawn from the SEEN or the HELD_OUT pool."""
-    from corpus_wording import FILLER, FOOTERS, HEADERS, HELD_OUT, SEEN, STREETS
+#: The wording pool of each split made by ``varied``.
+POOL_OF_SPLIT = {
+    "varied": "seen",
+    "unseen2": "held_out",
+    "unseen3": "held_out_3",
+    "unseen4": "held_out_4",
+    "unseen5": "held_out_5",
+    "unseen6": "held_out_6",
+}
+#: Layouts per pool and family (the third pool adds dot leaders, capitals, unruled grids).
+LAYOUTS: dict[str, dict[str, tuple[str, ...]]] = {
+    "seen": {"uk": ("above", "above", "same", "table"), "ted": ("same", "same", "above")},
+    "held_out": {"uk": ("above", "above", "same", "table"), "ted": ("same", "same", "above")},
+    "held_out_3": {
+        "uk": ("above", "caps_above", "grid", "leader"),
+        "ted": ("same", "leader", "above"),
+        "": ("same", "grid", "above", "leader", "caps_above"),
+    },
+    "held_out_6": {
+        "uk": ("above", "grid", "caps_above", "same"),
+        "ted": ("numbered", "same", "above", "leader"),
+        "": ("same", "table", "above", "grid", "leader", "numbered"),
+    },
+    "held_out_5": {
+        "uk": ("above", "table", "grid", "leader"),
+        "ted": ("numbered", "same", "leader"),
+        "": ("table", "numbered", "leader", "caps_above", "grid", "same"),
+    },
+    "held_out_4": {
+        "uk": ("above", "numbered", "grid", "caps_above"),
+        "ted": ("numbered", "numbered", "same", "above"),
+        "": ("same", "numbered", "above", "grid", "leader"),
+    },
+}
 
-    pool = HELD_OUT if held_out else SEEN
+
+def varied(rng: random.Random, family: str, pool_name: str) -> tuple[Spec, Doc]:
+    """One notice of ``family`` in wording drawn from one pool of corpus_wording."""
+    from corpus_wording import (
+        FILLER,
+        FOOTERS,
+        HEADERS,
+        HELD_OUT,
+        HELD_OUT_3,
+        HELD_OUT_4,
+        HELD_OUT_5,
+        HELD_OUT_6,
+        SEEN,
+        STREETS,
+    )
+
+    pools = {
+        "seen": SEEN,
+        "held_out": HELD_OUT,
+        "held_out_3": HELD_OUT_3,
+        "held_out_4": HELD_OUT_4,
+        "held_out_5": HELD_OUT_5,
+        "held_out_6": HELD_OUT_6,
+    }
+    pool = pools[pool_name]
     prof = PROFILES[family]
     lang = prof.lang
     buyer, email = rng.choice(prof.buyers)
@@ -1560,9 +1767,9 @@ def varied(rng: random.Random, family: str, held_out: bool) -> tuple[Spec, Doc]:
     cpv = rng.sample(CPV_POOL, rng.choice([1, 2]))
     base = pick_date(rng, (10, 11, 12, 14, 15, 16), (0, 30))
     date_style = rng.choice(pool["dates"][lang])
-    if date_style == "fr_heures":
+    if date_style in WHOLE_HOUR_DATES:
         base = base.replace(minute=0)
-    zone_text, deadline = _zone_suffix(family, held_out, base, rng)
+    zone_text, deadline = _zone_suffix(family, pool_name, base, rng)
     ref = rng.choice(
         [
             f"{buyer.split()[-1][:3].upper()}-2026-{rng.randrange(10, 999):03d}",
@@ -1585,9 +1792,8 @@ def varied(rng: random.Random, family: str, held_out: bool) -> tuple[Spec, Doc]:
         email,
     )
     doc = Doc(rng.choice(HEADERS[lang]), footer=rng.choice(FOOTERS[lang]))
-    layouts = {"uk": ("above", "above", "same", "table"), "ted": ("same", "same", "above")}.get(
-        family, ("same", "same", "above", "table")
-    )
+    by_family = LAYOUTS[pool_name]
+    layouts = by_family.get(family, by_family.get("", ("same", "same", "above", "table")))
     w = Writer(doc, rng, lang, pool, layouts)
 
     def money(v: Decimal) -> str:
@@ -1629,7 +1835,17 @@ def varied(rng: random.Random, family: str, held_out: bool) -> tuple[Spec, Doc]:
         if has_value:
             w.field("value", money(total))
             gross = money((total * Decimal("1.2")).quantize(Decimal("0.01")))
-            for net in (" excl. VAT", " HT", " netto", " (ohne MwSt.)", " hors taxes"):
+            for net in (
+                " excl. VAT",
+                " HT",
+                " netto",
+                " (ohne MwSt.)",
+                " hors taxes",
+                " (excluding VAT)",
+                " zzgl. USt.",
+                " H.T.",
+                " hors TVA",
+            ):
                 gross = gross.replace(net, "")
             w.field("incl_vat", gross)
         w.field("turnover", money(total * 2))
@@ -1640,6 +1856,9 @@ def varied(rng: random.Random, family: str, held_out: bool) -> tuple[Spec, Doc]:
         if not n_lots:
             return
         pairs = list(enumerate(zip(lot_titles, lot_values, strict=True), 1))
+        if "lot_table" in pool:
+            third_pool_lots(pairs)
+            return
         if rng.random() < 0.5 and lang != "en":
             head = {
                 "de": ["Los", "Bezeichnung", "Wert netto"],
@@ -1652,6 +1871,24 @@ def varied(rng: random.Random, family: str, held_out: bool) -> tuple[Spec, Doc]:
             sep = " : " if lang == "fr" else ": "
             doc.line(f"{prof.lot_word} {n}{sep}{t}", "F2")
             w.field("lot_value", money(v), "same")
+        doc.gap()
+
+    def third_pool_lots(pairs: list[tuple[int, tuple[str, Decimal]]]) -> None:
+        """Lots as a ruled table under the pool's header cells, or one heading per lot."""
+        rows = [list(pool["lot_table"][lang])] + [[str(n), t, money(v)] for n, (t, v) in pairs]
+        widths = [50.0, 290.0, TEXT_W - 340.0]
+        fits = all(
+            width(cell, "F2", doc.size) < w - 6
+            for row in rows
+            for cell, w in zip(row, widths, strict=True)
+        )
+        if fits and rng.random() < 0.5:
+            doc.table(widths, rows)
+            return
+        form = rng.choice(pool["lot_heading"][lang])
+        for n, (t, v) in pairs:
+            doc.para(form.format(word=prof.lot_word, n=n, title=t), "F2")
+            w.field("lot_value", money(v))
         doc.gap()
 
     def procedure_block() -> None:
@@ -1677,6 +1914,7 @@ def varied(rng: random.Random, family: str, held_out: bool) -> tuple[Spec, Doc]:
     for k, block in enumerate([*blocks, others_block]):
         if k and rng.random() < 0.4:
             doc.y = 0.0  # the next block starts a new page
+        w.section, w.number = k + 1, 0
         block()
     return spec, doc
 
@@ -1704,6 +1942,11 @@ VARIED_SCANS = [
     ("eforms_varied_scan_1bit_300dpi", "eforms", "bilevel", 300, "varied"),
     ("fr_unseen2_scan_gray_200dpi", "fr", "gray", 200, "unseen2"),
     ("uk_unseen2_scan_poor_200dpi", "uk", "poor", 200, "unseen2"),
+    ("de_unseen3_scan_gray_300dpi", "de", "gray", 300, "unseen3"),
+    ("eforms_unseen3_scan_1bit_300dpi", "eforms", "bilevel", 300, "unseen3"),
+    ("fr_unseen4_scan_1bit_300dpi", "fr", "bilevel", 300, "unseen4"),
+    ("us_unseen4_scan_poor_200dpi", "us", "poor", 200, "unseen4"),
+    ("de_unseen5_scan_1bit_300dpi", "de", "bilevel", 300, "unseen5"),
 ]
 
 
@@ -1747,13 +1990,29 @@ def main() -> None:
             save(f"{family}_{variant}", spec, split, pages, write_pdf(pages, spec.title), "")
     for seed, family in enumerate(FAMILIES):
         for k in range(VARIED):
-            spec, doc = varied(random.Random(20_000 + 100 * seed + k), family, held_out=False)
+            spec, doc = varied(random.Random(20_000 + 100 * seed + k), family, "seen")
             pages = doc.finish()
             save(f"{family}_varied_{k}", spec, "varied", pages, write_pdf(pages, spec.title), "")
         for k in range(UNSEEN2):
-            spec, doc = varied(random.Random(31_000 + 100 * seed + k), family, held_out=True)
+            spec, doc = varied(random.Random(31_000 + 100 * seed + k), family, "held_out")
             pages = doc.finish()
             save(f"{family}_unseen2_{k}", spec, "unseen2", pages, write_pdf(pages, spec.title), "")
+        for k in range(UNSEEN3):
+            spec, doc = varied(random.Random(52_000 + 100 * seed + k), family, "held_out_3")
+            pages = doc.finish()
+            save(f"{family}_unseen3_{k}", spec, "unseen3", pages, write_pdf(pages, spec.title), "")
+        for k in range(UNSEEN4):
+            spec, doc = varied(random.Random(63_000 + 100 * seed + k), family, "held_out_4")
+            pages = doc.finish()
+            save(f"{family}_unseen4_{k}", spec, "unseen4", pages, write_pdf(pages, spec.title), "")
+        for k in range(UNSEEN5):
+            spec, doc = varied(random.Random(74_000 + 100 * seed + k), family, "held_out_5")
+            pages = doc.finish()
+            save(f"{family}_unseen5_{k}", spec, "unseen5", pages, write_pdf(pages, spec.title), "")
+        for k in range(UNSEEN6):
+            spec, doc = varied(random.Random(85_000 + 100 * seed + k), family, "held_out_6")
+            pages = doc.finish()
+            save(f"{family}_unseen6_{k}", spec, "unseen6", pages, write_pdf(pages, spec.title), "")
     for seed, (family, build) in enumerate(UNSEEN.items()):
         spec, doc = build(random.Random(9000 + seed))
         pages = doc.finish()
@@ -1765,7 +2024,7 @@ def main() -> None:
         save(name, spec, split, pages, scanned(pages, spec, rng, kind, dpi), f"{kind} {dpi} dpi")
     for n, (name, family, kind, dpi, split) in enumerate(VARIED_SCANS):
         rng = random.Random(40_000 + n)
-        spec, doc = varied(rng, family, held_out=split == "unseen2")
+        spec, doc = varied(rng, family, POOL_OF_SPLIT[split])
         pages = doc.finish()
         save(name, spec, split, pages, scanned(pages, spec, rng, kind, dpi), f"{kind} {dpi} dpi")
     total = sum(p.stat().st_size for p in OUT.glob("*.pdf"))

@@ -47,7 +47,7 @@ _NUM = (
 )
 
 
-_MULT = r"(?:(?:millions?|mio|mln|mn|m|billion|bn|thousand|k)\b\.?)"
+_MULT = r"(?:(?:millionen|millions?|mio|mln|mn|m|billion|bn|thousand|tausend|tsd|k)\b\.?)"
 
 
 _AMOUNT = re.compile(
@@ -69,9 +69,16 @@ _MULTIPLIERS = {
     "m": Decimal(1_000_000),
     "billion": Decimal(1_000_000_000),
     "bn": Decimal(1_000_000_000),
+    "millionen": Decimal(1_000_000),
     "thousand": Decimal(1000),
+    "tausend": Decimal(1000),
+    "tsd": Decimal(1000),
     "k": Decimal(1000),
 }
+#: Multipliers after which a group of three digits is a thousands group, not decimals: "EUR
+#: 2,291 thousand" is 2,291,000 (thousands are not written with three decimals), while "1,250
+#: Mio." is 1.25 million.
+_THOUSANDS = frozenset({"thousand", "tausend", "tsd", "k"})
 
 
 def _currency_code(token: str | None) -> str | None:
@@ -124,7 +131,8 @@ def _amounts(text: str) -> list[_Amount]:
         currency = _currency_code(m.group("pre")) or _currency_code(m.group("post"))
         if mult and mult.lower() == "m" and currency is None:
             mult = None
-        value = _parse_number(num, has_mult=bool(mult))
+        grouping_mult = mult is not None and mult.lower().rstrip(".") not in _THOUSANDS
+        value = _parse_number(num, has_mult=grouping_mult)
         if value is None:
             continue
         grouped = bool(re.search(r"\d[,.' ]\d{3}(?!\d)", num))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from stages.extract_offline.concepts import labelled
 from stages.extract_offline.labels import (
     _INLINE_REF,
     _NOT_CONTACT,
@@ -44,7 +45,7 @@ def _reference_from(value: str) -> str | None:
     value = re.sub(r"^\s*(?:no\.?(?![a-z])|number|[:#])\s*", "", value, flags=re.I)
     ted = _TED_NUMBER.search(value)
     if ted and ted.start() < 3:
-        return re.sub(r"/S\s?", "/S ", ted.group())
+        return None  # an Official Journal publication number: the notice's, not the buyer's
     value = re.sub(r"\s*([/_-])\s*", r"\1", value)
     value = re.sub(r"(?<=\w)\s*\.\s*(?=\d)", ".", value)
     tokens: list[str] = []
@@ -79,6 +80,10 @@ def _reference(lines: Sequence[str]) -> str | None:
             ref = _reference_from(value)
             if ref:
                 return ref
+    for hit in labelled(lines, "reference"):  # "Ausschreibungsnummer", "Numéro du marché"
+        ref = _reference_from(hit.value)
+        if ref and not _NOT_REFERENCE.search(hit.label):
+            return ref
     for line in lines:
         m = _INLINE_REF.search(line)
         if m and not _NOT_REFERENCE.search(line[: m.start()]):

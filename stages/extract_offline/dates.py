@@ -64,10 +64,11 @@ _MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")"
 
 
 _DATE_PATTERNS = [
-    # 15 March 2027, 15th of March 2027, 15-Mar-2027
+    # 15 March 2027, 15th of March 2027, the 15th day of March 2027, 15-Mar-2027
     re.compile(
-        r"\b(?P<day>\d{1,2})(?:st|nd|rd|th)?[\s./-]*(?:of\s+)?" + _MONTH + r"\b\.?[\s,./-]*"
-        r"(?P<year>\d{4})\b",
+        r"\b(?P<day>\d{1,2})(?:st|nd|rd|th)?[\s./-]*(?:day\s+)?(?:of\s+)?"
+        + _MONTH
+        + r"\b\.?[\s,./-]*(?P<year>\d{4})\b",
         re.I,
     ),
     # March 15, 2027
@@ -87,7 +88,9 @@ _TIME = re.compile(
     r"(?::(?P<second>[0-5]\d))?(?!\d)(?:\s?(?:hrs|hours|h)\b\.?)?"
     r"(?:\s?(?P<ampm>[ap])\.?\s?m\b\.?)?"
     r"|(?<![\d:.])(?P<hour12>1[0-2]|0?[1-9])\s?(?P<ampm2>[ap])\.?\s?m\b\.?"
-    r"|\b(?P<noon>noon|midday)\b",
+    r"|\b(?P<noon>noon|midday)\b"
+    # The full hour in words: "14 Uhr", "11 heures", "11 heures 30", "14h".
+    r"|(?<![\d:.,])(?P<whole>[01]?\d|2[0-3])[ ]?(?:uhr|heures?|h)\b(?:[ ]?(?P<wmin>[0-5]\d)\b)?",
     re.I,
 )
 
@@ -149,6 +152,27 @@ def _zone_from(text: str, when: datetime) -> tzinfo | None:
     return None
 
 
+# "3:30 p.m. Eastern": a US zone named by its region alone, believed only right after the time
+# (elsewhere "Central" or "Pacific" is as likely a name).
+_BARE_US_ZONE = re.compile(
+    r"^\W{0,3}(?P<region>Eastern|Central|Mountain|Pacific)(?:\s+(?:Standard|Daylight))?\b"
+)
+_US_REGION_ZONES = {
+    "eastern": "America/New_York",
+    "central": "America/Chicago",
+    "mountain": "America/Denver",
+    "pacific": "America/Los_Angeles",
+}
+
+
+def _bare_us_zone(text: str, when: datetime) -> tzinfo | None:
+    m = _BARE_US_ZONE.match(text.split("\n", 1)[0])
+    if m is None:
+        return None
+    offset = when.replace(tzinfo=ZoneInfo(_US_REGION_ZONES[m.group("region").lower()])).utcoffset()
+    return timezone(offset) if offset is not None else None
+
+
 @dataclass(frozen=True)
 class _DateMatch:
     year: int
@@ -156,6 +180,8 @@ class _DateMatch:
     day: int
     start: int
     end: int
+    # "10/08/2026": day first in Europe, month first in the United States.
+    ambiguous: bool = False
 
 
 def _find_date(text: str) -> _DateMatch | None:
@@ -175,10 +201,28 @@ def _find_date(text: str) -> _DateMatch | None:
                 continue
             if not 1990 <= year <= 2100:
                 continue
+            ambiguous = (
+                pattern is _DATE_PATTERNS[3]
+                and day != month
+                and max(day, month) <= 12
+                and not re.search(r"\d\s?\.\s?\d", m.group())  # dots are always day first
+            )
             if best is None or m.start() < best.start:
-                best = _DateMatch(year, month, day, m.start(), m.end())
+                best = _DateMatch(year, month, day, m.start(), m.end(), ambiguous)
             break
     return best
+
+
+# What makes a numeric date American: dollars or a US time zone beside it.
+_US_CUE = re.compile(
+    r"\$|\bUSD\b|\b(?:E[SD]T|C[SD]T|M[SD]T|P[SD]T|ET)\b"
+    r"|\b(?:Eastern|Central|Mountain|Pacific)(?:\s+(?:Standard|Daylight))?\s+Time\b"
+)
+
+
+def _date_spans(text: str) -> list[tuple[int, int]]:
+    """Where anything shaped like a date is printed (numeric or with a month name)."""
+    return [m.span() for pattern in _DATE_PATTERNS for m in pattern.finditer(text)]
 
 
 def _parse_deadline(text: str) -> datetime | None:
@@ -186,8 +230,11 @@ def _parse_deadline(text: str) -> datetime | None:
     date = _find_date(text)
     if date is None:
         return None
-    # Search the time outside the date itself (15.03.2027 is not 15:03).
-    masked = text[: date.start] + " " * (date.end - date.start) + text[date.end :]
+    # Search the time outside the date itself (15.03.2027 is not 15:03), and outside any other
+    # date in the window (the next line's "2.03.2027" holds no time either).
+    masked = text
+    for start, end in [(date.start, date.end), *_date_spans(text)]:
+        masked = masked[:start] + " " * (end - start) + masked[end:]
     times = list(_TIME.finditer(masked))
     # A time on the date's own line wins ("3:00 p.m. Eastern Time on March 2, 2027"): the
     # lines after it may hold another date's time.
@@ -203,6 +250,8 @@ def _parse_deadline(text: str) -> datetime | None:
     if chosen is not None:
         if chosen.group("noon"):
             hour = 12
+        elif chosen.group("whole"):
+            hour, minute = int(chosen.group("whole")), int(chosen.group("wmin") or 0)
         elif chosen.group("hour12"):
             hour = int(chosen.group("hour12")) % 12
             if chosen.group("ampm2").lower() == "p":
@@ -213,6 +262,13 @@ def _parse_deadline(text: str) -> datetime | None:
             ampm = chosen.group("ampm")
             if ampm and hour <= 12:
                 hour = hour % 12 + (12 if ampm.lower() == "p" else 0)
+    if date.ambiguous:
+        # A numeric date that reads both ways (10/08/2026) is day first in Europe, but beside
+        # dollars, a US time zone or a 12-hour clock it may be month first: then either
+        # reading is a guess, and a wrong deadline costs more than a missing one.
+        twelve_hour = chosen is not None and bool(chosen.group("ampm") or chosen.group("ampm2"))
+        if twelve_hour or _US_CUE.search(text):
+            return None
     naive = datetime(date.year, date.month, date.day, hour, minute, second)
     if chosen is not None:
         # The rest of the time's line (a zone is not cut in half: "(UTC+01:00)"), at least
@@ -221,6 +277,8 @@ def _parse_deadline(text: str) -> datetime | None:
         eol = len(masked) if eol < 0 else eol
         zone_text = masked[chosen.end() : min(max(eol, chosen.end() + 40), chosen.end() + 100)]
         zone = _zone_from(zone_text, naive)
+        if zone is None:
+            zone = _bare_us_zone(zone_text, naive)
         if zone is None:
             zone = _zone_from(masked, naive)
     else:

@@ -11,6 +11,7 @@ from typing import TypeVar
 
 from stages.extract_offline.amounts import _amount_after_label, _document_currency, _label_part
 from stages.extract_offline.codes import _cpv_codes, _email, _reference
+from stages.extract_offline.concepts import labelled, names_lot
 from stages.extract_offline.dates import _parse_deadline
 from stages.extract_offline.evidence import _Ev, _Result
 from stages.extract_offline.furniture import strip_furniture
@@ -23,6 +24,7 @@ from stages.extract_offline.labels import (
     _LOT_HEADER,
     _LOT_MENTION,
     _NOT_VALUE,
+    _NUMBERING,
     _TOTAL_VALUE_LABELS,
     _VALUE_LABELS,
     vocabulary,
@@ -59,6 +61,16 @@ def _deadline(lines: Sequence[str]) -> _Result[datetime]:
                 if found is not None:
                     rule = "label" if opening else "label in running text"
                     return found, _Ev(i, rule, 0.9 if opening else 0.75, span=2)
+        if opening:
+            # A label known by its roots ("Einreichungsfrist", "Date limite de dépôt des
+            # offres") before any label inside a sentence.
+            for hit in labelled(lines, "deadline"):
+                if _DEADLINE_EXCLUDE.search(hit.label):
+                    continue
+                start = len(lines[hit.value_line]) - len(hit.value)
+                found = _parse_deadline(window(hit.value_line, max(start, 0)))
+                if found is not None:
+                    return found, _Ev(hit.index, "label known by its roots", 0.75, span=2)
     for i in range(len(lines)):
         wrapped = _cell_wrapped(lines, i)
         if wrapped is None or _DEADLINE_EXCLUDE.search(wrapped[0]):
@@ -80,12 +92,21 @@ def _estimated_value(
     lines: Sequence[str], lot_lines: set[int], text: str
 ) -> tuple[Decimal | None, str | None, _Ev | None]:
     doc_currency = _document_currency(text)
-    for pattern, require_free in ((_TOTAL_VALUE_LABELS, False), (_VALUE_LABELS, True)):
+    passes = ((_TOTAL_VALUE_LABELS, False, None), (_VALUE_LABELS, True, True))
+    for pattern, require_free, opening in (*passes, (_VALUE_LABELS, True, False)):
+        if opening is False:
+            found = _root_labelled_value(lines, lot_lines, doc_currency)
+            if found is not None:
+                return found
         for i, line in enumerate(lines):
             if i in lot_lines:
                 continue
             m = pattern.search(line)
             if not m:
+                continue
+            # A value label opening its line beats one inside a line (a table's header row,
+            # "... | Montant estimé HT |"), and a label known by its roots comes in between.
+            if opening is not None and _opens(line, m.start()) != opening:
                 continue
             if require_free and (_LOT_MENTION.search(line) or _TOTAL_VALUE_LABELS.search(line)):
                 continue
@@ -101,6 +122,30 @@ def _estimated_value(
                 )
                 return got[0], got[1], ev
     return None, None, None
+
+
+_OPENING = re.compile(r"^" + _NUMBERING + r"[\W\d_]*$")
+
+
+def _opens(line: str, start: int) -> bool:
+    """Whether a label found at ``start`` opens its line: only numbering and marks before it."""
+    return bool(_OPENING.match(line[:start]))
+
+
+def _root_labelled_value(
+    lines: Sequence[str], lot_lines: set[int], doc_currency: str | None
+) -> tuple[Decimal, str | None, _Ev] | None:
+    """The amount under a value label known by its roots ("Kostenschätzung", "Montant
+    prévisionnel"), unless the label speaks of a lot."""
+    for hit in labelled(lines, "value", lot_lines):
+        if names_lot(hit.label) or _LOT_HEADER.match(lines[hit.index]):
+            continue
+        line = lines[hit.index]
+        start = len(line) - len(hit.value) if hit.value_line == hit.index else len(line)
+        got = _amount_after_label(lines, hit.index, max(start, 0), doc_currency)
+        if got is not None and got[0] >= 100:
+            return got[0], got[1], _Ev(hit.index, "value label known by its roots", 0.7, 1)
+    return None
 
 
 def extract_offline(text: str) -> TenderFields:
@@ -171,7 +216,9 @@ def extract_offline_explained(text: str | Sequence[str]) -> TenderExtraction:
         value_penalty = "the lots' values add up to more than this total"
     value = keep("estimated_value", value, value_ev, penalty=value_penalty)
     authority, authority_ev = _authority(lines)
-    authority = keep("issuing_authority", authority, authority_ev, penalty=_suspicious(authority))
+    authority = keep(
+        "issuing_authority", authority, authority_ev, penalty=_suspicious_name(authority)
+    )
     title, title_ev = _title(lines, lot_lines, authority)
     reference = _reference(lines)
     deadline, deadline_ev = _deadline(lines)
@@ -226,6 +273,18 @@ def _suspicious(value: str | None) -> str | None:
     if _CONNECTOR_END.search(value) and not value.endswith(")"):
         return "the value ends mid-phrase, as if cut short"
     return None
+
+
+# Words a body's name may open with in lower case ("la Commune de ...", "de Gemeente ...").
+_LOWER_NAME_START = re.compile(r"^(?:la|le|les|l'|de|du|des|der|die|das|het|the)\b")
+
+
+def _suspicious_name(value: str | None) -> str | None:
+    """An authority's name is printed with a capital: one that opens with another lower-case
+    word is OCR noise before the name ("ius Metqavieesd City of Riverton")."""
+    if value and value[:1].islower() and not _LOWER_NAME_START.match(value):
+        return "the name opens with a lower-case word, as OCR noise does"
+    return _suspicious(value)
 
 
 def _locate(lines: Sequence[str], needle: str | None, rule: str, confidence: float) -> _Ev | None:

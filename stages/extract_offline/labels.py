@@ -132,6 +132,8 @@ VOCABULARY: dict[str, dict[str, tuple[str, ...]]] = {
             r"expression\s+of\s+interest",
             r"conference",
             r"published",
+            r"additional\s+information",
+            r"request(?:s|ing)?\s+(?:for\s+)?information",
         ),
         "de": (r"fragen", r"er[öo]ffnung", r"bindefrist", r"ver[öo]ffentlich", r"zuschlag"),
         "fr": (r"questions", r"validit[ée]", r"ouverture", r"envoi", r"renseignements"),
@@ -149,7 +151,7 @@ VOCABULARY: dict[str, dict[str, tuple[str, ...]]] = {
     # Identifiers of the publication, not of the procurement: never its reference.
     "not_reference": {
         "en": (
-            r"notice\s+(?:id|identifier|number|no\b)",
+            r"notice\s+(?:id|identifier|number|no\b|ref)",
             r"publication\s+(?:id|number|no\b)",
             r"\bOCID\b",
         ),
@@ -168,8 +170,15 @@ VOCABULARY: dict[str, dict[str, tuple[str, ...]]] = {
             r"incl\.?\s+VAT",
             r"gross",
         ),
-        "de": (r"umsatz", r"brutto", r"b[üu]rgschaft", r"sicherheitsleistung"),
-        "fr": (r"chiffre\s+d'affaires", r"TTC", r"garantie"),
+        "de": (
+            r"umsatz",
+            r"brutto",
+            r"b[üu]rgschaft",
+            r"sicherheitsleistung",
+            r"inkl\.?\s*(?:der\s+)?(?:MwSt|USt|Mehrwertsteuer)",
+            r"einschl(?:ie(?:ß|ss)lich|\.)?\s*(?:der\s+)?(?:MwSt|USt|Mehrwertsteuer)",
+        ),
+        "fr": (r"chiffre\s+d'affaires", r"TTC", r"garantie", r"TVA\s+comprise"),
     },
     # The words in front of a lot number: "Lot 2", "Los 2", "Lot: LOT-0002".
     "lot": {"en": (r"lot",), "de": (r"los",)},
@@ -398,3 +407,18 @@ _TITLE_TAIL = re.compile(
 
 
 _LOT_TITLE_LINE = re.compile(r"^" + _NUMBERING + r"(?:lot\s+)?title\s*[:|]\s*(?P<value>.+)$", re.I)
+
+
+# A postal address line: a house number and a street word ("9 Market Street", "Hauptstraße 12",
+# "51 avenue de la République"). Never a title or an authority's name.
+_STREET_WORDS = (
+    r"street|st\.|road|rd\.|avenue|lane|drive|boulevard|way|square|place|close|court|row|parkway"
+    r"|stra(?:ß|ss|b)e|str\.|platz|weg|allee|gasse|ring|damm|ufer"
+    r"|rue|av\.|all[ée]e|chemin|quai|impasse|cours|route"
+)
+_ADDRESS_LINE = re.compile(
+    r"^\d{1,4}[a-z]?,?\s+(?:[\w'.-]+\s+){0,4}?(?:" + _STREET_WORDS + r")\b"
+    r"|^\d{1,4}[a-z]?,?\s+[\w'.-]*(?:stra(?:ß|ss)e|platz|weg|allee|gasse)\b"
+    r"|^[\w'.-]*(?:stra(?:ß|ss)e|platz|weg|allee|gasse)\s+\d{1,4}[a-z]?\b",
+    re.I,
+)

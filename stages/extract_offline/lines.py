@@ -55,8 +55,14 @@ def _find_labelled(
     accept: re.Pattern[str] | None = None,
     wrap: bool = True,
     next_line: bool = True,
+    name: bool = False,
 ) -> _Hit | None:
-    """First value for the highest-priority label: same line, else the next non-label line."""
+    """First value for the highest-priority label: same line, else the next non-label line.
+
+    A bracketed note after the label is the label's ("Contracting authority (name) - X"). With
+    ``name``, a value that follows its label without a separator must start in capitals: "Contract
+    title and scope Catering ..." has a label longer than the pattern, not the title "and scope".
+    """
     skip = skip or set()
     for pattern in patterns:
         for i, line in enumerate(lines):
@@ -66,6 +72,17 @@ def _find_labelled(
             if not m:
                 continue
             value = m.group("value").strip()
+            note = _LABEL_NOTE.match(value)
+            if note:
+                value = note.group("rest").strip()
+            if value.endswith(":") and len(value) <= 40:
+                value = (
+                    ""  # "ÖFFENTLICHER AUFTRAGGEBER / NAME:": the label goes on, its value below
+                )
+            elif (
+                name and value[:1].islower() and not _SEPARATOR_END.search(line[: m.start("value")])
+            ):
+                continue
             start = i
             if not value and next_line:
                 j = i + 1
@@ -81,6 +98,11 @@ def _find_labelled(
                 return _Hit(i, hit.value, hit.end)
             return _Hit(i, value, start)
     return None
+
+
+# "(name) - X", "(nom) : X": a note on the label, then its separator and the value.
+_LABEL_NOTE = re.compile(r"^\((?P<note>[^\d()]{1,30})\)\s*(?:[:|]|-(?=\s))\s*(?P<rest>.*)$")
+_SEPARATOR_END = re.compile(r"[:|=.-]\s*$")
 
 
 def _cell_wrapped(lines: Sequence[str], i: int) -> tuple[str, int] | None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from stages.extract_offline.amounts import _amount_after_label, _amounts, _label_part
+from stages.extract_offline.concepts import label_field, split_label
 from stages.extract_offline.labels import (
     _DEADLINE_GENERIC,
     _INLINE_LOT_NO,
@@ -135,6 +136,28 @@ def _after_nonempty(lines: Sequence[str], i: int, count: int) -> int:
     return len(lines)
 
 
+def _root_value_label(line: str) -> int | None:
+    """Where the amount starts after a value label known by its roots ("Estimation du lot",
+    "Schätzwert"), or None when the line opens with no such label."""
+    split = split_label(line)
+    if split is None or label_field(split.label) != "value":
+        return None
+    return len(line) - len(split.value) if split.value else len(line)
+
+
+_LOT_COLUMN = re.compile(r"^\W*(?:lot|los|n[°o]\.?|nr\.?|#)(?:[\s.-]*(?:no|nr|n[°o])\.?)?\s", re.I)
+
+
+def _root_table_header(line: str) -> bool:
+    """A lot table's header row in words the phrase patterns lack: "Los-Nr. Leistung
+    Schätzwert" opens with a lot column and has a title or value column named by its roots."""
+    m = _LOT_COLUMN.match(line)
+    if m is None or re.search(r"\d", line) or len(line.split()) > 7 or line.endswith("."):
+        return False
+    fields = {label_field(word) for word in line[m.end() :].replace("|", " ").split()}
+    return bool(fields & {"title", "value"})
+
+
 def _lots(lines: Sequence[str]) -> tuple[list[_LotDraft], set[int]]:
     """Lots with the line indexes they occupy (so that global fields can skip them)."""
     found: list[tuple[int, int | None, str]] = []
@@ -200,12 +223,17 @@ def _lots(lines: Sequence[str]) -> tuple[list[_LotDraft], set[int]]:
                 m = _VALUE_LABELS.search(lines[j])
                 if m and _NOT_VALUE.search(_label_part(lines[j], m.end())):
                     continue  # "Lot value including VAT", "Estimated value of the guarantee"
+                got = None
                 if m and not _TOTAL_VALUE_LABELS.search(lines[j]):
                     got = _amount_after_label(lines, j, m.end(), None)
-                    if got is not None:
-                        value = got[0]
-                        lot_lines.add(j)
-                        break
+                # "Budget for this lot" above its amount: the phrase pattern stops at "Budget",
+                # the label known by its roots takes the whole line.
+                if got is None and (at := _root_value_label(lines[j])) is not None:
+                    got = _amount_after_label(lines, j, at, None)
+                if got is not None:
+                    value = got[0]
+                    lot_lines.add(j)
+                    break
         used |= lot_lines
         if title is None and value is None:
             continue
@@ -219,7 +247,7 @@ def _lots(lines: Sequence[str]) -> tuple[list[_LotDraft], set[int]]:
 
     # Tables: "Lot | Title | Estimated value (EUR)" followed by "1 Microscopes 400,000".
     for i, line in enumerate(lines):
-        if _LOT_TABLE_HEADER.match(line):
+        if _LOT_TABLE_HEADER.match(line) or _root_table_header(line):
             used |= _merge_table(lines, i, drafts)
     # A table whose header OCR lost: a row naming a known lot's title, then an amount.
     for d in drafts.values():

@@ -12,8 +12,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from stages.extract_offline.concepts import labelled
+from stages.extract_offline.dates import _find_date
 from stages.extract_offline.evidence import _Ev, _Result
 from stages.extract_offline.labels import (
+    _ADDRESS_LINE,
     _AUTHORITY_LABELS,
     _AUTHORITY_WORDS,
     _CONNECTOR_END,
@@ -117,6 +120,8 @@ def _plausible_title(line: str) -> bool:
     """A line that can be a name: words, not an identifier, a date, an address or a label."""
     if len(line) > 200 or "@" in line or "http" in line.lower() or line.rstrip().endswith(":"):
         return False
+    if _ADDRESS_LINE.search(line):
+        return False
     if _looks_like_label(line) or _any_label(line):
         return False
     tokens = line.split()
@@ -126,6 +131,14 @@ def _plausible_title(line: str) -> bool:
     digits = sum(c.isdigit() for c in chars)
     letters = sum(c.isalpha() for c in chars)
     return digits <= 0.2 * len(chars) and letters >= 0.6 * len(chars)
+
+
+def _label_over_date(line: str, below: str) -> bool:
+    """A short line above a line that opens with a date: the label of that date."""
+    if len(line.split()) > 6 or not below:
+        return False
+    found = _find_date(below)
+    return found is not None and found.start <= 25 and len(below) <= 90
 
 
 def _complete_from_heading(lines: Sequence[str], title: str) -> str:
@@ -151,9 +164,34 @@ def _complete_from_heading(lines: Sequence[str], title: str) -> str:
     return best
 
 
+def _by_label_roots(lines: Sequence[str], field: str, skip: set[int]) -> tuple[str, _Ev] | None:
+    """A name under a label known by its roots ("Leistungsbezeichnung", "Organisme acheteur").
+
+    The value must look like a name; a value on the line below its label may wrap onto the
+    next line, one on the label's own line may not (a cell to its right could follow).
+    """
+    for hit in labelled(lines, field, skip):
+        value = _clean_text_value(_INLINE_LOT_NO.sub("", hit.value))
+        if not value or len(value.split()) < 2 or not _plausible_title(value):
+            continue
+        if not hit.separated and not value[0].isupper():
+            continue  # "The contracting authority reserves the right ...": a sentence
+        # A value wraps onto the next line only where it evidently goes on (see
+        # _continue_value), as a value column of a two-column layout does; an authority's
+        # name only onto a line in lower case (the next line is often its street).
+        nxt = next((ln for ln in lines[hit.value_line + 1 : hit.value_line + 2] if ln), "")
+        if not _ADDRESS_LINE.search(nxt) and (field == "title" or nxt[:1].islower()):
+            joined = _continue_value(lines, hit.value_line, value).value
+            value = _clean_text_value(joined) or value
+        below = hit.value_line != hit.index
+        rule = "label known by its roots" + (" (value below)" if below else "")
+        return value, _Ev(hit.index, rule, 0.7, span=hit.value_line - hit.index)
+    return None
+
+
 def _title(lines: Sequence[str], lot_lines: set[int], authority: str | None) -> _Result[str]:
     not_lot = re.compile(r"^(?!lot\b)", re.I)
-    hit = _find_labelled(lines, _TITLE_LABELS, skip=lot_lines, accept=not_lot)
+    hit = _find_labelled(lines, _TITLE_LABELS, skip=lot_lines, accept=not_lot, name=True)
     if hit is not None:
         value = _clean_text_value(_INLINE_LOT_NO.sub("", hit.value))
         if not value:
@@ -162,6 +200,9 @@ def _title(lines: Sequence[str], lot_lines: set[int], authority: str | None) -> 
     loose = _unseparated(lines, _LOOSE_TITLE, skip=lot_lines)
     if loose is not None:
         return loose[0], _Ev(loose[1], "label without a separator", 0.6)
+    by_root = _by_label_roots(lines, "title", lot_lines)
+    if by_root is not None:
+        return by_root
     # "INVITATION TO TENDER for the supply of ..." or the heading followed by the title line.
     for i, line in enumerate(lines[:15]):
         m = _NOTICE_HEADING.match(line)
@@ -178,6 +219,8 @@ def _title(lines: Sequence[str], lot_lines: set[int], authority: str | None) -> 
                 break  # the notice's sections begin: the title would have come before them
             if k and _awaits_value(lines[filled[k - 1]]):
                 continue  # the value of the label above it: "Name and addresses" / "Westshire"
+            if _label_over_date(cand, lines[filled[k + 1]] if k + 1 < len(filled) else ""):
+                continue  # "Date of this notice" above "11:00 hours on the 13th day of ..."
             # Skip "Open procedure - Works", "Services", identifiers, dates and the authority.
             if (
                 len(cand.split()) < 3
@@ -207,7 +250,7 @@ def _mixed_case(lines: Sequence[str], value: str) -> str:
 
 
 def _authority(lines: Sequence[str]) -> _Result[str]:
-    hit = _find_labelled(lines, _AUTHORITY_LABELS, wrap=False)
+    hit = _find_labelled(lines, _AUTHORITY_LABELS, wrap=False, name=True)
     value: str | None = None
     ev: _Ev | None = None
     if hit is not None:
@@ -226,6 +269,8 @@ def _authority(lines: Sequence[str]) -> _Result[str]:
             end += 1
     elif (loose := _unseparated(lines, _LOOSE_AUTHORITY)) is not None:
         value, ev = loose[0], _Ev(loose[1], "label without a separator", 0.6)
+    elif (by_root := _by_label_roots(lines, "authority", set())) is not None:
+        value, ev = by_root
     else:
         # No label: a header line naming a public body, above the notice heading.
         for n, line in [(n, ln) for n, ln in enumerate(lines) if ln][:6]:
@@ -233,6 +278,8 @@ def _authority(lines: Sequence[str]) -> _Result[str]:
                 break
             if _PORTAL.search(line):
                 continue  # a portal or journal names itself at the top of its pages
+            if line.endswith(".") and len(line.split()) >= 5:
+                continue  # a sentence ("The contracting authority reserves ..."), not a name
             if _AUTHORITY_WORDS.search(line) and len(line) <= 90 and not re.search(r"\d", line):
                 value, ev = line, _Ev(n, "letterhead", 0.6)
                 break

@@ -14,6 +14,10 @@ _QUOTES = {ord("\u2018"): "'", ord("\u2019"): "'", ord("\u201c"): '"', ord("\u20
 _ROMAN_MISREAD = re.compile(r"^(?=[IVXl|]*[l|])(?=[IVXl|]*[IVX])[IVXl|]{2,4}(?=\.\d)")
 
 
+# A dot leader, with what OCR makes of its tail ("......::.-ce:::ccceees"): a value never
+# starts with four dots glued to it, so the whole token is the leader.
+_LEADER = re.compile(r"(?<=[^\W\d_)])\s*[._]{4,}\S*\s*(?=\S)")
+
 #: Bounds on the work: the rules read at most this much text, and this much of any one line
 #: (a notice's lines are under 200 characters; a megabyte of digits on one line is not a notice,
 #: and every regular expression below then runs on a short string).
@@ -34,6 +38,8 @@ def _normalise(text: str) -> list[str]:
     lines = []
     for raw in text.split("\n"):
         line = re.sub(r"[ \t\u00a0\u2007\u202f\u200b]+", " ", raw).strip()
+        # A dot (or underscore) leader between a label and its value is a separator.
+        line = _LEADER.sub(": ", line)
         # Table borders and specks read as punctuation at the edges carry no information.
         line = line.strip("|[]").strip()
         line = re.sub(r"^[.,:;'`\"_~*°•+=|-]+(?:\s+|$)", "", line)
