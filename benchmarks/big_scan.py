@@ -14,11 +14,12 @@ processes on a throwaway embedded PostgreSQL (or DATABASE_URL):
 
 Each run prints the time from the submit command's start to the extracted fields, pages/min
 (all pages, and the OCR'd ones), the pages each worker read (the jobs table's worker_id), the
-workers' and their OCR fork servers' peak RSS (VmHWM) and the largest and median peak RSS of a
-page's OCR child (which the page's output records). The kill run adds what the kill cost: the
-claims beyond one per page (pages begun again) and the time to fields against run 2. With
---raw, raw tesseract (`benchmarks.ocr_throughput`'s) reads every page without a text layer
-first, blank ones included, with --parallel processes.
+workers' and their OCR fork servers' peak RSS (VmHWM), the largest and median peak RSS of a
+page's OCR child (which the page's output records), the run's CPU time and the cores the rest
+of the machine kept busy meanwhile (see `benchmarks.ocr_throughput.CpuMeter`). The kill run
+adds what the kill cost: the claims beyond one per page (pages begun again) and the time to
+fields against run 2. With --raw, raw tesseract (`benchmarks.ocr_throughput`'s) reads every page
+without a text layer first, blank ones included, with --parallel processes.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from typing import Any
 import psycopg
 
 from benchmarks.big_scan_doc import REFERENCE, TITLE, make_big_scan
-from benchmarks.ocr_throughput import run_raw
+from benchmarks.ocr_throughput import CpuMeter, postmaster_pid, run_raw
 from benchmarks.polling import wait_until
 from pipeline.embedded import embedded_url, stop_embedded
 from pipeline.migrate import migrate
@@ -282,7 +283,8 @@ def run_once(
     )
 
 
-def report(result: RunResult, description: str) -> None:
+def report(result: RunResult, description: str, cpu: tuple[float, float]) -> None:
+    """Print one run; ``cpu`` is its CPU seconds and the machine's other load (cores)."""
     ocr = result.by_method.get("ocr", 0)
     print(
         f"{description}: fields after {result.seconds:.1f} s "
@@ -290,6 +292,10 @@ def report(result: RunResult, description: str) -> None:
         f"{result.pages / result.seconds * 60:.1f} pages/min, "
         f"{ocr / result.seconds * 60:.1f} OCR'd pages/min; pages by method "
         + ", ".join(f"{m} {n}" for m, n in sorted(result.by_method.items()))
+    )
+    print(
+        f"  CPU: {cpu[0]:.0f} s ({cpu[0] / result.pages:.2f} s per page, workers, OCR children, "
+        f"submit and PostgreSQL); other load {cpu[1]:.2f} cores"
     )
     spread = ", ".join(f"worker {pid}: {n}" for pid, n in result.per_worker.items())
     print(f"  pages per worker: {spread}; claims beyond one per page: {result.redone}")
@@ -339,13 +345,19 @@ def main(argv: Sequence[str] | None = None) -> None:
                 f"{len(scanned) / raw_s * 60:.1f} pages/min ({raw_page_s:.2f} s/page)"
             )
         rig = Rig(scratch)
+        own = postmaster_pid(scratch / "pgdata")
+        meter = CpuMeter(own)
         one = run_once(rig, pdf, "one-worker", [args.parallel])
-        report(one, f"1 worker process x {args.parallel} threads")
+        report(one, f"1 worker process x {args.parallel} threads", meter.stop())
+        meter = CpuMeter(own)
         many = run_once(rig, pdf, "many-workers", [1] * args.parallel)
-        report(many, f"{args.parallel} worker processes x 1 thread")
+        report(many, f"{args.parallel} worker processes x 1 thread", meter.stop())
         if not args.no_kill:
+            meter = CpuMeter(own)
             killed = run_once(rig, pdf, "killed", [1] * args.parallel, kill_at=len(kinds) // 2)
-            report(killed, f"{args.parallel} worker processes x 1 thread, one SIGKILLed")
+            report(
+                killed, f"{args.parallel} worker processes x 1 thread, one SIGKILLed", meter.stop()
+            )
             print(
                 f"  the kill cost {killed.redone} page(s) begun again and "
                 f"{killed.seconds - many.seconds:+.1f} s to fields against the run without it"

@@ -14,7 +14,12 @@ count against the pipeline. Only OCR'd pages are counted on both sides. Rounds a
 and pipeline so that the machine's own drift hits both; the median ratio is the result. Each
 pipeline round also says how busy its slots were: the jobs' summed run time (claim to finish)
 over N slots times the wall clock, so that what is lost around the jobs shows apart from what
-is lost inside them.
+is lost inside them. Each side's CPU time is measured too (every process of the benchmark's own
+tree and its PostgreSQL: raw's pool and tesseract; the workers, their OCR children, the submits
+and PostgreSQL), and how many cores the rest of the machine kept busy meanwhile ("other load",
+raw / pipeline: all cores' busy time beyond the benchmark's, the hypervisor's steal included).
+On a shared machine the CPU ratio and the quiet rounds say more than the wall clock of a round
+that had neighbours.
 
 Uses DATABASE_URL, or a throwaway embedded PostgreSQL.
 """
@@ -44,6 +49,78 @@ from pipeline.migrate import migrate
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "sample_docs"
 DPI = 300
+#: A round whose two sides each shared the machine with less than this many cores of other work
+#: is "quiet": its ratio is the pipeline's, not the neighbours'.
+QUIET_BELOW_CORES = 0.1
+
+
+_TICK_S = 1 / os.sysconf("SC_CLK_TCK")
+
+
+def _process_table() -> dict[int, tuple[int, float]]:
+    """Every process's parent and CPU seconds so far, its reaped children's included."""
+    table = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # gone meanwhile
+            # state ppid ... utime stime cutime cstime: fields 2, 4 and 14-17 of proc(5)
+            table[int(entry.name)] = (int(fields[1]), sum(map(int, fields[11:15])) * _TICK_S)
+    return table
+
+
+def _machine_busy_s() -> float:
+    """CPU seconds all cores spent on anything but idling and waiting for I/O (steal, the time
+    the hypervisor gave other guests, included), since boot."""
+    fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = map(int, fields[:8])
+    return (user + nice + system + irq + softirq + steal) * _TICK_S
+
+
+class CpuMeter:
+    """CPU time while a round runs, split between this benchmark and the rest of the machine.
+
+    Ours is every process in this benchmark's own process tree and in ``own`` (the PostgreSQL it
+    started), a process that ended within the round counting in its parent once reaped (proc(5)'s
+    cutime and cstime). The rest, the machine's "other load", is what all cores were busy with
+    (/proc/stat) beyond that.
+    """
+
+    def __init__(self, own: Sequence[int] = ()) -> None:
+        self.own = list(own)
+        self.started = time.monotonic()
+        self.ours_before = self._ours()
+        self.busy_before = _machine_busy_s()
+
+    def _ours(self) -> float:
+        table = _process_table()
+        ours = {os.getpid(), *self.own}
+        todo = list(ours)
+        children: dict[int, list[int]] = {}
+        for pid, (ppid, _) in table.items():
+            children.setdefault(ppid, []).append(pid)
+        while todo:
+            for child in children.get(todo.pop(), []):
+                if child not in ours:
+                    ours.add(child)
+                    todo.append(child)
+        return sum(cpu for pid, (_, cpu) in table.items() if pid in ours)
+
+    def stop(self) -> tuple[float, float]:
+        """CPU seconds this benchmark used, and the cores the rest kept busy on average."""
+        ours = self._ours() - self.ours_before
+        busy = _machine_busy_s() - self.busy_before
+        return ours, max(0.0, busy - ours) / (time.monotonic() - self.started)
+
+
+def postmaster_pid(pgdata: Path) -> list[int]:
+    """The embedded PostgreSQL's postmaster (its first line of postmaster.pid), if any."""
+    try:
+        return [int((pgdata / "postmaster.pid").read_text().split()[0])]
+    except (OSError, ValueError, IndexError):
+        return []
 
 
 def scanned_pages(pdf: Path) -> list[int]:
@@ -192,20 +269,33 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     scratch = Path(tempfile.mkdtemp(prefix="pgocr-"))
     ratios = []
+    quiet = []  # the ratios of rounds in which neither side shared the machine
+    cpu_ratios = []  # raw's CPU time over the pipeline's, for the same pages
     rig = None
     try:
         rig = PipelineRig(args.parallel, scratch, args.processes)
+        own = postmaster_pid(scratch / "pgdata")
         for n in range(args.rounds):
+            meter = CpuMeter(own)
             raw_s, raw_page_s = run_raw(pages, args.parallel)
+            raw_cpu, raw_load = meter.stop()
+            meter = CpuMeter(own)
             pipeline_s, stage_s, busy = rig.run(docs, args.repeat, f"round{n}")
+            pipeline_cpu, pipeline_load = meter.stop()
             raw_rate = len(pages) / raw_s * 60
             pipeline_rate = len(pages) / pipeline_s * 60
             ratios.append(pipeline_rate / raw_rate)
+            cpu_ratios.append(raw_cpu / pipeline_cpu)
+            if max(raw_load, pipeline_load) < QUIET_BELOW_CORES:
+                quiet.append(ratios[-1])
             print(
                 f"round {n + 1}: raw {raw_rate:.1f} pages/min ({raw_page_s:.2f} s/page), "
                 f"pipeline {pipeline_rate:.1f} pages/min (job means: "
                 + ", ".join(f"{stage} {sec:.2f} s" for stage, sec in sorted(stage_s.items()))
-                + f"; slots busy {busy:.0%}), pipeline/raw {ratios[-1]:.2f}"
+                + f"; slots busy {busy:.0%}), pipeline/raw {ratios[-1]:.2f}; "
+                f"CPU per page raw {raw_cpu / len(pages):.2f} s, pipeline "
+                f"{pipeline_cpu / len(pages):.2f} s; other load {raw_load:.2f} / "
+                f"{pipeline_load:.2f} cores"
             )
     finally:
         if rig is not None:
@@ -214,6 +304,15 @@ def main(argv: Sequence[str] | None = None) -> None:
             stop_embedded(scratch / "pgdata")
         shutil.rmtree(scratch, ignore_errors=True)
     print(f"pipeline / raw: median {statistics.median(ratios):.2f} over {len(ratios)} rounds")
+    print(
+        f"by CPU time (raw / pipeline, all of the pipeline's processes and PostgreSQL): median "
+        f"{statistics.median(cpu_ratios):.2f}"
+    )
+    if quiet:
+        print(
+            f"pipeline / raw in the {len(quiet)} round(s) with other load below "
+            f"{QUIET_BELOW_CORES} cores on both sides: median {statistics.median(quiet):.2f}"
+        )
 
 
 if __name__ == "__main__":

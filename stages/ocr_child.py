@@ -11,18 +11,23 @@ process started by :func:`run_child`, forked from a fork server that has importe
 * the child gets only the environment variables it needs (:func:`child_environment`): it parses
   untrusted input, so the worker's secrets (``DATABASE_URL``, API keys, AWS credentials) stay out
   of its reach;
-* for OCR the child renders the page to a PGM file, records that in its result, and then *execs*
-  tesseract in its own place: tesseract keeps the pid, the process group and both limits, PDFium's
-  memory is gone before tesseract starts, and there is never a grandchild that a kill could orphan
-  (an orphan killed with its group would linger as a zombie under init);
+* for OCR the child renders the page, hands the pixels to libtesseract in its own process
+  (:class:`_Tesseract`, through ctypes; the fork server has loaded the language's model once, so
+  each child inherits an engine ready to read), closes PDFium's objects, records in its result
+  that tesseract is reading, and reads. Tesseract runs under the child's pid, process group and
+  both limits, and there is never a grandchild that a kill could orphan (an orphan killed with
+  its group would linger as a zombie under init). Where the library cannot be found, the child
+  writes the page to a PGM file and *execs* the tesseract command in its own place instead,
+  which keeps the same guarantees and costs ~150 ms of CPU more per page;
 * the child runs in a session (so a process group) of its own; the parent enforces the wall-clock
   timeout and sends SIGKILL to the whole group, which works however stuck the child is in C code,
   then has it reaped (by the fork server, which reaps only when told to: until then the child's
   pid cannot be reused, and the parent watches it through a pidfd);
 * a page whose render holds almost no ink (:func:`ink_blocks`) is reported ``blank`` and never
   reaches tesseract;
-* the parent owns the temporary work directory (request, rendered image, tesseract output,
-  result) and removes it once the child is gone, so a killed child leaves no files behind.
+* the parent owns the temporary work directory (request, result, and with the tesseract command
+  the rendered image and its output) and removes it once the child is gone, so a killed child
+  leaves no files behind.
 
 At module level this file imports only the standard library: the parent imports it for
 :func:`run_child`, the fork server runs it as a script (``python -P ocr_child.py --serve``) and
@@ -32,10 +37,12 @@ child cannot.
 
 Protocol: the parent writes ``request.json`` into the work directory; the child writes
 ``result.json`` (atomically) holding ``{"ok": true, ...}`` or ``{"ok": false, "kind": ...,
-"message": ...}``. A result with ``"stage": "tesseract"`` means the page was rendered and the
-process then became tesseract: its exit status and output files (``ocr.txt``, ``ocr.tsv``) are
-tesseract's; ``"method": "blank"`` means it found no ink to read. A child that leaves no result
-died (by a signal or an exit status) and the parent draws its own conclusion. Kinds of failure:
+"message": ...}``. ``"method": "ocr"`` carries the text and mean word confidence tesseract read
+in the child; ``"method": "blank"`` means it found no ink to read. A result with ``"stage":
+"tesseract"`` and no method means the page was rendered and tesseract was reading it when the
+process ended, or the process became the tesseract command: its exit status and output files
+(``ocr.txt``, ``ocr.tsv``) are tesseract's. A child that leaves no result died (by a signal or
+an exit status) and the parent draws its own conclusion. Kinds of failure:
 
 ``load``        the document cannot be opened; ``reason`` is ``password``, ``security``,
                 ``no_pages`` or ``damaged``
@@ -43,7 +50,9 @@ died (by a signal or an exit status) and the parent draws its own conclusion. Ki
 ``document``    some other property of the input makes the page unusable
 ``memory``      an allocation failed under the memory limit
 ``page_range``  the page index is outside the document (``page_count`` says how many pages)
-``setup``       the environment is broken (pypdfium2 not importable, no tesseract binary)
+``tesseract``   tesseract (in the child's process) could not recognise the page
+``setup``       the environment is broken (pypdfium2 not importable, no tesseract, no language
+                data)
 ``internal``    an unexpected exception: a bug, not the document's fault
 """
 
@@ -229,8 +238,10 @@ class ForkServer:
     process that did so costs a few. The server is started by exec (never forked from the
     multi-threaded worker, whose locks a fork would copy mid-use), in a session of its own, with
     the reduced environment (:func:`child_environment`). Protocol, one JSON line each way:
-    ``{"run": request_path}`` forks a child and answers ``{"pid": ...}``; ``{"reap": pid}`` waits
-    for that child and answers its ``returncode`` and peak RSS. The server reaps a child only
+    ``{"run": request_path}`` forks a child and answers ``{"pid": ...}`` (for the first page in a
+    language it first loads libtesseract and that language's model, ~100 ms once, which every
+    later child inherits); ``{"reap": pid}`` waits for that child and answers its
+    ``returncode`` and peak RSS. The server reaps a child only
     when told to, so until then its pid (and process group id) cannot be reused: the caller
     watches it through a pidfd and kills its group safely, though it is not the child's parent.
 
@@ -649,23 +660,44 @@ def _op_page(pdfium: Any, request: dict[str, Any]) -> _OpResult:
     width_pt, height_pt = page.get_size()
     if not (width_pt > 0 and height_pt > 0):
         return _failure("document", f"the page has no area ({width_pt} x {height_pt} pt)"), None
+    library = request.get("tesseract_library")
     tesseract = request.get("tesseract")
-    if not tesseract:
+    if not library and not tesseract:
         raise _SetupError("tesseract binary not found on PATH")
     requested_dpi = int(request["dpi"])
     dpi = fit_dpi(width_pt, height_pt, requested_dpi, int(request["max_pixels"]))
-    image = workdir / "page.pgm"
     blank_below = int(request.get("blank_below", 0))
-    ink = _render_pgm(page, dpi, image, blank_below=blank_below)
-    if ink is not None and ink < blank_below:  # nothing to read: no tesseract, no image file
-        return {"ok": True, "method": "blank", "ink": ink, "dpi": dpi}, None
-    # tesseract IMAGE OUTBASE writes OUTBASE.txt and OUTBASE.tsv in one recognition pass.
-    # No --dpi: tesseract's own estimate from the text size read the samples with a lower
-    # error rate and ~10% faster than being told the render resolution.
-    argv = [str(tesseract), str(image), str(workdir / "ocr")]
-    argv += ["-l", str(request["lang"]), "txt", "tsv"]
-    rendered = {"ok": True, "stage": "tesseract", "dpi": dpi, "requested_dpi": requested_dpi}
-    return rendered, argv
+    grey = _render_grey(page, dpi)
+    try:
+        ink = ink_blocks(grey, dpi) if blank_below > 0 else None
+        if ink is not None and ink < blank_below:  # nothing to read: no tesseract, no image file
+            return {"ok": True, "method": "blank", "ink": ink, "dpi": dpi}, None
+        rendered = {"ok": True, "stage": "tesseract", "dpi": dpi, "requested_dpi": requested_dpi}
+        if library:
+            engine = _tesseract(str(library)).engine(str(request["lang"]))
+            engine.set_image(grey)
+        else:
+            image = workdir / "page.pgm"
+            _write_pgm(grey, image)
+    finally:
+        grey.close()
+    if not library:
+        # tesseract IMAGE OUTBASE writes OUTBASE.txt and OUTBASE.tsv in one recognition pass.
+        # No --dpi: tesseract's own estimate from the text size read the samples with a lower
+        # error rate and ~10% faster than being told the render resolution.
+        argv = [str(tesseract), str(image), str(workdir / "ocr")]
+        argv += ["-l", str(request["lang"]), "txt", "tsv"]
+        return rendered, argv
+    # The engine holds its own copy of the pixels: PDFium's share of memory goes first.
+    page.close()
+    doc.close()
+    # Should tesseract crash or be killed, the parent knows it happened while it read the page.
+    _write_result(workdir, rendered)
+    read = engine.recognize()
+    if read is None:
+        return _failure("tesseract", "tesseract could not recognise the page"), None
+    text, confidence = read
+    return {**rendered, "method": "ocr", "text": text, "confidence": confidence}, None
 
 
 #: Most text rectangles read from one page for the reading-order pass (a page beyond it keeps
@@ -796,32 +828,183 @@ def ink_blocks(bitmap: Any, dpi: int) -> int | None:
     return sum(image.reduce(factor).histogram()[:INK_BLOCK_GREY])
 
 
-def _render_pgm(page: Any, dpi: int, path: Path, *, blank_below: int = 0) -> int | None:
-    """Render the page in 8-bit grey and write it as binary PGM (uncompressed netpbm).
+@dataclass
+class _Grey:
+    """A rendered page in 8-bit grey: ``stride`` bytes a row, ``height`` rows."""
 
-    With ``blank_below`` > 0, count the page's ink blocks first (:func:`ink_blocks`), and write
-    nothing when there are fewer: the page is blank. Returns the count (None when not counted).
-    """
+    buffer: Any  # a writable buffer: PDFium's bitmap, or a bytearray
+    width: int
+    height: int
+    stride: int
+    close: Callable[[], None]
+
+
+def _render_grey(page: Any, dpi: int) -> _Grey:
+    """Render the page in 8-bit grey; the caller closes the result."""
     bitmap = page.render(scale=dpi / 72, grayscale=True)
-    try:
-        width, height, stride = bitmap.width, bitmap.height, bitmap.stride
-        if bitmap.n_channels != 1:  # not expected with grayscale=True; convert to be safe
-            bitmap.to_pil().convert("L").save(path, format="PPM")
-            return None
-        ink = ink_blocks(bitmap, dpi) if blank_below > 0 else None
-        if ink is not None and ink < blank_below:
-            return ink
-        buffer = memoryview(bitmap.buffer).cast("B")
-        with path.open("wb") as out:
-            out.write(b"P5\n%d %d\n255\n" % (width, height))
-            if stride == width:
-                out.write(buffer[: width * height])
-            else:
-                for row in range(height):
-                    out.write(buffer[row * stride : row * stride + width])
-        return ink
+    if bitmap.n_channels == 1:
+        return _Grey(bitmap.buffer, bitmap.width, bitmap.height, bitmap.stride, bitmap.close)
+    try:  # not expected with grayscale=True; convert to be safe
+        image = bitmap.to_pil().convert("L")
     finally:
         bitmap.close()
+    return _Grey(bytearray(image.tobytes()), image.width, image.height, image.width, lambda: None)
+
+
+def _write_pgm(grey: _Grey, path: Path) -> None:
+    """Write the page as binary PGM (uncompressed netpbm), for the tesseract command."""
+    width, height, stride = grey.width, grey.height, grey.stride
+    buffer = memoryview(grey.buffer).cast("B")
+    with path.open("wb") as out:
+        out.write(b"P5\n%d %d\n255\n" % (width, height))
+        if stride == width:
+            out.write(buffer[: width * height])
+        else:
+            for row in range(height):
+                out.write(buffer[row * stride : row * stride + width])
+
+
+# --------------------------------------------------------------------------------------------
+# Tesseract in the child's own process
+# --------------------------------------------------------------------------------------------
+
+_PSM_AUTO = 3  # TessPageSegMode PSM_AUTO: the tesseract command's default
+_RIL_WORD = 3  # TessPageIteratorLevel RIL_WORD
+
+
+class _Tesseract:
+    """libtesseract's C API through ctypes, with one initialised engine per language.
+
+    The fork server initialises the engine for a language once (reading its model costs ~100 ms
+    of CPU, as every start of the tesseract command does) and each child inherits it ready:
+    a fork gives the child a copy of its own, so no page's state reaches another. The page's
+    pixels go to tesseract from the render's buffer, with no image file in between.
+    """
+
+    def __init__(self, library: str) -> None:
+        import ctypes
+
+        self._ctypes = ctypes
+        try:
+            lib = ctypes.CDLL(library)
+        except OSError as exc:
+            raise _SetupError(f"cannot load {library}: {exc}") from exc
+        handle, text, c_int = ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int
+        for name, restype, argtypes in (
+            ("TessBaseAPICreate", handle, []),
+            ("TessBaseAPIInit3", c_int, [handle, ctypes.c_char_p, ctypes.c_char_p]),
+            ("TessBaseAPISetPageSegMode", None, [handle, c_int]),
+            ("TessBaseAPISetImage", None, [handle, ctypes.c_void_p, c_int, c_int, c_int, c_int]),
+            ("TessBaseAPIRecognize", c_int, [handle, ctypes.c_void_p]),
+            ("TessBaseAPIGetUTF8Text", text, [handle]),
+            ("TessBaseAPIGetIterator", handle, [handle]),
+            ("TessResultIteratorGetUTF8Text", text, [handle, c_int]),
+            ("TessResultIteratorConfidence", ctypes.c_float, [handle, c_int]),
+            ("TessResultIteratorNext", c_int, [handle, c_int]),
+            ("TessResultIteratorDelete", None, [handle]),
+            ("TessDeleteText", None, [text]),
+            ("TessBaseAPIEnd", None, [handle]),
+            ("TessBaseAPIDelete", None, [handle]),
+        ):
+            function = getattr(lib, name)
+            function.restype, function.argtypes = restype, argtypes
+        self._lib = lib
+        self._engines: dict[str, int] = {}
+        self._made_by: dict[str, int] = {}  # language -> pid of the process that made it
+
+    def engine(self, lang: str) -> _Engine:
+        """The engine for ``lang``, initialised on first use (:class:`_SetupError` if not)."""
+        api = self._engines.get(lang)
+        if api is None:
+            api = self._lib.TessBaseAPICreate()
+            if not api or self._lib.TessBaseAPIInit3(api, None, lang.encode()) != 0:
+                if api:
+                    self._lib.TessBaseAPIDelete(api)
+                raise _SetupError(
+                    f"could not initialize tesseract for language {lang!r} (is its data installed?)"
+                )
+            self._lib.TessBaseAPISetPageSegMode(api, _PSM_AUTO)
+            self._engines[lang], self._made_by[lang] = api, os.getpid()
+        return _Engine(self, api)
+
+    def close(self) -> None:
+        """Free the engines this process made (a forked child leaves its inherited copies)."""
+        for lang, api in list(self._engines.items()):
+            if self._made_by[lang] == os.getpid():
+                self._lib.TessBaseAPIEnd(api)
+                self._lib.TessBaseAPIDelete(api)
+            del self._engines[lang]
+
+    def _take_text(self, pointer: int | None) -> str:
+        if not pointer:
+            return ""
+        try:
+            return self._ctypes.string_at(pointer).decode("utf-8", errors="replace")
+        finally:
+            self._lib.TessDeleteText(pointer)
+
+
+@dataclass(frozen=True)
+class _Engine:
+    tesseract: _Tesseract
+    api: int
+
+    def set_image(self, grey: _Grey) -> None:
+        """Hand tesseract the page's pixels (it copies them: ``grey`` may be closed after)."""
+        ctypes = self.tesseract._ctypes
+        address = ctypes.addressof((ctypes.c_char * 1).from_buffer(grey.buffer))
+        self.tesseract._lib.TessBaseAPISetImage(
+            self.api, address, grey.width, grey.height, 1, grey.stride
+        )
+
+    def recognize(self) -> tuple[str, float | None] | None:
+        """The page's text as the tesseract command's ``txt`` output has it, and the mean word
+        confidence as its ``tsv`` output would give it; None when recognition fails."""
+        t, lib = self.tesseract, self.tesseract._lib
+        if lib.TessBaseAPIRecognize(self.api, None) != 0:
+            return None
+        text = t._take_text(lib.TessBaseAPIGetUTF8Text(self.api))
+        confidences = []
+        words = lib.TessBaseAPIGetIterator(self.api)
+        if words:
+            try:
+                while True:
+                    word = t._take_text(lib.TessResultIteratorGetUTF8Text(words, _RIL_WORD))
+                    if word.strip():
+                        confidence = lib.TessResultIteratorConfidence(words, _RIL_WORD)
+                        if confidence >= 0:
+                            confidences.append(float(confidence))
+                    if not lib.TessResultIteratorNext(words, _RIL_WORD):
+                        break
+            finally:
+                lib.TessResultIteratorDelete(words)
+        return text, (sum(confidences) / len(confidences) if confidences else None)
+
+
+_TESSERACTS: dict[str, _Tesseract] = {}
+
+
+def _tesseract(library: str) -> _Tesseract:
+    """The loaded library (once per process; a forked child inherits its parent's)."""
+    loaded = _TESSERACTS.get(library)
+    if loaded is None:
+        loaded = _TESSERACTS[library] = _Tesseract(library)
+    return loaded
+
+
+def _close_tesseracts() -> None:
+    for loaded in _TESSERACTS.values():
+        loaded.close()
+
+
+def _prepare(request_path: str) -> None:
+    """In the fork server, before a page's fork: have its language's engine ready to inherit.
+    Any failure is left for the child, which tries again and reports it."""
+    with contextlib.suppress(Exception):
+        request = json.loads(Path(request_path).read_text(encoding="utf-8"))
+        library = request.get("tesseract_library")
+        if request.get("op") == "page" and library:
+            _tesseract(str(library)).engine(str(request["lang"]))
 
 
 _OPS: dict[str, Callable[[Any, dict[str, Any]], _OpResult]] = {
@@ -861,6 +1044,7 @@ def _serve() -> int:
             message = json.loads(line)
             if "run" in message:
                 request_path = str(message["run"])
+                _prepare(request_path)
                 pid = os.fork()
                 if pid == 0:
                     os.close(commands_fd)
@@ -882,6 +1066,7 @@ def _serve() -> int:
         _kill_group(pid)
         with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, 0)
+    _close_tesseracts()
     return 0
 
 
@@ -911,4 +1096,6 @@ def _forked_child(request_path: str, server_pid: int, libc: Any) -> None:
 if __name__ == "__main__":
     if sys.argv[1:] == [SERVE_FLAG]:
         sys.exit(_serve())
-    sys.exit(_child_main(sys.argv))
+    status = _child_main(sys.argv)
+    _close_tesseracts()
+    sys.exit(status)

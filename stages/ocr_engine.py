@@ -15,8 +15,11 @@ Pages are numbered from 1 in messages ("page 3" is ``page_index=2``).
 
 from __future__ import annotations
 
+import ctypes.util
+import functools
 import logging
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 from typing import Any, Literal
@@ -70,8 +73,9 @@ def ocr_page(
     The page's text layer is used when it has at least ``min_text_chars`` non-space characters;
     otherwise the page is rendered at ``dpi`` (lowered so that the image has at most
     ``max_pixels`` pixels) and OCR'd by tesseract in language ``lang``. ``timeout_s`` bounds the
-    whole page, wall clock. ``memory_limit_bytes`` bounds the address space of the worker while
-    it renders, and of tesseract (which replaces it) while it recognises. A rendered page with
+    whole page, wall clock. ``memory_limit_bytes`` bounds the address space of the page's child
+    process while it renders and while tesseract recognises (in the child, with the language's
+    model it inherited, or as the command that replaces it). A rendered page with
     fewer than ``blank_below`` ink blocks (squares of ~1/75 inch with a stroke through them, see
     :func:`stages.ocr_child.ink_blocks`; 0 turns the check off) is returned as ``blank``
     without OCR.
@@ -97,6 +101,7 @@ def ocr_page(
             "min_text_chars": min_text_chars,
             "lang": lang,
             "tesseract": shutil.which("tesseract"),
+            "tesseract_library": tesseract_library(),
             "blank_below": blank_below,
         },
         timeout_s=timeout_s,
@@ -120,8 +125,24 @@ def ocr_page(
         return PageText(text="", method="blank", dpi=result["dpi"], peak_rss_bytes=peak)
     if result.get("stage") != "tesseract":
         return PageText(text=result["text"], method="text_layer", peak_rss_bytes=peak)
-    # The child rendered the page and then became tesseract: the exit status is tesseract's.
+    if result.get("method") == "ocr":  # read in the child's own process
+        _warn_if_lowered(label, result, max_pixels)
+        return PageText(
+            text=result["text"].replace("\f", "").strip(),
+            method="ocr",
+            confidence=result["confidence"],
+            dpi=result["dpi"],
+            peak_rss_bytes=peak,
+        )
+    # The child rendered the page and then died in tesseract, or became the tesseract command:
+    # the exit status is tesseract's.
     detail = f": {outcome.stderr_tail}" if outcome.stderr_tail else ""
+    if outcome.returncode == -signal.SIGABRT and _looks_out_of_memory(outcome.stderr_tail):
+        # An allocation refused under the memory limit: tesseract aborts on std::bad_alloc.
+        raise DocumentError(
+            f"{label}: OCR needs more memory than the limit of "
+            f"{memory_limit_bytes / 1024**2:.0f} MiB{detail}"
+        )
     if outcome.returncode < 0:
         raise signal_death_error(f"{label}: tesseract", outcome.returncode, detail)
     if "Could not initialize tesseract" in outcome.stderr_tail:
@@ -138,6 +159,17 @@ def ocr_page(
         )
     if _OCR_TEXT not in outcome.files or _OCR_TSV not in outcome.files:
         raise DocumentError(f"{label}: tesseract produced no output{detail}")
+    _warn_if_lowered(label, result, max_pixels)
+    return PageText(
+        text=outcome.files[_OCR_TEXT].replace("\f", "").strip(),
+        method="ocr",
+        confidence=mean_word_confidence(outcome.files[_OCR_TSV]),
+        dpi=result["dpi"],
+        peak_rss_bytes=peak,
+    )
+
+
+def _warn_if_lowered(label: str, result: dict[str, Any], max_pixels: int) -> None:
     if result["dpi"] != result["requested_dpi"]:
         logger.warning(
             "%s: rendered at %s dpi instead of %s to stay within %s pixels",
@@ -146,13 +178,21 @@ def ocr_page(
             result["requested_dpi"],
             max_pixels,
         )
-    return PageText(
-        text=outcome.files[_OCR_TEXT].replace("\f", "").strip(),
-        method="ocr",
-        confidence=mean_word_confidence(outcome.files[_OCR_TSV]),
-        dpi=result["dpi"],
-        peak_rss_bytes=peak,
-    )
+
+
+@functools.cache
+def tesseract_library() -> str | None:
+    """The tesseract library the OCR child loads to read pages in its own process, or None:
+    pages then go through the ``tesseract`` command, which costs ~150 ms of CPU more per page
+    (its start and model load, the image file, the tsv output)."""
+    binary = shutil.which("tesseract")
+    if binary is not None:  # the library next to the command (Homebrew, /usr/local, /opt)
+        prefix = Path(binary).resolve().parent.parent
+        for pattern in ("lib/libtesseract.so.[0-9]*", "lib/libtesseract.[0-9]*.dylib"):
+            found = sorted(prefix.glob(pattern))
+            if found:
+                return str(found[-1])
+    return ctypes.util.find_library("tesseract")
 
 
 def _looks_out_of_memory(stderr: str) -> bool:
@@ -194,6 +234,8 @@ def _failure_to_error(label: str, result: dict[str, Any], memory_limit_bytes: in
             f"{memory_limit_bytes / 1024**2:.0f} MiB"
         )
     if kind == "document":
+        return DocumentError(f"{label}: {message}")
+    if kind == "tesseract":
         return DocumentError(f"{label}: {message}")
     if kind == "page_range":
         return IndexError(f"{label} does not exist: {message}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import math
 import os
@@ -19,7 +20,7 @@ import pytest
 from PIL import Image, ImageDraw, ImageFont
 
 from pipeline import RetryableError
-from stages import ocr_child
+from stages import ocr_child, ocr_engine
 from stages.errors import DocumentError, KilledBySignal, OcrTimeout, signal_death_error
 from stages.ocr_child import CHILD_ENV_NAMES, CHILD_ENV_PREFIXES, child_environment, fit_dpi
 from stages.ocr_engine import mean_word_confidence, ocr_page, tesseract_available
@@ -191,6 +192,23 @@ def _child_in(workroot: Path, program: str) -> int:
     return pid
 
 
+def _reading(workroot: Path) -> bool:
+    """Whether the child has rendered its page and handed it to tesseract in its own process:
+    it then says so in its result file, before recognition starts."""
+    for result in workroot.glob(f"*/{ocr_child.RESULT_NAME}"):
+        with contextlib.suppress(OSError, ValueError):
+            if json.loads(result.read_text()).get("stage") == "tesseract":
+                return True
+    return False
+
+
+def _child_reading(workroot: Path) -> int:
+    """The pid of the sandboxed child once tesseract reads the page in it (no exec)."""
+    wait_for(lambda: _reading(workroot), timeout=30, what="tesseract to read the page")
+    [pid] = [p for p in _pids_mentioning(str(workroot)) if _runs(p, "ocr_child.py")]
+    return pid
+
+
 @pytest.fixture
 def workroot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """The directory the child's work directory goes into; empty again at the end."""
@@ -202,19 +220,35 @@ def workroot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 
 @pytest.mark.parametrize(
-    ("program", "who"), [("ocr_child.py", "renderer"), ("tesseract", "tesseract")]
+    ("step", "who"),
+    [
+        ("render", "renderer"),
+        ("tesseract in the child", "tesseract"),
+        ("tesseract command", "tesseract"),
+    ],
 )
 def test_a_child_killed_from_outside_is_retryable(
-    scan: Path, workroot: Path, program: str, who: str
+    scan: Path, workroot: Path, monkeypatch: pytest.MonkeyPatch, step: str, who: str
 ) -> None:
     # What the kernel's OOM killer (or an operator's kill -9) does: SIGKILL, from outside,
-    # while the page renders, or while tesseract reads it.
+    # while the page renders, or while tesseract reads it (in the child, or as the command the
+    # child became where there is no tesseract library).
+    if step == "tesseract command":
+        monkeypatch.setattr(ocr_engine, "tesseract_library", lambda: None)
     inspect_pdf(scan)  # the fork server is up: the render is all there is before tesseract
     with ThreadPoolExecutor(max_workers=1) as pool:
         future = pool.submit(ocr_page, scan, 0, dpi=300, timeout_s=60)
-        pid = _child_in(workroot, program)
+        if step == "tesseract in the child":
+            pid = _child_reading(workroot)
+        else:
+            pid = _child_in(
+                workroot, "tesseract" if step == "tesseract command" else "ocr_child.py"
+            )
         with _paused(pid):  # it cannot move on to the next step before the kill
-            assert _runs(pid, program)
+            if step == "render":
+                assert _runs(pid, "ocr_child.py") and not _reading(workroot)
+            elif step == "tesseract command":
+                assert _runs(pid, "tesseract")
             os.kill(pid, signal.SIGKILL)
         with pytest.raises(KilledBySignal) as raised:
             future.result(timeout=30)
@@ -281,15 +315,26 @@ def test_the_child_sees_none_of_the_workers_secrets(
 
     with ThreadPoolExecutor(max_workers=1) as pool:
         future = pool.submit(ocr_page, scan, 0, dpi=300, timeout_s=60)
-        for program in ("ocr_child.py", "tesseract"):  # before and after the exec
+        pid = _child_reading(workroot)
+        with _paused(pid):
+            raw = (Path("/proc") / str(pid) / "environ").read_bytes().decode()
+        seen["in-process"] = dict(item.split("=", 1) for item in raw.split("\0") if item)
+        pages = [future.result(timeout=60)]
+    # Without the library, the child execs the tesseract command: before and after the exec.
+    monkeypatch.setattr(ocr_engine, "tesseract_library", lambda: None)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        future = pool.submit(ocr_page, scan, 0, dpi=300, timeout_s=60)
+        for program in ("ocr_child.py", "tesseract"):
             pid = _child_in(workroot, program)
             with _paused(pid):
                 assert _runs(pid, program)
                 raw = (Path("/proc") / str(pid) / "environ").read_bytes().decode()
             seen[program] = dict(item.split("=", 1) for item in raw.split("\0") if item)
-        page = future.result(timeout=60)
+        pages.append(future.result(timeout=60))
 
-    assert "invoice" in _words(page.text)  # the reduced environment is enough to OCR
+    # The reduced environment is enough to OCR, either way.
+    assert ["invoice" in _words(page.text) for page in pages] == [True, True]
+    assert set(seen) == {"in-process", "ocr_child.py", "tesseract"}
     for env in seen.values():
         assert env["PATH"] == os.environ["PATH"]
         assert env["LC_ALL"] == "C.UTF-8"
@@ -326,12 +371,12 @@ def test_missing_file(tmp_path: Path) -> None:
 
 
 def test_memory_limit_fails_the_page_not_the_caller(tmp_path: Path) -> None:
-    # 1500 x 1500 pt at 300 dpi is 6250 x 6250 = 39 MB of grey pixels: more than 64 MiB of
-    # address space leaves once Python and PDFium are loaded.
+    # 1500 x 1500 pt at 600 dpi is 12500 x 12500 = 156 MB of grey pixels: more than 256 MiB of
+    # address space leaves once Python, PDFium and tesseract's model are loaded.
     big = scanned_pdf(tmp_path / "poster.pdf", "Big", size_px=(3125, 3125))
 
     with pytest.raises(DocumentError, match=r"^page 1: .*memory"):
-        ocr_page(big, 0, dpi=300, memory_limit_bytes=64 * 1024**2, max_pixels=10**9)
+        ocr_page(big, 0, dpi=600, memory_limit_bytes=256 * 1024**2, max_pixels=10**9)
 
 
 def test_pixel_cap_lowers_the_dpi(scan: Path, caplog: pytest.LogCaptureFixture) -> None:
