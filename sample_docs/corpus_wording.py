@@ -1,9 +1,9 @@
-"""Wording pools for the "varied" and "unseen2" ... "unseen6" notices of make_corpus.py, as data.
+"""Wording pools for the "varied" and "unseen2" ... "unseen7" notices of make_corpus.py, as data.
 
 Each field has labels per language as publishers print them, in disjoint pools: ``SEEN`` (the
 "varied" split, read while the extractor's rules were written), ``HELD_OUT`` (the "unseen2"
-split, written down before those rules changed) and ``HELD_OUT_3`` to ``HELD_OUT_6`` (the
-"unseen3" to "unseen6" splits, each written before a later round of changes and measured once
+split, written down before those rules changed) and ``HELD_OUT_3`` to ``HELD_OUT_7`` (the
+"unseen3" to "unseen7" splits, each written before a later round of changes and measured once
 after it). A held-out notice draws every label, date format and amount format from its pool, so
 it measures wording the rules have not met, not merely new values. Once measured and looked at,
 a pool is tuned against and no longer held out: a new measurement needs a new pool.
@@ -911,6 +911,204 @@ HELD_OUT_6: Pool = {
         "en": ("{word} {n} - {title}", "{word} {n}: {title}"),
         "de": ("{word} {n}: {title}", "{word} {n} - {title}"),
         "fr": ("{word} {n} : {title}", "{word} n° {n} - {title}"),
+    },
+}
+
+#: The seventh pool ("unseen7"), written before the round of changes that makes the rules
+#: refuse uncertain values, and measured once before any of its notices were read. It adds
+#: layouts (``Label | value`` as exported from a table, labels in capitals on the value's
+#: line), two distractors the other pools lack (an insurance cover amount and an award or
+#: start date), German two-digit years and TEUR, Belgian HTVA and portal-style time zones.
+HELD_OUT_7: Pool = {
+    "title": {
+        "en": (
+            "Title attributed to the contract by the contracting authority",
+            "Procurement subject",
+            "Short description of the requirement",
+            "What is being procured",
+        ),
+        "de": (
+            "Name der Baumaßnahme",
+            "Kurzbezeichnung des Auftrags",
+            "Leistungsgegenstand",
+            "Maßnahme (Kurztitel)",
+        ),
+        "fr": (
+            "Objet de la mise en concurrence",
+            "Désignation de la prestation",
+            "Libellé de la consultation",
+            "Libellé du marché public",
+        ),
+    },
+    "authority": {
+        "en": (
+            "Name of buying body",
+            "Procuring organisation (legal name)",
+            "Legal name of the buyer",
+            "Commissioning body",
+        ),
+        "de": (
+            "Ausschreibender Auftraggeber",
+            "Ausschreibendes Amt",
+            "Bezeichnung des öffentlichen Auftraggebers",
+            "Zuschlagserteilende Stelle",
+        ),
+        "fr": (
+            "Organisme public acheteur",
+            "Maître d'ouvrage public",
+            "Nom de l'entité adjudicatrice",
+            "Identification de l'organisme qui passe le marché",
+        ),
+    },
+    "reference": {
+        "en": ("Buyer reference", "File no.", "Contract ref. no.", "RFP No."),
+        "de": (
+            "Geschäftszeichen der Vergabestelle",
+            "Vergabe-Kennziffer",
+            "Ausschreibungskennung",
+            "Unser Zeichen",
+        ),
+        "fr": (
+            "Numéro de marché",
+            "Réf. de la consultation",
+            "Code de la procédure",
+            "Dossier n°",
+        ),
+    },
+    "deadline": {
+        "en": (
+            "Final date for receipt of tenders",
+            "Proposals are due by",
+            "Last date and time for submission",
+            "Completed tenders to be returned by",
+        ),
+        "de": (
+            "Einreichungsfrist der Angebote",
+            "Angebote sind abzugeben bis",
+            "Letzter Termin der Angebotsabgabe",
+            "Termin für den Angebotseingang",
+        ),
+        "fr": (
+            "Clôture des candidatures et des offres",
+            "Les plis devront être déposés au plus tard le",
+            "Limite de dépôt des offres",
+            "Heure et date limites de réception des plis",
+        ),
+    },
+    "value": {
+        "en": (
+            "Total estimated value (net of VAT)",
+            "Approximate contract value",
+            "Anticipated budget",
+        ),
+        "de": (
+            "Voraussichtliche Auftragssumme",
+            "Geschätzter Gesamtauftragswert (ohne MwSt.)",
+            "Kostenschätzung (netto)",
+        ),
+        "fr": (
+            "Estimation du montant du marché",
+            "Valeur prévisionnelle (HT)",
+            "Montant prévisionnel du marché",
+        ),
+    },
+    "lot_value": {
+        "en": (
+            "Estimated value for this lot only",
+            "Indicative lot value",
+            "Estimated value for the lot",
+        ),
+        "de": ("Schätzwert dieses Loses", "Voraussichtlicher Loswert", "Loswert (ohne MwSt.)"),
+        "fr": (
+            "Montant prévisionnel de ce lot",
+            "Estimation du lot hors taxes",
+            "Valeur indicative du lot",
+        ),
+    },
+    "email": {
+        "en": ("Contact e-mail for this notice", "Send questions to", "Contact point email"),
+        "de": ("E-Mail-Adresse für Rückfragen", "Ansprechpartner (E-Mail)", "Kontaktstelle E-Mail"),
+        "fr": ("Adresse de courriel", "Point de contact (courriel)", "E-mail du contact"),
+    },
+    "cpv": {
+        "en": ("CPV nomenclature", "CPV code list"),
+        "de": ("CPV-Einordnung", "CPV-Nummer(n)"),
+        "fr": ("Codes de la nomenclature CPV", "Code(s) CPV retenu(s)"),
+    },
+    "notice_id": {
+        "en": ("OJEU publication no.", "Notice ref."),
+        "de": ("Veröffentlichungs-Nr. (ABl. S)", "Nr. der EU-Bekanntmachung"),
+        "fr": ("Numéro de parution au JOUE", "Identifiant unique de l'avis"),
+    },
+    "publication": {
+        "en": ("Dispatch date", "Date notice published"),
+        "de": ("Tag der Veröffentlichung", "Absendedatum der Bekanntmachung"),
+        "fr": ("Avis mis en ligne le", "Envoyé à la publication le"),
+    },
+    "questions": {
+        "en": ("Cut-off for clarification questions", "Last day for questions"),
+        "de": ("Auskunftsersuchen bis", "Rückfragen möglich bis"),
+        "fr": ("Questions écrites admises jusqu'au", "Demandes de précisions jusqu'au"),
+    },
+    "opening": {
+        "en": ("Opening of sealed bids", "Public opening date"),
+        "de": ("Submissionstermin (Öffnung)", "Eröffnungstermin der Angebote"),
+        "fr": ("Ouverture des plis prévue le", "Séance d'ouverture des offres"),
+    },
+    "turnover": {
+        "en": ("Turnover threshold (annual)", "Required minimum turnover per year"),
+        "de": ("Geforderter Mindestumsatz", "Jahresumsatz (mind.)"),
+        "fr": ("Chiffre d'affaires global minimal exigé", "Niveau minimal de chiffre d'affaires"),
+    },
+    "guarantee": {
+        "en": ("Tender guarantee amount", "Security deposit required"),
+        "de": ("Angebotsbürgschaft", "Erfüllungssicherheit"),
+        "fr": ("Retenue de garantie prévue", "Garantie bancaire à première demande"),
+    },
+    "incl_vat": {
+        "en": ("Value incl. VAT at 20%", "Gross amount (VAT included)"),
+        "de": ("Bruttosumme (inkl. 19 % USt.)", "Bruttobetrag"),
+        "fr": ("Montant toutes taxes", "Valeur TTC du marché"),
+    },
+    "support": {
+        "en": ("Technical helpdesk (portal)", "Portal assistance"),
+        "de": ("Technischer Support (Portal)", "Support des Vergabeportals"),
+        "fr": ("Hotline technique", "Aide en ligne"),
+    },
+    "review": {
+        "en": ("Body responsible for review", "Complaints"),
+        "de": ("Nachprüfungsbehörde des Landes", "Rechtsbehelfsstelle"),
+        "fr": ("Organe chargé des recours", "Service des recours"),
+    },
+    "insurance": {
+        "en": ("Professional indemnity insurance of at least", "Public liability cover"),
+        "de": ("Berufshaftpflichtversicherung mindestens", "Deckungssumme Haftpflicht"),
+        "fr": ("Assurance responsabilité civile minimale", "Montant de l'assurance"),
+    },
+    "award": {
+        "en": ("Expected award date", "Contract start date"),
+        "de": ("Voraussichtlicher Zuschlag", "Vertragsbeginn"),
+        "fr": ("Date prévisionnelle d'attribution", "Début d'exécution"),
+    },
+    "dates": {
+        "en": ("ordinal_at_pm", "ap_style", "dmy_dots_hrs"),
+        "de": ("de_two_digit_year", "de_abbr_weekday", "de_paren_uhr"),
+        "fr": ("fr_dmy_dash_h", "fr_month_abbr", "fr_time_first"),
+    },
+    "amounts": {
+        "en": ("net_of_vat", "symbol_code_post", "symbol_m_ex"),
+        "de": ("de_symbol_pre", "de_zzgl_mwst", "de_teur"),
+        "fr": ("fr_nbsp", "fr_htva", "fr_code_pre_hors_tva"),
+    },
+    "lot_table": {
+        "en": ("No.", "Title of lot", "Estimate (net)"),
+        "de": ("Nr.", "Losbezeichnung", "Schätzwert netto"),
+        "fr": ("Numéro", "Libellé du lot", "Montant prévisionnel HT"),
+    },
+    "lot_heading": {
+        "en": ("{word} No. {n} \u2014 {title}", "{word} no. {n} | {title}"),
+        "de": ("{word} Nr. {n} \u2014 {title}", "{word} {n} ({title})"),
+        "fr": ("{word} n°{n} \u2014 {title}", "{word} {n} \u2014 {title}"),
     },
 }
 

@@ -32,8 +32,8 @@ its failures then fixed. ``varied`` (``*_varied_*``) draws each notice's labels,
 layouts (same line, label above, two-cell table row), date and amount formats, running headers
 and footers and distractors by seed from ``corpus_wording.SEEN``; ``unseen2`` (``*_unseen2_*``)
 does the same with another seed from ``corpus_wording.HELD_OUT``, wording the rules never saw
-while they were written, and is measured once at the end. ``unseen3`` to ``unseen6`` do the same
-from ``HELD_OUT_3`` to ``HELD_OUT_6``, which add layouts (unruled grids, dot leaders, labels in
+while they were written, and is measured once at the end. ``unseen3`` to ``unseen7`` do the same
+from ``HELD_OUT_3`` to ``HELD_OUT_7``, which add layouts (unruled grids, dot leaders, labels in
 capitals, section numbers), lot tables and headings: each pool was written before a round of
 rule changes and measured once after it. Fixed seeds, no timestamps: a re-run reproduces the
 files byte for byte.
@@ -93,6 +93,8 @@ UNSEEN4 = 3
 UNSEEN5 = 3
 #: And in the sixth pool's (corpus_wording.HELD_OUT_6, "unseen6").
 UNSEEN6 = 3
+#: And in the seventh pool's (corpus_wording.HELD_OUT_7, "unseen7").
+UNSEEN7 = 3
 #: Variants added after the rules were written, measured once and never looked into: the held-out
 #: variant was measured while the rules were being written, so its failures were seen.
 FRESH_VARIANTS = (4, 5)
@@ -1363,6 +1365,37 @@ DE_WEEKDAYS = ["Montag", "Dienstag", "Mittwoch", "Donnerstag", "Freitag", "Samst
 FR_WEEKDAYS = ["lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche"]
 
 
+#: Month names as US newspapers abbreviate them (AP style).
+AP_MONTHS = [
+    "Jan.",
+    "Feb.",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "Aug.",
+    "Sept.",
+    "Oct.",
+    "Nov.",
+    "Dec.",
+]
+FR_MONTHS_ABBR = [
+    "janv.",
+    "févr.",
+    "mars",
+    "avr.",
+    "mai",
+    "juin",
+    "juil.",
+    "août",
+    "sept.",
+    "oct.",
+    "nov.",
+    "déc.",
+]
+
+
 def _h12(d: datetime) -> tuple[int, str]:
     return (d.hour % 12 or 12), ("p.m." if d.hour >= 12 else "a.m.")
 
@@ -1457,11 +1490,28 @@ DATE_FORMATS: dict[str, Callable[[datetime], str]] = {
     "fr_weekday_month_h": lambda d: (
         f"{FR_WEEKDAYS[d.weekday()]} {d.day} {FR_MONTHS[d.month - 1]} {d.year} à {d.hour}h{d:%M}"
     ),
+    # the seventh pool
+    "ordinal_at_pm": lambda d: (
+        f"{ordinal(d.day)} {EN_MONTHS[d.month - 1]} {d.year} at "
+        f"{_h12(d)[0]}:{d:%M}{_h12(d)[1].replace('.', '')}"
+    ),
+    "ap_style": lambda d: (
+        f"{WEEKDAYS[d.weekday()][:3]}., {AP_MONTHS[d.month - 1]} {d.day}, {d.year}, "
+        f"{_h12(d)[0]}:{d:%M} {_h12(d)[1].replace('.', '').upper()}"
+    ),
+    "dmy_dots_hrs": lambda d: d.strftime("%d.%m.%Y %H:%M hrs"),
+    "de_two_digit_year": lambda d: d.strftime("%d.%m.%y, %H:%M Uhr"),
+    "de_abbr_weekday": lambda d: f"{DE_WEEKDAYS[d.weekday()][:2]}., {d:%d.%m.%Y %H:%M} Uhr",
+    "de_paren_uhr": lambda d: d.strftime("%d.%m.%Y (%H:%M Uhr)"),
+    "fr_dmy_dash_h": lambda d: f"{d:%d-%m-%Y} {d.hour}h{d:%M}",
+    "fr_month_abbr": lambda d: f"{d.day} {FR_MONTHS_ABBR[d.month - 1]} {d.year} à {d:%H:%M}",
+    "fr_time_first": lambda d: f"{d.hour}h{d:%M}, le {d:%d/%m/%Y}",
 }
 #: Formats that print the hour only: a deadline in them falls on the full hour.
 WHOLE_HOUR_DATES = ("fr_heures", "de_uhr_only", "fr_dmy_h", "fr_dots_heures")
 
 SYMBOL = {"EUR": "€", "GBP": "£", "USD": "$"}
+NBSP = "\u00a0"
 
 
 def _short(v: Decimal, dec: str = ".") -> str:
@@ -1530,6 +1580,16 @@ AMOUNT_FORMATS: dict[str, Callable[[Decimal, str], str]] = {
     "de_euro_ohne_ust": lambda v, c: f"{de_amount(v)} Euro ohne USt.",
     "fr_code_post_hors_taxes": lambda v, c: f"{spaced_amount(v)} EUR hors taxes",
     "fr_euro_ht_plain": lambda v, c: f"{spaced_amount(v)} € HT",
+    # the seventh pool
+    "net_of_vat": lambda v, c: f"{c} {en_amount(v)} net of VAT",
+    "symbol_code_post": lambda v, c: f"{SYMBOL[c]}{en_amount(v)} {c}",
+    "symbol_m_ex": lambda v, c: f"{SYMBOL[c]}{_short(v)} million (ex VAT)",
+    "de_symbol_pre": lambda v, c: f"€ {de_amount(v)} netto",
+    "de_zzgl_mwst": lambda v, c: f"{de_amount(v)} EUR zzgl. MwSt.",
+    "de_teur": lambda v, c: f"{de_amount(v / 1000).removesuffix(',00')} TEUR",
+    "fr_nbsp": lambda v, c: f"{spaced_amount(v)} € HT".replace(" ", NBSP),
+    "fr_htva": lambda v, c: f"{spaced_amount(v)} € HTVA",
+    "fr_code_pre_hors_tva": lambda v, c: f"EUR {spaced_amount(v)} hors TVA",
 }
 #: Formats that print the value rounded: the value must then be a multiple of this.
 AMOUNT_UNITS = {
@@ -1553,6 +1613,8 @@ AMOUNT_UNITS = {
     "fr_k_euro": 1000,
     "symbol_m_words": 10_000,
     "code_pre_nodec": 1,
+    "symbol_m_ex": 10_000,
+    "de_teur": 1000,
 }
 
 
@@ -1621,6 +1683,12 @@ def _zone_suffix(family: str, pool: str, d: datetime, rng: random.Random) -> tup
             text = " (Brussels time)" if hours == 1 else f" (UTC +{hours})"
             if hours == 1:
                 zone = ZoneInfo("Europe/Brussels")
+        if pool == "held_out_7":
+            text = (
+                " (GMT+01:00) Brussels, Copenhagen, Madrid, Paris"
+                if hours == 1
+                else " (GMT+02:00) Athens, Bucharest"
+            )
         return text, d.replace(tzinfo=zone)
     if family == "us":
         zone = ZoneInfo("America/New_York")
@@ -1636,6 +1704,8 @@ def _zone_suffix(family: str, pool: str, d: datetime, rng: random.Random) -> tup
             return " ET", aware
         if pool == "held_out_6":
             return " Eastern", aware
+        if pool == "held_out_7":
+            return " Eastern Prevailing Time", aware
         return " Eastern Time", aware
     return "", d
 
@@ -1674,6 +1744,10 @@ class Writer:
         elif layout == "numbered":
             self.number += 1
             self.doc.para(f"{self.section}.{self.number} {label}: {first}")
+        elif layout == "pipe":
+            self.doc.para(f"{label} | {first}")
+        elif layout == "caps_same":
+            self.doc.para(f"{label.upper()}: {first}")
         elif layout == "leader":
             dots = max(3, int((190 - width(label, "F1", self.doc.size)) / 2.8))
             self.doc.para(f"{label} {'.' * dots} {first}")
@@ -1697,6 +1771,7 @@ POOL_OF_SPLIT = {
     "unseen4": "held_out_4",
     "unseen5": "held_out_5",
     "unseen6": "held_out_6",
+    "unseen7": "held_out_7",
 }
 #: Layouts per pool and family (the third pool adds dot leaders, capitals, unruled grids).
 LAYOUTS: dict[str, dict[str, tuple[str, ...]]] = {
@@ -1722,6 +1797,11 @@ LAYOUTS: dict[str, dict[str, tuple[str, ...]]] = {
         "ted": ("numbered", "numbered", "same", "above"),
         "": ("same", "numbered", "above", "grid", "leader"),
     },
+    "held_out_7": {
+        "uk": ("above", "caps_same", "pipe", "table"),
+        "ted": ("numbered", "pipe", "same", "leader"),
+        "": ("same", "pipe", "caps_same", "grid", "above", "table"),
+    },
 }
 
 
@@ -1736,6 +1816,7 @@ def varied(rng: random.Random, family: str, pool_name: str) -> tuple[Spec, Doc]:
         HELD_OUT_4,
         HELD_OUT_5,
         HELD_OUT_6,
+        HELD_OUT_7,
         SEEN,
         STREETS,
     )
@@ -1747,6 +1828,7 @@ def varied(rng: random.Random, family: str, pool_name: str) -> tuple[Spec, Doc]:
         "held_out_4": HELD_OUT_4,
         "held_out_5": HELD_OUT_5,
         "held_out_6": HELD_OUT_6,
+        "held_out_7": HELD_OUT_7,
     }
     pool = pools[pool_name]
     prof = PROFILES[family]
@@ -1836,6 +1918,11 @@ def varied(rng: random.Random, family: str, pool_name: str) -> tuple[Spec, Doc]:
             w.field("value", money(total))
             gross = money((total * Decimal("1.2")).quantize(Decimal("0.01")))
             for net in (
+                " net of VAT",
+                " (ex VAT)",
+                " zzgl. MwSt.",
+                " HTVA",
+                f"{NBSP}HT",
                 " excl. VAT",
                 " HT",
                 " netto",
@@ -1849,6 +1936,8 @@ def varied(rng: random.Random, family: str, pool_name: str) -> tuple[Spec, Doc]:
                 gross = gross.replace(net, "")
             w.field("incl_vat", gross)
         w.field("turnover", money(total * 2))
+        if "insurance" in pool:
+            w.field("insurance", money(Decimal(rng.choice([1, 2, 5])) * 1_000_000))
         doc.para(rng.choice(FILLER[lang]))
         doc.gap()
 
@@ -1896,6 +1985,8 @@ def varied(rng: random.Random, family: str, pool_name: str) -> tuple[Spec, Doc]:
         w.field("questions", when(q.replace(hour=12, minute=0)))
         w.field("deadline", when(base))
         w.field("opening", when(base + timedelta(hours=1)))
+        if "award" in pool:
+            w.field("award", when(base + timedelta(days=rng.randrange(30, 90))))
         w.field("guarantee", money((total / 20).quantize(Decimal("0.01"))))
         doc.para(rng.choice(FILLER[lang]))
         doc.gap()
@@ -1947,6 +2038,8 @@ VARIED_SCANS = [
     ("fr_unseen4_scan_1bit_300dpi", "fr", "bilevel", 300, "unseen4"),
     ("us_unseen4_scan_poor_200dpi", "us", "poor", 200, "unseen4"),
     ("de_unseen5_scan_1bit_300dpi", "de", "bilevel", 300, "unseen5"),
+    ("uk_unseen7_scan_gray_200dpi", "uk", "gray", 200, "unseen7"),
+    ("fr_unseen7_scan_1bit_300dpi", "fr", "bilevel", 300, "unseen7"),
 ]
 
 
@@ -2013,6 +2106,10 @@ def main() -> None:
             spec, doc = varied(random.Random(85_000 + 100 * seed + k), family, "held_out_6")
             pages = doc.finish()
             save(f"{family}_unseen6_{k}", spec, "unseen6", pages, write_pdf(pages, spec.title), "")
+        for k in range(UNSEEN7):
+            spec, doc = varied(random.Random(96_000 + 100 * seed + k), family, "held_out_7")
+            pages = doc.finish()
+            save(f"{family}_unseen7_{k}", spec, "unseen7", pages, write_pdf(pages, spec.title), "")
     for seed, (family, build) in enumerate(UNSEEN.items()):
         spec, doc = build(random.Random(9000 + seed))
         pages = doc.finish()

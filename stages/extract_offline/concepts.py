@@ -128,6 +128,25 @@ def label_field(label: str) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
+@lru_cache(maxsize=4096)
+def label_is_ambiguous(label: str) -> bool:
+    """Whether the label's words match the patterns of more than one field, so that only a
+    blocker chose between them: "Title attributed to the contract by the contracting
+    authority" holds both a title's and a buyer's words. The choice is then a guess. Words that
+    only name what follows them do not count (see ``_NAMING_WORDS``)."""
+    ws = [w for w in words(label) if w not in _NAMING_WORDS]
+    if not ws or len(ws) > MAX_LABEL_WORDS:
+        return False
+    matched = [f for f, ps in _PATTERNS.items() if any(_pattern_matches(p, ws) for p in ps)]
+    return len(matched) > 1
+
+
+#: Words that name whatever follows them ("Name of the buyer", "Bezeichnung des Auftraggebers"):
+#: beside another field's words they say what that field is called, not that the label is a
+#: title.
+_NAMING_WORDS = frozenset({"name", "namen", "bezeichnung", "benennung", "nom", "designation"})
+
+
 def names_lot(label: str) -> bool:
     """Whether a label speaks of a lot ("Estimation du lot", "Wert des Loses", "Loswert")."""
     return _any(_LOT, words(label))

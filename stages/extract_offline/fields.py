@@ -9,10 +9,15 @@ from datetime import datetime
 from decimal import Decimal
 from typing import TypeVar
 
-from stages.extract_offline.amounts import _amount_after_label, _document_currency, _label_part
+from stages.extract_offline.amounts import (
+    _amount_after_label,
+    _amounts,
+    _document_currency,
+    _label_part,
+)
 from stages.extract_offline.codes import _cpv_codes, _email, _reference
 from stages.extract_offline.concepts import labelled, names_lot
-from stages.extract_offline.dates import _parse_deadline
+from stages.extract_offline.dates import _find_date, _parse_deadline
 from stages.extract_offline.evidence import _Ev, _Result
 from stages.extract_offline.furniture import strip_furniture
 from stages.extract_offline.labels import (
@@ -42,7 +47,7 @@ def _deadline(lines: Sequence[str]) -> _Result[datetime]:
         for j in range(i + 1, min(i + 8, len(lines))):
             if not lines[j]:
                 continue  # OCR's blank lines between "Date:" and "Local time:" do not count
-            if len(parts) == 4 or _DEADLINE_STOP.search(lines[j]) or _LOT_HEADER.match(lines[j]):
+            if len(parts) == 4 or _LOT_HEADER.match(lines[j]) or _other_date_label(lines[j]):
                 break
             parts.append(lines[j])
         return "\n".join(parts)
@@ -67,10 +72,11 @@ def _deadline(lines: Sequence[str]) -> _Result[datetime]:
             for hit in labelled(lines, "deadline"):
                 if _DEADLINE_EXCLUDE.search(hit.label):
                     continue
-                start = len(lines[hit.value_line]) - len(hit.value)
-                found = _parse_deadline(window(hit.value_line, max(start, 0)))
+                if hit.value_line != hit.index and _other_date_label(hit.value):
+                    continue  # the label's line below labels a date of its own
+                found = _parse_deadline(_root_window(lines, hit.value_line, hit.value))
                 if found is not None:
-                    return found, _Ev(hit.index, "label known by its roots", 0.75, span=2)
+                    return found, _Ev(hit.index, "label known by its roots", 0.75, span=1)
     for i in range(len(lines)):
         wrapped = _cell_wrapped(lines, i)
         if wrapped is None or _DEADLINE_EXCLUDE.search(wrapped[0]):
@@ -86,6 +92,28 @@ def _deadline(lines: Sequence[str]) -> _Result[datetime]:
             if found is not None:
                 return found, _Ev(i, "the word deadline", 0.6, span=2)
     return None, None
+
+
+def _other_date_label(line: str) -> bool:
+    """A line that labels another date (an opening, questions, an award): a deadline's value
+    does not run on into it."""
+    return bool(_DEADLINE_STOP.search(line) or _DEADLINE_EXCLUDE.search(line))
+
+
+def _root_window(lines: Sequence[str], value_line: int, value: str) -> str:
+    """The text a label known by its roots gives its deadline: its value, which must hold the
+    date, and the next line only for a time or a zone printed there.
+
+    Such a label is only known by its words, so it is held to its own line: a sentence that
+    happens to hold the roots ("Les offres reçues hors délai ...") gets no date from the lines
+    below it, which label dates of their own.
+    """
+    if _find_date(value) is None:
+        return ""
+    nxt = next((ln for ln in lines[value_line + 1 : value_line + 3] if ln), "")
+    if not nxt or _find_date(nxt) is not None or _other_date_label(nxt) or labelled([nxt], "value"):
+        return value
+    return f"{value}\n{nxt}"
 
 
 def _estimated_value(
@@ -214,18 +242,32 @@ def extract_offline_explained(text: str | Sequence[str]) -> TenderExtraction:
     value_penalty = None
     if value is not None and lot_sum > value * Decimal("1.001"):
         value_penalty = "the lots' values add up to more than this total"
+    elif (
+        value is not None
+        and value_ev is not None
+        and _printed_as_other_amount(lines, value, _value_lines(lines, value_ev.line))
+    ):
+        value_penalty = "the same amount is printed as a turnover, guarantee or gross value"
     value = keep("estimated_value", value, value_ev, penalty=value_penalty)
     authority, authority_ev = _authority(lines)
     authority = keep(
         "issuing_authority", authority, authority_ev, penalty=_suspicious_name(authority)
     )
     title, title_ev = _title(lines, lot_lines, authority)
+    if _same_name(title, authority) and title_ev is not None:
+        # One text read as both the title and the buyer: one of the two readings is wrong,
+        # and nothing says which.
+        conflict = "the title and the authority were read as the same text"
+        authority = keep("issuing_authority", authority, authority_ev, penalty=conflict)
+        title_penalty: str | None = conflict
+    else:
+        title_penalty = _suspicious_title(title)
     reference = _reference(lines)
     deadline, deadline_ev = _deadline(lines)
     cpv = _cpv_codes(joined)
     email = _email(joined, authority)
     fields = TenderExtraction(
-        title=keep("title", title, title_ev, penalty=_suspicious(title)),
+        title=keep("title", title, title_ev, penalty=title_penalty),
         issuing_authority=authority,
         reference=keep("reference", reference, _locate(lines, reference, "label", 0.85)),
         submission_deadline=keep("submission_deadline", deadline, deadline_ev),
@@ -233,7 +275,12 @@ def extract_offline_explained(text: str | Sequence[str]) -> TenderExtraction:
         currency=currency if value is not None else None,
         cpv_codes=keep("cpv_codes", cpv, _locate(lines, cpv[0][:8] if cpv else None, "CPV", 0.9))
         or [],
-        lots=keep("lots", lots, _Ev(min(drafts[0].lines), "lot blocks", 0.8) if drafts else None)
+        lots=keep(
+            "lots",
+            lots,
+            _Ev(min(drafts[0].lines), "lot blocks", 0.8) if drafts else None,
+            penalty=_partial_lots(lots),
+        )
         or [],
         contact_email=keep("contact_email", email, _locate(lines, email, "e-mail", 0.8)),
         warnings=warnings,
@@ -272,6 +319,54 @@ def _suspicious(value: str | None) -> str | None:
         return "the value runs into another label"
     if _CONNECTOR_END.search(value) and not value.endswith(")"):
         return "the value ends mid-phrase, as if cut short"
+    return None
+
+
+def _suspicious_title(value: str | None) -> str | None:
+    if value and value[:1].islower():
+        return "the title opens in lower case, as the rest of a line cut short does"
+    return _suspicious(value)
+
+
+def _same_name(title: str | None, authority: str | None) -> bool:
+    """Whether the title and the authority are one text, or the authority holds the whole
+    title (a title may name its buyer: "Cleaning for Northshire County Council")."""
+    if not title or not authority:
+        return False
+    key, name = _words_of(title), _words_of(authority)
+    return bool(key) and f" {key} " in f" {name} "
+
+
+def _words_of(value: str) -> str:
+    return " ".join(re.findall(r"[^\W_]+", value.lower()))
+
+
+def _value_lines(lines: Sequence[str], label_line: int) -> range:
+    """The lines an amount was read from: its label's, or the next ones when that has none."""
+    if 0 <= label_line < len(lines) and _amounts(lines[label_line]):
+        return range(label_line, label_line + 1)
+    return range(label_line, label_line + 3)
+
+
+def _printed_as_other_amount(lines: Sequence[str], value: Decimal, own: range) -> bool:
+    """Whether ``value`` is printed, outside the lines it was read from, under words that make
+    an amount no estimate (a turnover, a guarantee, a value including VAT): two labels then
+    claim one amount, and the one the rules chose may be the wrong one."""
+    for n, line in enumerate(lines):
+        digit = re.search(r"\d", line) if n not in own else None
+        if digit is None or not _NOT_VALUE.search(line[: digit.start()]):
+            continue
+        if any(a.value == value for a in _amounts(line)):
+            return True
+    return False
+
+
+def _partial_lots(lots: Sequence[Lot]) -> str | None:
+    """Lots of which some have a value and others none: a value was printed where the rules
+    did not find it, so the list is incomplete."""
+    valued = [lot.estimated_value is not None for lot in lots]
+    if any(valued) and not all(valued):
+        return "some lots have a value and others none: a value was missed"
     return None
 
 

@@ -31,13 +31,14 @@ PATTERNS: Roots = {
             "*bezeichnung",
             "*titel",
             "*gegenstand",
-            "name vorhaben|projekt|auftrag|ausschreibung|massnahme|verfahren",
+            "name vorhaben|projekt|auftrag|ausschreibung|*massnahme|verfahren",
             "=vorhaben",
             "=projekt",
         ),
         "fr": (
             "titre",
             "intitul",
+            "libelle",
             "objet",
             "designation",
             "nom marche|consultation|projet|procedure|contrat|operation",
@@ -57,10 +58,16 @@ PATTERNS: Roots = {
         "de": (
             "*auftraggeb",
             "*vergabestelle",
-            "stelle ausschreib|vergeb|auffordernd|beschaff",
+            "stelle|=amt|behorde ausschreib|vergeb|auffordernd|beschaff|zuschlag",
             "*beschaffungsstelle",
         ),
-        "fr": ("acheteu", "adjudicat", "maitre ouvrage", "autorite contractant|adjudicat"),
+        "fr": (
+            "acheteu",
+            "adjudicat",
+            "maitre ouvrage",
+            "autorite contractant|adjudicat",
+            "organisme",
+        ),
     },
     "reference": {
         "en": (

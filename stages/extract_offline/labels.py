@@ -369,7 +369,9 @@ _LOT_MENTION = re.compile(
 _LOT_HEADER = re.compile(
     r"^" + _NUMBERING + r"(?:lot|los)\s*(?:no\.?|number|nr\.?|n[o°]\.?|#)?\s*[:.-]?\s*"
     r"(?:LOT-0*)?(?P<num>\d{1,2}|['`]?[lIi|!\]t](?=\s*:))"
-    r"(?:\s*(?:[:.)|]|\s-\s?|-\s)\s*(?P<rest>.*)|\s*$)",
+    r"(?:\s*(?:[:.)|]|\s-\s?|-\s)\s*(?P<rest>.*)|\s*$"
+    # "Los 1 (Straßenbau)": the title in brackets, closing the line.
+    r"|\s+\((?P<bracketed>[^()\d]{3,120})\)\s*$)",
     re.I,
 )
 

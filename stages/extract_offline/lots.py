@@ -167,7 +167,7 @@ def _lots(lines: Sequence[str]) -> tuple[list[_LotDraft], set[int]]:
             raw = m.group("num")
             num = int(raw) if raw.isdigit() else 1  # "Lot l:", "Lot I:", "Lot't:" misread 1
             if num >= 1:
-                found.append((i, num, (m.group("rest") or "").strip()))
+                found.append((i, num, (m.group("rest") or m.group("bracketed") or "").strip()))
             continue
         bare = _LOT_HEADER_NO_NUMBER.match(line)
         if bare:  # "Lot: Supply of ..." - the number was lost; see below

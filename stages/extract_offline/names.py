@@ -12,9 +12,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from stages.extract_offline.concepts import labelled
+from stages.extract_offline.concepts import (
+    _is_label_line,
+    _label_word,
+    fold,
+    label_is_ambiguous,
+    labelled,
+)
 from stages.extract_offline.dates import _find_date
 from stages.extract_offline.evidence import _Ev, _Result
+from stages.extract_offline.label_roots import QUALIFIERS
 from stages.extract_offline.labels import (
     _ADDRESS_LINE,
     _AUTHORITY_LABELS,
@@ -138,7 +145,13 @@ def _label_over_date(line: str, below: str) -> bool:
     if len(line.split()) > 6 or not below:
         return False
     found = _find_date(below)
-    return found is not None and found.start <= 25 and len(below) <= 90
+    if found is None or found.start > 25 or len(below) > 90:
+        return False
+    # "Dispatch date 31.12.2026": the line below labels its date itself.
+    return not _OWN_DATE_LABEL.search(below[: found.start])
+
+
+_OWN_DATE_LABEL = re.compile(r"[^\W\d]\s*:|\b(?:date|datum|termin)\b|\w+(?:datum|termin)\b", re.I)
 
 
 def _complete_from_heading(lines: Sequence[str], title: str) -> str:
@@ -176,17 +189,34 @@ def _by_label_roots(lines: Sequence[str], field: str, skip: set[int]) -> tuple[s
             continue
         if not hit.separated and not value[0].isupper():
             continue  # "The contracting authority reserves the right ...": a sentence
+        # "Identification de l'organisme qui Département ..." over "passe le marché": a label
+        # cell that wrapped; the lower-case line below is the rest of the label, not the name.
+        cut = not hit.separated and hit.value_line == hit.index and _ends_cut(hit.label)
         # A value wraps onto the next line only where it evidently goes on (see
         # _continue_value), as a value column of a two-column layout does; an authority's
         # name only onto a line in lower case (the next line is often its street).
         nxt = next((ln for ln in lines[hit.value_line + 1 : hit.value_line + 2] if ln), "")
-        if not _ADDRESS_LINE.search(nxt) and (field == "title" or nxt[:1].islower()):
+        if not cut and not _ADDRESS_LINE.search(nxt) and (field == "title" or nxt[:1].islower()):
             joined = _continue_value(lines, hit.value_line, value).value
             value = _clean_text_value(joined) or value
         below = hit.value_line != hit.index
         rule = "label known by its roots" + (" (value below)" if below else "")
+        if label_is_ambiguous(hit.label):
+            # Words of two fields in one label: which one it names is a guess.
+            rule += ", words of two fields"
+            return value, _Ev(hit.index, rule, 0.4, span=hit.value_line - hit.index)
         return value, _Ev(hit.index, rule, 0.7, span=hit.value_line - hit.index)
     return None
+
+
+def _ends_cut(label: str) -> bool:
+    """Whether a label read without a separator ends with a word that is neither a root nor a
+    qualifier: a label does not end so, unless it was cut where its cell wrapped."""
+    last = label.split()[-1] if label.split() else ""
+    if last.endswith(")"):
+        return False  # a note in brackets: "Vergabenummer (intern)"
+    _belongs, is_root = _label_word(last)
+    return not is_root and fold(last.strip(".,;:")) not in QUALIFIERS
 
 
 def _title(lines: Sequence[str], lot_lines: set[int], authority: str | None) -> _Result[str]:
@@ -221,12 +251,14 @@ def _title(lines: Sequence[str], lot_lines: set[int], authority: str | None) -> 
                 continue  # the value of the label above it: "Name and addresses" / "Westshire"
             if _label_over_date(cand, lines[filled[k + 1]] if k + 1 < len(filled) else ""):
                 continue  # "Date of this notice" above "11:00 hours on the 13th day of ..."
-            # Skip "Open procedure - Works", "Services", identifiers, dates and the authority.
+            # Skip "Open procedure - Works", "Services", identifiers, dates, a labelled line
+            # ("Name of buying body - X") and the authority.
             if (
                 len(cand.split()) < 3
                 or re.search(r"\bprocedure\b", cand, re.I)
-                or (authority and _words(cand) == _words(authority))
+                or (authority and f" {_words(authority)} " in f" {_words(cand)} ")
                 or not _plausible_title(cand)
+                or _is_label_line(cand)
             ):
                 continue
             if _NOTICE_HEADING.match(cand) or j in lot_lines:
@@ -234,9 +266,25 @@ def _title(lines: Sequence[str], lot_lines: set[int], authority: str | None) -> 
             if re.match(r"^(?:for\s+)(?:the\s+)?", cand, re.I):
                 cand = re.sub(r"^for\s+(?:the\s+)?", "", cand, flags=re.I)
             hit2 = _continue_value(lines, j, cand)
-            return _clean_text_value(hit2.value), _Ev(j, "line under the notice heading", 0.6)
+            value = _clean_text_value(hit2.value)
+            if value and _printed_elsewhere(lines, range(j, hit2.end + 1), value):
+                return value, _Ev(j, "line under the notice heading, printed again", 0.7)
+            # The line right under the heading is where notices print their title; a line
+            # further down, after others were skipped, may be any unlabelled line, and is
+            # believed only when the notice prints it again (under a label it has).
+            return value, _Ev(j, "line under the notice heading", 0.6 if k == 0 else 0.4)
         break
     return None, None
+
+
+def _printed_elsewhere(lines: Sequence[str], own: range, value: str) -> bool:
+    """Whether the words of ``value`` are printed again outside the lines ``own``, in one
+    run (across line breaks: a labelled copy may wrap)."""
+    key = _words(value)
+    if len(key.split()) < 3:
+        return False
+    rest = " ".join(_words(line) for n, line in enumerate(lines) if line and n not in own)
+    return f" {key} " in f" {rest} "
 
 
 def _mixed_case(lines: Sequence[str], value: str) -> str:

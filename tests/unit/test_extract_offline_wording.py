@@ -82,6 +82,7 @@ def test_title_under_the_heading_skips_identifiers_and_dates() -> None:
     text = (
         "INVITATION FOR BIDS\nBid No. 26-1234\nOCID - 30b1af06-6cd4-3ee4-f8fe-6ee1ee068308\n"
         "Solar Photovoltaic Systems at Three School Sites\n"
+        "Scope: Solar Photovoltaic Systems at Three School Sites, design and installation.\n"
     )
     assert extract_offline(text).title == "Solar Photovoltaic Systems at Three School Sites"
     assert not _plausible_title("Notice ID - 2026/S 185-122636")

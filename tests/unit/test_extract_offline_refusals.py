@@ -1,0 +1,193 @@
+"""Where the offline extractor refuses to answer: a field it cannot tie to its label for sure is
+null, with the rejected candidate and the reason in its evidence (the rules written after the
+"unseen7" split's first measurement)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+
+from stages.extract_offline import extract_offline, extract_offline_explained
+from stages.extract_offline.concepts import label_field, label_is_ambiguous
+
+# --- deadlines: a label's date is on its own line ---------------------------------------------
+
+
+def test_a_sentence_holding_deadline_words_takes_no_date_from_the_lines_below() -> None:
+    text = (
+        "Avis de marché\n"
+        "Les offres sont remises par voie électronique. Les offres reçues hors délai ne\n"
+        "seront pas examinées.\n"
+        "Demandes de précisions jusqu'au 11-01-2027 12h00\n"
+    )
+    assert extract_offline(text).submission_deadline is None
+
+
+def test_a_label_known_by_its_roots_reads_the_date_on_its_line_and_a_time_below() -> None:
+    got = extract_offline("Einreichungsfrist der Angebote 18.11.2026\n14:00 Uhr\n")
+    assert got.submission_deadline == datetime(2026, 11, 18, 14, 0)
+    # The next line's own date (another label's) is not this label's time.
+    got = extract_offline("Einreichungsfrist der Angebote 18.11.2026\nZuschlag 20.12.2026 11:30\n")
+    assert got.submission_deadline == datetime(2026, 11, 18)
+
+
+def test_a_deadline_label_does_not_run_on_into_another_dates_label() -> None:
+    text = "Time limit for receipt of tenders:\nExpected award date: 12/01/2027 10:00\n"
+    assert extract_offline(text).submission_deadline is None
+    text = "Time limit for receipt of tenders:\nDate: 02/11/2026\nLocal time: 14:00\n"
+    assert extract_offline(text).submission_deadline == datetime(2026, 11, 2, 14, 0)
+
+
+# --- titles under the notice's heading ---------------------------------------------------------
+
+
+def test_a_labelled_line_under_the_heading_is_not_the_title() -> None:
+    text = (
+        "Contract notice\nNotice ref.: 2026/S 180-814663\n"
+        "Name of buying body - Rijkswaterstaat Oost-Nederland\n40 Civic Centre Road\n"
+    )
+    got = extract_offline(text)
+    assert got.title is None
+    assert got.issuing_authority == "Rijkswaterstaat Oost-Nederland"
+
+
+def test_a_line_further_under_the_heading_needs_to_be_printed_again() -> None:
+    head = "Tender notice\nNotice ref.: 2026/S 216-468961\nShort description of the requirement\n"
+    got = extract_offline_explained(head + "Provision of community mental health support\n")
+    assert got.title is None
+    assert got.evidence["title"].rejected == "Short description of the requirement"
+    first = "Tender notice\nProvision of community mental health support\nNotice ref.: 2026/S 2\n"
+    assert extract_offline(first).title == "Provision of community mental health support"
+    again = (
+        "Tender notice\nNotice ref.: 2026/S 216-468961\n"
+        "Provision of community mental health support\n"
+        "What is being procured: Provision of community mental health\nsupport\n"
+    )
+    got = extract_offline_explained(again)
+    assert got.title == "Provision of community mental health support"
+    assert got.evidence["title"].rule == "line under the notice heading, printed again"
+
+
+def test_a_title_that_opens_in_lower_case_is_a_cut_line() -> None:
+    text = "Contract notice\nmains in the western zone and the eastern district\n"
+    got = extract_offline_explained(text)
+    assert got.title is None
+    assert "lower case" in (got.evidence["title"].note or "")
+
+
+def test_one_text_read_as_title_and_authority_is_neither() -> None:
+    text = "Contract notice\nContracting authority: Westshire Schools Transport Partnership\n"
+    text += "Project: Westshire Schools Transport Partnership\n"
+    got = extract_offline_explained(text)
+    assert got.title is None and got.issuing_authority is None
+    assert got.evidence["title"].note == got.evidence["issuing_authority"].note
+    assert "same text" in (got.evidence["title"].note or "")
+    # A title may name its buyer.
+    text = "Contracting authority: Northshire County Council\n"
+    text += "Title: Grounds maintenance for Northshire County Council\n"
+    got = extract_offline_explained(text)
+    assert got.title == "Grounds maintenance for Northshire County Council"
+    assert got.issuing_authority == "Northshire County Council"
+
+
+# --- labels with two fields' words ---------------------------------------------------------------
+
+
+def test_a_label_with_a_titles_and_a_buyers_words_names_neither_for_sure() -> None:
+    label = "Title attributed to the contract by the contracting authority"
+    assert label_is_ambiguous(label) and label_is_ambiguous(label.upper())
+    text = f"{label.upper()}: Replacement of water mains\nBUYER REFERENCE: 23-7575\n"
+    got = extract_offline_explained(text)
+    assert got.issuing_authority is None
+    assert got.evidence["issuing_authority"].rejected == "Replacement of water mains"
+    # Words that only name what follows them do not make a label ambiguous.
+    assert not label_is_ambiguous("Bezeichnung des Auftraggebers")
+    assert not label_is_ambiguous("Öffentliche Auftraggeberin (Name)")
+    got = extract_offline("Bezeichnung des Auftraggebers | Landkreis Oberwald\n")
+    assert got.issuing_authority == "Landkreis Oberwald"
+
+
+def test_a_label_cell_that_wrapped_does_not_lend_its_rest_to_the_name() -> None:
+    text = (
+        "Identification de l'organisme qui Département de la Haute-Vienne\n"
+        "passe le marché\n"
+        "12 rue de la Gare\n"
+    )
+    assert extract_offline(text).issuing_authority == "Département de la Haute-Vienne"
+    # A name that goes on in lower case after a whole label still wraps.
+    text = "Organisme public acheteur Communauté de communes du Val\nde Loire et du Cher\n"
+    got = extract_offline(text)
+    assert got.issuing_authority == "Communauté de communes du Val de Loire et du Cher"
+
+
+def test_roots_for_more_ways_to_name_a_buyer_and_a_title() -> None:
+    assert label_field("Ausschreibendes Amt") == "authority"
+    assert label_field("Zuschlagserteilende Stelle") == "authority"
+    assert label_field("Identification de l'organisme qui passe le marché") == "authority"
+    assert label_field("Libellé de la consultation") == "title"
+    assert label_field("Name der Baumaßnahme") == "title"
+    # A review body stays no buyer.
+    assert label_field("Organisme chargé des procédures de recours") is None
+
+
+# --- lots ---------------------------------------------------------------------------------------
+
+
+def test_lots_of_which_only_some_have_a_value_are_not_given() -> None:
+    text = (
+        "Lot No. 1 - Civil engineering works\n"
+        "The works are described in the tender documents.\n"
+        "Lot No. 2 - Traffic signal maintenance\n"
+        "Estimated value: EUR 2,382,222.00\n"
+    )
+    got = extract_offline_explained(text)
+    assert got.lots == []
+    assert "some lots have a value" in (got.evidence["lots"].note or "")
+    whole = text.replace("The works are", "Estimated value: EUR 1,191,111.00. The works are")
+    lots = extract_offline(whole).lots
+    assert [lot.estimated_value for lot in lots] == [Decimal("1191111.00"), Decimal("2382222.00")]
+    # No lot with a value at all is a list of lots without values, not an incomplete one.
+    bare = "Lot No. 1 - Civil engineering works\nLot No. 2 - Traffic signal maintenance\n"
+    assert [lot.title for lot in extract_offline(bare).lots] == [
+        "Civil engineering works",
+        "Traffic signal maintenance",
+    ]
+
+
+# --- amounts: one amount, two labels -----------------------------------------------------------
+
+
+def test_an_amount_also_printed_as_a_turnover_is_not_the_estimate() -> None:
+    text = "Estimated value: EUR 2,000,000.00\nMinimum annual turnover: EUR 2,000,000.00\n"
+    got = extract_offline_explained(text)
+    assert got.estimated_value is None and got.currency is None
+    assert "turnover" in (got.evidence["estimated_value"].note or "")
+    text = "Estimated value: EUR 1,000,000.00\nMinimum annual turnover: EUR 2,000,000.00\n"
+    assert extract_offline(text).estimated_value == Decimal("1000000.00")
+
+
+def test_a_lot_heading_with_its_title_in_brackets() -> None:
+    text = (
+        "Los 1 (Straßenbau)\nSchätzwert dieses Loses € 3.714.071,00 netto\n"
+        "Los 2 (Heizung, Lüftung, Sanitär)\nSchätzwert dieses Loses 2.321.294,00 EUR\n"
+    )
+    lots = extract_offline(text).lots
+    assert [(lot.number, lot.title, lot.estimated_value) for lot in lots] == [
+        (1, "Straßenbau", Decimal("3714071.00")),
+        (2, "Heizung, Lüftung, Sanitär", Decimal("2321294.00")),
+    ]
+    # A bracket that is no title (a year, a note that goes on) makes no lot heading.
+    assert extract_offline("Lot 2 (2027)\n").lots == []
+    assert extract_offline("Lot 3 (see below) and more\n").lots == []
+
+
+def test_a_title_above_a_line_that_labels_its_own_date() -> None:
+    text = (
+        "Tender notice\nNotice ref.: 7acc8bb1-38df-d44c-7a8f-3a7f213e4050\n"
+        "Provision of community mental health support\nDispatch date 31.12.2026 12:00 hrs\n"
+        "Scope: Provision of community mental health support\n"
+    )
+    assert extract_offline(text).title == "Provision of community mental health support"
+    # A short line above a bare date is that date's label, not the title.
+    text = "Contract notice\nDate of this notice\n11:00 hours on the 13th day of May 2026\n"
+    assert extract_offline(text).title is None
