@@ -40,6 +40,11 @@ async def wake(job: Any) -> None:
     LATENCIES.record(json.loads(job.payload)["t"])
 
 
+def payload(i: int) -> bytes:
+    """The enqueue figures' payload, as every side sends it: {"i": i}."""
+    return json.dumps({"i": i}).encode()
+
+
 @asynccontextmanager
 async def create() -> AsyncIterator[Any]:
     """The factory `pgq run` calls."""
@@ -68,14 +73,16 @@ async def command(args: argparse.Namespace) -> None:
         elif args.command == "single":
 
             async def one(i: int) -> None:
-                await queries.enqueue("noop", None)
+                await queries.enqueue("noop", payload(i))
 
             report(seconds=await timed(args.n, one))
         elif args.command == "bulk":
             per = args.per_call
 
-            async def many(i: int) -> None:
-                await queries.enqueue(["noop"] * per, [None] * per, [0] * per)
+            async def many(call: int) -> None:
+                first = call * per
+                payloads = [payload(i) for i in range(first, first + per)]
+                await queries.enqueue(["noop"] * per, payloads, [0] * per)
 
             report(seconds=await timed(args.n // per, many))
         elif args.command == "wake":

@@ -29,7 +29,7 @@ def _connector() -> Any:
 app = procrastinate.App(connector=_connector())
 
 
-async def noop() -> None:
+async def noop(i: int = 0) -> None:
     return None
 
 

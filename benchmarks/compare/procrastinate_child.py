@@ -26,14 +26,14 @@ async def command(args: argparse.Namespace) -> None:
         elif args.command == "single":
 
             async def one(i: int) -> None:
-                await NOOP.defer_async()
+                await NOOP.defer_async(i=i)
 
             report(seconds=await timed(args.n, one))
         elif args.command == "bulk":
             per = args.per_call
 
-            async def many(i: int) -> None:
-                await NOOP.batch_defer_async(*[{} for _ in range(per)])
+            async def many(call: int) -> None:
+                await NOOP.batch_defer_async(*[{"i": call * per + k} for k in range(per)])
 
             report(seconds=await timed(args.n // per, many))
         elif args.command == "wake":
