@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shutil
 import signal
 import statistics
 import subprocess
@@ -42,9 +41,9 @@ from typing import Any
 import psycopg
 
 from benchmarks.big_scan_doc import REFERENCE, TITLE, make_big_scan
-from benchmarks.ocr_throughput import CpuMeter, postmaster_pid, run_raw
+from benchmarks.ocr_throughput import CpuMeter, postmaster_pid, run_raw, tear_down
 from benchmarks.polling import wait_until
-from pipeline.embedded import embedded_url, stop_embedded
+from pipeline.embedded import embedded_url
 from pipeline.migrate import migrate
 
 REPO = Path(__file__).resolve().parents[1]
@@ -363,11 +362,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 f"{killed.seconds - many.seconds:+.1f} s to fields against the run without it"
             )
     finally:
-        if rig is not None:
-            rig.close()
-        if not os.environ.get("DATABASE_URL") and (scratch / "pgdata").exists():
-            stop_embedded(scratch / "pgdata")
-        shutil.rmtree(scratch, ignore_errors=True)
+        tear_down(rig, scratch)
 
 
 if __name__ == "__main__":

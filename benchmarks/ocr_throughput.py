@@ -38,6 +38,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Protocol
 
 import psycopg
 import pypdfium2 as pdfium
@@ -166,6 +167,19 @@ def run_raw(
     if not blank_pages and not all(chars for chars, _ in done):
         raise RuntimeError("raw tesseract read nothing on some page")
     return elapsed, sum(seconds for _, seconds in done) / len(done)
+
+
+class Closable(Protocol):
+    def close(self) -> None: ...
+
+
+def tear_down(rig: Closable | None, scratch: Path) -> None:
+    """Stop a benchmark's workers and its own embedded server, and remove its scratch files."""
+    if rig is not None:
+        rig.close()
+    if not os.environ.get("DATABASE_URL") and (scratch / "pgdata").exists():
+        stop_embedded(scratch / "pgdata")
+    shutil.rmtree(scratch, ignore_errors=True)
 
 
 class PipelineRig:
@@ -298,11 +312,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 f"{pipeline_load:.2f} cores"
             )
     finally:
-        if rig is not None:
-            rig.close()
-        if not os.environ.get("DATABASE_URL") and (scratch / "pgdata").exists():
-            stop_embedded(scratch / "pgdata")
-        shutil.rmtree(scratch, ignore_errors=True)
+        tear_down(rig, scratch)
     print(f"pipeline / raw: median {statistics.median(ratios):.2f} over {len(ratios)} rounds")
     print(
         f"by CPU time (raw / pipeline, all of the pipeline's processes and PostgreSQL): median "

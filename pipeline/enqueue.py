@@ -69,7 +69,7 @@ def job_row(request: JobRequest, registry: Registry) -> dict[str, Any]:
         "priority": spec.priority if request.priority is None else check_priority(request.priority),
         "max_attempts": max_attempts,
         "lease_seconds": spec.lease_s,
-        "run_after": None if request.run_after is None else _when(request.run_after),
+        "run_after": _when(request.run_after),
         "dedup_key": request.dedup_key,
         "parent_id": request.parent_id,
         "root_id": request.root_id,

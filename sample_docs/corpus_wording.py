@@ -1172,3 +1172,16 @@ FILLER: dict[str, tuple[str, ...]] = {
         "variantes ne sont pas autorisées.",
     ),
 }
+
+
+#: Every pool by the name make_corpus.varied takes, oldest first: each held-out pool was written
+#: after the ones before it, and shares no label with them.
+POOLS: dict[str, Pool] = {
+    "seen": SEEN,
+    "held_out": HELD_OUT,
+    "held_out_3": HELD_OUT_3,
+    "held_out_4": HELD_OUT_4,
+    "held_out_5": HELD_OUT_5,
+    "held_out_6": HELD_OUT_6,
+    "held_out_7": HELD_OUT_7,
+}

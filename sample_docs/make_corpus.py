@@ -1807,30 +1807,9 @@ LAYOUTS: dict[str, dict[str, tuple[str, ...]]] = {
 
 def varied(rng: random.Random, family: str, pool_name: str) -> tuple[Spec, Doc]:
     """One notice of ``family`` in wording drawn from one pool of corpus_wording."""
-    from corpus_wording import (
-        FILLER,
-        FOOTERS,
-        HEADERS,
-        HELD_OUT,
-        HELD_OUT_3,
-        HELD_OUT_4,
-        HELD_OUT_5,
-        HELD_OUT_6,
-        HELD_OUT_7,
-        SEEN,
-        STREETS,
-    )
+    from corpus_wording import FILLER, FOOTERS, HEADERS, POOLS, STREETS
 
-    pools = {
-        "seen": SEEN,
-        "held_out": HELD_OUT,
-        "held_out_3": HELD_OUT_3,
-        "held_out_4": HELD_OUT_4,
-        "held_out_5": HELD_OUT_5,
-        "held_out_6": HELD_OUT_6,
-        "held_out_7": HELD_OUT_7,
-    }
-    pool = pools[pool_name]
+    pool = POOLS[pool_name]
     prof = PROFILES[family]
     lang = prof.lang
     buyer, email = rng.choice(prof.buyers)

@@ -202,16 +202,9 @@ def test_extractor_on_varied_wording_gets_nine_in_ten_and_is_rarely_wrong() -> N
 
 def test_held_out_wording_shares_no_label_or_format_with_the_seen_pool() -> None:
     sys.path.insert(0, str(CORPUS.parent))
-    from corpus_wording import (
-        HELD_OUT,
-        HELD_OUT_3,
-        HELD_OUT_4,
-        HELD_OUT_5,
-        HELD_OUT_6,
-        HELD_OUT_7,
-        SEEN,
-    )
+    from corpus_wording import POOLS
 
+    SEEN, HELD_OUT, HELD_OUT_3, HELD_OUT_4, HELD_OUT_5, HELD_OUT_6, HELD_OUT_7 = POOLS.values()
     assert set(HELD_OUT) == set(SEEN) and set(SEEN) <= set(HELD_OUT_3) == set(HELD_OUT_4)
     assert set(HELD_OUT_6) == set(HELD_OUT_5) == set(HELD_OUT_4) <= set(HELD_OUT_7)
     for key, languages in SEEN.items():
