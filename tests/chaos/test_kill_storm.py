@@ -62,6 +62,7 @@ def test_kill_storm_loses_nothing_and_duplicates_nothing(
         fleet.start(None, "--concurrency", CONCURRENCY) for _ in range(WORKERS)
     ]
     kills = self_kills = 0
+    ended_by_storm: set[int] = set()
     other_deaths: list[str] = []
 
     def replace_dead() -> None:
@@ -90,6 +91,16 @@ def test_kill_storm_loses_nothing_and_duplicates_nothing(
             victim = live[i][1]
             if not victim.alive():
                 continue  # a poison job got there first: replace_dead() counts it next round
+            # A poison job the victim holds (running alone in its child) is ended by this kill,
+            # not by its own crash: its last attempt may end "lease expired", legitimately.
+            ended_by_storm.update(
+                row[0]
+                for row in chaos_conn.execute(
+                    "SELECT j.id FROM jobs j JOIN pipeline_workers w ON w.id = j.worker_id"
+                    " WHERE w.pid = %s AND j.type = 'chaos_poison' AND j.status = 'running'",
+                    (victim.pid,),
+                )
+            )
             os.kill(victim.pid, signal.SIGKILL)  # the worker alone, as the OOM killer does
             victim.wait(timeout=30)
             kills += 1
@@ -133,9 +144,17 @@ def test_kill_storm_loses_nothing_and_duplicates_nothing(
         tally.mismatched_attempts
     )
     assert len(tally.poison) == POISON
-    assert not tally.bad_poison, "poison jobs that did not fail with the crash:\n" + show(
-        tally.bad_poison
-    )
+    bad_poison = [
+        r
+        for r in tally.bad_poison
+        if not (
+            r.id in ended_by_storm
+            and (r.status, r.last_error) == ("failed", "lease expired on final attempt")
+            and not r.outputs
+            and not r.effect_writes
+        )
+    ]
+    assert not bad_poison, "poison jobs that did not fail with the crash:\n" + show(bad_poison)
     assert all(r.attempts == r.max_attempts for r in tally.poison), show(tally.poison)
     # Charging an innocent job is allowed only once its free crash reclaims are used up.
     early = [r for r in tally.charged_innocents if r.crash_reclaims < 3]
