@@ -167,27 +167,35 @@ def _chunks(rows: Sequence[dict[str, Any]]) -> Iterator[Sequence[dict[str, Any]]
     yield rows[start:]
 
 
-def _insert_chunk(conn: psycopg.Connection[Any], rows: Sequence[dict[str, Any]]) -> list[int]:
-    def column(key: str) -> Sequence[Any] | None:
-        values = [r[key] for r in rows]
-        # A column with no value in any row goes as one NULL, which ROWS FROM pads with NULLs:
-        # encoding a thousand Nones cost more than the insert of a thousand rows.
-        return None if all(v is None for v in values) else values
+#: (row key, the statement's array parameter); the single value goes by the row key's name
+_COLUMNS = (
+    ("type", "types"),
+    ("tenant_id", "tenant_ids"),
+    ("priority", "priorities"),
+    ("max_attempts", "max_attempts_each"),
+    ("lease_seconds", "lease_seconds_each"),
+    ("run_after", "run_afters"),
+    ("dedup_key", "dedup_keys"),
+    ("parent_id", "parent_ids"),
+    ("root_id", "root_ids"),
+    ("join_id", "join_ids"),
+)
 
-    dedup_keys = column("dedup_key")
-    params = {
-        "types": column("type"),
-        "tenant_ids": column("tenant_id"),
+
+def _insert_chunk(conn: psycopg.Connection[Any], rows: Sequence[dict[str, Any]]) -> list[int]:
+    params: dict[str, Any] = {
         # Each payload is JSON text already (job_row), so the array is a join away.
         "payloads": "[" + ",".join([r["payload"] for r in rows]) + "]",
-        "priorities": column("priority"),
-        "max_attempts": column("max_attempts"),
-        "lease_seconds": column("lease_seconds"),
-        "run_afters": column("run_after"),
-        "dedup_keys": dedup_keys,
-        "parent_ids": column("parent_id"),
-        "root_ids": column("root_id"),
-        "join_ids": column("join_id"),
     }
+    for key, each in _COLUMNS:
+        values = [r[key] for r in rows]
+        first = values[0]
+        # A column every row shares goes as that one value (see enqueue_many in queries.sql).
+        # The values are ints, texts, datetimes or None, so Python's == is the database's.
+        if values.count(first) == len(values):
+            params[key], params[each] = first, None
+        else:
+            params[key], params[each] = None, values
+    dedup_keys = params["dedup_key"] if params["dedup_keys"] is None else params["dedup_keys"]
     query = Q["enqueue_many_keyless"] if dedup_keys is None else Q["enqueue_many"]
     return [int(r[0]) for r in conn.execute(query, params).fetchall()]

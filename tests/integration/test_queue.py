@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import threading
 import uuid
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
@@ -115,6 +115,32 @@ def test_enqueue_many_stores_every_column_of_every_row_in_order(conn: Conn) -> N
     # The keyed row is skipped when enqueued again; the rest are new.
     again = enqueue_many(conn, [JobRequest("noop", {"n": 5}, dedup_key="only-one"), *requests[:1]])
     assert len(again) == 1 and again[0] > ids[-1]
+
+
+def test_enqueue_many_stores_values_every_row_shares(conn: Conn) -> None:
+    # A column every row shares travels as one value instead of an array: each row must get it.
+    parent = enqueue(conn, "noop", {})
+    when = datetime.now(UTC) + timedelta(hours=2)
+    shared = {"tenant_id": "acme", "priority": -4, "run_after": when, "max_attempts": 2}
+    requests = [
+        JobRequest("nap", {"seconds": i}, parent_id=parent, root_id=parent, **shared)  # type: ignore[arg-type]
+        for i in range(3)
+    ]
+    ids = enqueue_many(conn, requests)
+    rows = [job_row(conn, job_id) for job_id in ids]
+    assert [r["payload"]["seconds"] for r in rows] == [0.0, 1.0, 2.0]
+    for r in rows:
+        assert (r["type"], r["tenant_id"], r["priority"]) == ("nap", "acme", -4)
+        assert r["max_attempts"] == 2
+        assert (r["run_after"], r["parent_id"], r["root_id"]) == (when, parent, parent)
+    # One key shared by every row: one job, however many rows asked for it.
+    keyed = enqueue_many(conn, [JobRequest("noop", {"n": i}, dedup_key="same") for i in range(4)])
+    assert len(keyed) == 1 and job_row(conn, keyed[0])["payload"] == {"n": 0}
+    # A column shared by all rows but one varies: the odd row keeps its own value, NULL too.
+    mixed = enqueue_many(
+        conn, [JobRequest("noop", {}, tenant_id=None if i == 2 else "t") for i in range(4)]
+    )
+    assert [job_row(conn, i)["tenant_id"] for i in mixed] == ["t", "t", None, "t"]
 
 
 def test_enqueue_many_too_big_for_one_statement_inserts_all_or_nothing(
