@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import json
 import logging
@@ -150,6 +151,10 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    # What exists now (modules, the apps' models, the registry) lives as long as this process:
+    # out of the collector's sight, the full collections that each job's garbage sets off do
+    # not walk it again and again (8% of a no-op job's CPU went to the collector).
+    gc.freeze()
     return worker.run()
 
 

@@ -47,9 +47,15 @@ class ClaimedJob(NamedTuple):
         return (self.id, self.claim)
 
 
-def _fence_params(jobs: Iterable[tuple[int, int]]) -> dict[str, list[int]]:
+def _fence_params(jobs: Iterable[tuple[int, int]]) -> dict[str, str]:
+    """The fences as two array literals, which the queries cast: psycopg's list dumper cost
+    ~0.45 us per element, a batch of acknowledgements a microsecond per job, and its element
+    type followed the values' size (smallint[] for small ids), a prepared statement per type."""
     pairs = list(jobs)
-    return {"ids": [p[0] for p in pairs], "claims": [p[1] for p in pairs]}
+    return {
+        "ids": "{" + ",".join([str(int(p[0])) for p in pairs]) + "}",
+        "claims": "{" + ",".join([str(int(p[1])) for p in pairs]) + "}",
+    }
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,9 @@ class InFlightTable:
         self.slots = slots
         self.lock = threading.Lock()
         self._entries: dict[int, InFlight] = {}
+        #: the entries with a deadline: the claim loop looks for overdue ones between claims,
+        #: and walking every entry (a hundred claimed ahead) each time cost more than the jobs
+        self._timed: dict[int, InFlight] = {}
         self._busy = 0
         self._waiting = 0  # dispatched, not yet taken by a runner
         self.changed = changed  # set when a slot is freed: the claim loop may claim again
@@ -66,6 +69,7 @@ class InFlightTable:
                 return False
             if not entry.isolated and entry.spec.timeout_s is not None:
                 entry.deadline = now + entry.spec.timeout_s
+                self._timed[entry.job.id] = entry
             return True
 
     def take_waiting(self) -> list[InFlight]:
@@ -77,7 +81,7 @@ class InFlightTable:
                 entry.abandoned = True
                 self._busy -= 1
         if waiting:
-            self.changed.set()
+            self._changed()
         return waiting
 
     def busy(self) -> int:
@@ -92,7 +96,8 @@ class InFlightTable:
                 return False
             entry.returned = True
             self._busy -= 1
-        self.changed.set()
+            self._untime(entry)
+        self._changed()
         return True
 
     def abandon(self, entry: InFlight) -> bool:
@@ -102,13 +107,34 @@ class InFlightTable:
                 return False
             entry.abandoned = True
             self._busy -= 1
-        self.changed.set()
+            self._untime(entry)
+        self._changed()
         return True
 
     def forget(self, entry: InFlight) -> None:
         with self.lock:
             if self._entries.get(entry.job.id) is entry:
                 del self._entries[entry.job.id]
+                self._untime(entry)
+
+    def forget_claim(self, job: ClaimedJob) -> None:
+        """Forget the entry of this very claim of the job, if it is still here."""
+        with self.lock:
+            entry = self._entries.get(job.id)
+            if entry is not None and entry.job.claim == job.claim:
+                del self._entries[job.id]
+                self._untime(entry)
+
+    def _untime(self, entry: InFlight) -> None:
+        if self._timed.get(entry.job.id) is entry:
+            del self._timed[entry.job.id]
+
+    def _changed(self) -> None:
+        # Event.set takes a lock and notifies even when the event is set already: per job, that
+        # was as dear as the table's own work. Skipping it then is safe: the claim loop clears
+        # the event before it reads the table, so a set flag means its next read is still due.
+        if not self.changed.is_set():
+            self.changed.set()
 
     def get(self, job_id: int) -> InFlight | None:
         with self.lock:
@@ -129,7 +155,7 @@ class InFlightTable:
         with self.lock:
             due = [
                 e
-                for e in self._entries.values()
+                for e in self._timed.values()
                 if e.deadline is not None
                 and now >= e.deadline
                 and not e.returned
@@ -138,15 +164,16 @@ class InFlightTable:
             for entry in due:
                 entry.abandoned = True
                 self._busy -= 1
+                self._untime(entry)
         if due:
-            self.changed.set()
+            self._changed()
         return due
 
     def next_deadline(self) -> float | None:
         with self.lock:
             deadlines = [
                 e.deadline
-                for e in self._entries.values()
+                for e in self._timed.values()
                 if e.deadline is not None and not e.returned and not e.abandoned
             ]
         return min(deadlines) if deadlines else None

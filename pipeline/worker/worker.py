@@ -308,9 +308,7 @@ class Worker:
             self.producer.settled()
             if self.metrics is not None:
                 self.metrics.settled(job.type, settled)
-        entry = self.table.get(job.id)
-        if entry is not None and entry.job.claim == job.claim:
-            self.table.forget(entry)
+        self.table.forget_claim(job)
         self._log_settled(job, settled)
 
     def _sync_schedules(self) -> None:
