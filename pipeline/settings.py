@@ -20,7 +20,7 @@ class WorkerSettings(BaseModel):
     reclaim_interval_s: float = Field(default=30.0, gt=0)
     #: jobs claimed ahead of a free runner thread, so runners never wait on a claim's round
     #: trip; None: while every stage this worker ran lately took under 10 ms a job, about 10 ms
-    #: of work per runner (at least `concurrency`, at most `claim_batch_max`), else none, so a
+    #: of work per runner (at least `concurrency`, at most twice `claim_batch_max`), else none, so a
     #: slow job is never parked behind another. 0: never.
     prefetch: int | None = Field(default=None, ge=0, le=4096)
     #: the most jobs one claim statement takes

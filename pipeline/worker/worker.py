@@ -76,8 +76,11 @@ class Worker:
         if self.settings.metrics_port is not None:
             self.metrics = WorkerMetrics(str(self.id))
         self.table = InFlightTable(self.settings.concurrency, self._wake)
+        # Up to two claims' worth ahead: the producer claims again once half is taken, so the
+        # runners keep a full claim's work in hand while the next claim's round trip (and its
+        # commit's WAL flush) is under way; with one claim's worth they ran dry in between.
         self.prefetch = Prefetch(
-            self.settings.concurrency, self.settings.prefetch, self.settings.claim_batch_max
+            self.settings.concurrency, self.settings.prefetch, 2 * self.settings.claim_batch_max
         )
         self.completer = Completer(
             self.store,
