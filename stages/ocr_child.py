@@ -97,6 +97,10 @@ SERVE_FLAG = "--serve"  #: ``python -P ocr_child.py --serve`` runs the fork serv
 # how long a closed fork server may take to kill and reap its children.
 _KILLED_EXIT_WAIT_S = 10.0
 _SERVER_EXIT_WAIT_S = 10.0
+# How long the fork server may take to answer one request: a fork, a reap, or its start-up and
+# a language's first model load (~100 ms each when healthy). Past it the server is killed and
+# replaced: a hung one would otherwise hold its pipe's lock, and every page after, for good.
+_SERVER_ANSWER_S = 60.0
 _PR_SET_PDEATHSIG = 1  # prctl(2)
 #: Variables the child and tesseract may see from the parent's environment. Python needs PATH,
 #: HOME (a user site-packages) and PYTHONPATH / PYTHONHOME when pypdfium2 lives outside the venv;
@@ -261,7 +265,9 @@ class ForkServer:
             stdout=subprocess.PIPE,
             env=env,
             start_new_session=True,  # no terminal signal meant for the worker reaches it
+            bufsize=0,  # replies are read from the descriptor, with a deadline (_read_line)
         )
+        self._unread = b""  # what the server wrote past the last reply's newline
         self.broken = False
         try:
             ready = self._receive()
@@ -318,18 +324,26 @@ class ForkServer:
             if self.broken or self._proc.stdin is None:
                 raise ServerGone("the fork server is closed")
             try:
-                self._proc.stdin.write(json.dumps(message).encode() + b"\n")
-                self._proc.stdin.flush()
+                data = memoryview(json.dumps(message).encode() + b"\n")
+                while data:  # unbuffered: a write may take only part of it
+                    data = data[self._proc.stdin.write(data) or 0 :]
             except (OSError, ValueError) as exc:
                 self.broken = True
                 raise ServerGone(f"the fork server is gone: {exc}") from exc
             return self._receive()
 
     def _receive(self) -> dict[str, Any]:
-        assert self._proc.stdout is not None
         try:
-            line = self._proc.stdout.readline()
+            line = self._read_line(_SERVER_ANSWER_S)
             reply = json.loads(line) if line else None
+        except TimeoutError:
+            self.broken = True
+            _kill_group(self._proc.pid)  # its children get SIGKILL with it (PR_SET_PDEATHSIG)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._proc.wait(timeout=_KILLED_EXIT_WAIT_S)
+            raise ServerGone(
+                f"the fork server did not answer within {_SERVER_ANSWER_S:g} s"
+            ) from None
         except (OSError, ValueError) as exc:
             reply = {"error": f"{type(exc).__name__}: {exc}"}
         if not isinstance(reply, dict) or "error" in reply:
@@ -337,6 +351,24 @@ class ForkServer:
             detail = "it exited" if reply is None else str(reply.get("error", reply))
             raise ServerGone(f"the fork server failed: {detail}")
         return reply
+
+    def _read_line(self, timeout_s: float) -> bytes:
+        """One reply line (b"" at EOF); TimeoutError if none is complete within ``timeout_s``."""
+        assert self._proc.stdout is not None
+        fd = self._proc.stdout.fileno()
+        deadline = time.monotonic() + timeout_s
+        while b"\n" not in self._unread:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            if not select.select([fd], [], [], left)[0]:
+                continue
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return b""
+            self._unread += chunk
+        line, _, self._unread = self._unread.partition(b"\n")
+        return line
 
 
 class _ServerPool:

@@ -187,3 +187,22 @@ def test_twenty_files_checked_at_once_cost_one_process_start(
 
     assert [inspect_pdf(pdf).page_count for pdf in pdfs] == [1] * 20
     assert len(started) == 1
+
+
+def test_a_fork_server_that_stops_answering_is_killed_and_its_page_still_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A hung server (here: stopped) would hold its pipe's lock, and every later page, for good.
+    pdf = _scan(tmp_path / "scan.pdf", "Tender for road maintenance", dpi=150)
+    inspect_pdf(pdf)  # starts the server
+    [server] = ocr_child.fork_server_pids()
+    monkeypatch.setattr(ocr_child, "_SERVER_ANSWER_S", 1.0)
+    os.kill(server, signal.SIGSTOP)
+    try:
+        page = ocr_page(pdf, 0, dpi=150, timeout_s=60)
+    finally:
+        if _alive(server):
+            os.kill(server, signal.SIGCONT)
+    assert "road maintenance" in page.text.lower()
+    assert not _alive(server), "the stopped server was left running"
+    assert server not in ocr_child.fork_server_pids()
