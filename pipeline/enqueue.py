@@ -196,6 +196,6 @@ def _insert_chunk(conn: psycopg.Connection[Any], rows: Sequence[dict[str, Any]])
             params[key], params[each] = first, None
         else:
             params[key], params[each] = None, values
-    dedup_keys = params["dedup_key"] if params["dedup_keys"] is None else params["dedup_keys"]
-    query = Q["enqueue_many_keyless"] if dedup_keys is None else Q["enqueue_many"]
+    keyed = params["dedup_key"] is not None or params["dedup_keys"] is not None
+    query = Q["enqueue_many"] if keyed else Q["enqueue_many_keyless"]
     return [int(r[0]) for r in conn.execute(query, params).fetchall()]

@@ -36,8 +36,9 @@ class InFlightTable:
         self.slots = slots
         self.lock = threading.Lock()
         self._entries: dict[int, InFlight] = {}
-        #: the entries with a deadline: the claim loop looks for overdue ones between claims,
-        #: and walking every entry (a hundred claimed ahead) each time cost more than the jobs
+        #: the entries running with a deadline, neither returned nor abandoned (each of those
+        #: takes its entry out): the claim loop looks for overdue ones between claims, and
+        #: walking every entry (a hundred claimed ahead) each time cost more than the jobs
         self._timed: dict[int, InFlight] = {}
         self._busy = 0
         self._waiting = 0  # dispatched, not yet taken by a runner
@@ -153,14 +154,7 @@ class InFlightTable:
         """Thread-run jobs past their deadline, abandoned here so exactly one party settles."""
         now = time.monotonic() if now is None else now
         with self.lock:
-            due = [
-                e
-                for e in self._timed.values()
-                if e.deadline is not None
-                and now >= e.deadline
-                and not e.returned
-                and not e.abandoned
-            ]
+            due = [e for e in self._timed.values() if e.deadline is not None and now >= e.deadline]
             for entry in due:
                 entry.abandoned = True
                 self._busy -= 1
@@ -171,9 +165,5 @@ class InFlightTable:
 
     def next_deadline(self) -> float | None:
         with self.lock:
-            deadlines = [
-                e.deadline
-                for e in self._timed.values()
-                if e.deadline is not None and not e.returned and not e.abandoned
-            ]
+            deadlines = [e.deadline for e in self._timed.values() if e.deadline is not None]
         return min(deadlines) if deadlines else None
