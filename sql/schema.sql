@@ -259,7 +259,11 @@ CREATE TRIGGER jobs_free_slot_on_delete
 -- then least recently served first: round-robin across tenants within a priority level, FIFO
 -- within a tenant. Each group gets a fair share of the batch on a first pass and what is left
 -- on a second; a capped group never more than its free slots.
-CREATE TYPE pipeline_claim_group AS (type text, tenant_id text, cap integer);
+CREATE TYPE pipeline_claim_group AS (
+    type text, tenant_id text, cap integer,
+    -- The group's best ready job, where the claim's picks start (0009).
+    head_priority smallint, head_run_after timestamptz, head_id bigint
+);
 
 CREATE FUNCTION pipeline_claim(
     p_types text[], p_limit integer, p_worker uuid, p_cap_stages text[], p_caps integer[]
@@ -286,13 +290,21 @@ DECLARE
     batch_tenants text[] := '{}';
     batch_takes integer[] := '{}';
     batch_caps integer[] := '{}';
+    batch_priorities smallint[] := '{}';
+    batch_run_afters timestamptz[] := '{}';
+    batch_heads bigint[] := '{}';
 BEGIN
     -- Distinct tenants with queued jobs per stage, found by skipping through jobs_ready one
     -- tenant at a time; then each one's best ready job, for the order. The skips order by
     -- (tenant_id, priority DESC), which only jobs_ready gives: an index on tenant_id alone
     -- (jobs_tenant) would tempt the planner into walking every row of a stage with none queued.
+    -- Each group keeps its head's keys: the picks below start their index scans there, at the
+    -- head's priority, then go on to lower ones. The entries before a head are of jobs taken
+    -- since the last vacuum, which the head's probe has just stepped over; a pick from the
+    -- start of the group stepped over them again (0009).
     groups := ARRAY(
-        SELECT ROW(g.type, g.tenant_id, g.cap)::pipeline_claim_group
+        SELECT ROW(g.type, g.tenant_id, g.cap, g.priority, g.run_after, g.head_id)
+               ::pipeline_claim_group
         FROM (
             WITH RECURSIVE tenants(type, tenant_id) AS (
                 SELECT t.type,
@@ -310,12 +322,13 @@ BEGIN
                 FROM tenants tn
                 WHERE tn.tenant_id IS NOT NULL
             )
-            SELECT tn.type, tn.tenant_id, head.priority, head.run_after, s.served_at,
+            SELECT tn.type, tn.tenant_id, head.priority, head.run_after, head.id AS head_id,
+                   s.served_at,
                    coalesce(c.cap, p_caps[array_position(p_cap_stages, tn.type)]) AS cap,
                    coalesce(s.running, 0) AS running
             FROM tenants tn
             CROSS JOIN LATERAL (
-                SELECT j.priority, j.run_after FROM jobs j
+                SELECT j.priority, j.run_after, j.id FROM jobs j
                 WHERE j.status = 'queued' AND j.type = tn.type AND j.tenant_id = tn.tenant_id
                   AND j.run_after <= now()
                 ORDER BY j.priority DESC, j.run_after, j.id
@@ -325,10 +338,10 @@ BEGIN
             LEFT JOIN tenant_caps c ON c.tenant_id = tn.tenant_id AND c.stage = tn.type
             WHERE tn.tenant_id IS NOT NULL
             UNION ALL
-            SELECT t.type, NULL, head.priority, head.run_after, NULL, NULL, 0
+            SELECT t.type, NULL, head.priority, head.run_after, head.id, NULL, NULL, 0
             FROM unnest(p_types) AS t(type)
             CROSS JOIN LATERAL (
-                SELECT j.priority, j.run_after FROM jobs j
+                SELECT j.priority, j.run_after, j.id FROM jobs j
                 WHERE j.status = 'queued' AND j.type = t.type AND j.tenant_id IS NULL
                   AND j.run_after <= now()
                 ORDER BY j.priority DESC, j.run_after, j.id
@@ -360,6 +373,9 @@ BEGIN
             batch_tenants := batch_tenants || grp.tenant_id;
             batch_takes := batch_takes || shares[i];
             batch_caps := batch_caps || grp.cap;
+            batch_priorities := batch_priorities || grp.head_priority;
+            batch_run_afters := batch_run_afters || grp.head_run_after;
+            batch_heads := batch_heads || grp.head_id;
         END IF;
     END LOOP;
 
@@ -372,31 +388,50 @@ BEGIN
     IF array_length(batch_types, 1) > 0 THEN
         RETURN QUERY
         WITH wanted AS (
-            SELECT * FROM unnest(batch_types, batch_tenants, batch_takes, batch_caps)
-                AS w(type, tenant_id, take, cap)
+            SELECT * FROM unnest(batch_types, batch_tenants, batch_takes, batch_caps,
+                                 batch_priorities, batch_run_afters, batch_heads)
+                AS w(type, tenant_id, take, cap, head_priority, head_run_after, head_id)
         ),
         locked AS (
-            SELECT w.type, w.tenant_id, greatest(0, least(w.take, w.cap - s.running)) AS room
+            SELECT w.type, w.tenant_id, greatest(0, least(w.take, w.cap - s.running)) AS room,
+                   w.head_priority, w.head_run_after, w.head_id
             FROM wanted w
             JOIN tenant_slots s ON s.tenant_id = w.tenant_id AND s.stage = w.type
             WHERE w.cap IS NOT NULL
             FOR UPDATE OF s SKIP LOCKED
         ),
         rooms AS (
-            SELECT l.type, l.tenant_id, l.room, true AS capped FROM locked l
+            SELECT l.type, l.tenant_id, l.room, true AS capped,
+                   l.head_priority, l.head_run_after, l.head_id
+            FROM locked l
             UNION ALL
-            SELECT w.type, w.tenant_id, w.take, false FROM wanted w WHERE w.cap IS NULL
+            SELECT w.type, w.tenant_id, w.take, false, w.head_priority, w.head_run_after, w.head_id
+            FROM wanted w WHERE w.cap IS NULL
         ),
         picked AS (
             SELECT p.id, r.capped
             FROM rooms r
             CROSS JOIN LATERAL (
-                SELECT j.id FROM jobs j
-                WHERE j.status = 'queued' AND j.type = r.type AND j.tenant_id = r.tenant_id
-                  AND j.run_after <= now()
-                ORDER BY j.priority DESC, j.run_after, j.id
+                SELECT same.id FROM (
+                    SELECT j.id FROM jobs j
+                    WHERE j.status = 'queued' AND j.type = r.type AND j.tenant_id = r.tenant_id
+                      AND j.priority = r.head_priority
+                      AND (j.run_after, j.id) >= (r.head_run_after, r.head_id)
+                      AND j.run_after <= now()
+                    ORDER BY j.run_after, j.id
+                    LIMIT r.room
+                    FOR UPDATE SKIP LOCKED
+                ) AS same
+                UNION ALL
+                SELECT below.id FROM (
+                    SELECT j.id FROM jobs j
+                    WHERE j.status = 'queued' AND j.type = r.type AND j.tenant_id = r.tenant_id
+                      AND j.priority < r.head_priority AND j.run_after <= now()
+                    ORDER BY j.priority DESC, j.run_after, j.id
+                    LIMIT r.room
+                    FOR UPDATE SKIP LOCKED
+                ) AS below
                 LIMIT r.room
-                FOR UPDATE SKIP LOCKED
             ) AS p
         ),
         claimed AS (
@@ -470,12 +505,27 @@ BEGIN
                 IF grp.tenant_id IS NULL THEN
                     RETURN QUERY
                     WITH picked AS (
-                        SELECT j.id FROM jobs j
-                        WHERE j.status = 'queued' AND j.type = grp.type AND j.tenant_id IS NULL
-                          AND j.run_after <= now()
-                        ORDER BY j.priority DESC, j.run_after, j.id
+                        SELECT same.id FROM (
+                            SELECT j.id FROM jobs j
+                            WHERE j.status = 'queued' AND j.type = grp.type
+                              AND j.tenant_id IS NULL AND j.priority = grp.head_priority
+                              AND (j.run_after, j.id) >= (grp.head_run_after, grp.head_id)
+                              AND j.run_after <= now()
+                            ORDER BY j.run_after, j.id
+                            LIMIT take
+                            FOR UPDATE SKIP LOCKED
+                        ) AS same
+                        UNION ALL
+                        SELECT below.id FROM (
+                            SELECT j.id FROM jobs j
+                            WHERE j.status = 'queued' AND j.type = grp.type
+                              AND j.tenant_id IS NULL AND j.priority < grp.head_priority
+                              AND j.run_after <= now()
+                            ORDER BY j.priority DESC, j.run_after, j.id
+                            LIMIT take
+                            FOR UPDATE SKIP LOCKED
+                        ) AS below
                         LIMIT take
-                        FOR UPDATE SKIP LOCKED
                     )
                     UPDATE jobs AS j
                     SET status = 'running', attempts = j.attempts + 1, claims = j.claims + 1,
@@ -486,12 +536,27 @@ BEGIN
                 ELSE
                     RETURN QUERY
                     WITH picked AS (
-                        SELECT j.id FROM jobs j
-                        WHERE j.status = 'queued' AND j.type = grp.type
-                          AND j.tenant_id = grp.tenant_id AND j.run_after <= now()
-                        ORDER BY j.priority DESC, j.run_after, j.id
+                        SELECT same.id FROM (
+                            SELECT j.id FROM jobs j
+                            WHERE j.status = 'queued' AND j.type = grp.type
+                              AND j.tenant_id = grp.tenant_id AND j.priority = grp.head_priority
+                              AND (j.run_after, j.id) >= (grp.head_run_after, grp.head_id)
+                              AND j.run_after <= now()
+                            ORDER BY j.run_after, j.id
+                            LIMIT take
+                            FOR UPDATE SKIP LOCKED
+                        ) AS same
+                        UNION ALL
+                        SELECT below.id FROM (
+                            SELECT j.id FROM jobs j
+                            WHERE j.status = 'queued' AND j.type = grp.type
+                              AND j.tenant_id = grp.tenant_id AND j.priority < grp.head_priority
+                              AND j.run_after <= now()
+                            ORDER BY j.priority DESC, j.run_after, j.id
+                            LIMIT take
+                            FOR UPDATE SKIP LOCKED
+                        ) AS below
                         LIMIT take
-                        FOR UPDATE SKIP LOCKED
                     )
                     UPDATE jobs AS j
                     SET status = 'running', attempts = j.attempts + 1, claims = j.claims + 1,

@@ -29,6 +29,11 @@ CATALOG = {
         WHERE pronamespace = 'public'::regnamespace ORDER BY 1""",
     "triggers": """
         SELECT tgname, pg_get_triggerdef(oid) FROM pg_trigger WHERE NOT tgisinternal ORDER BY 1""",
+    "composite types": """
+        SELECT c.relname, a.attnum, a.attname, format_type(a.atttypid, a.atttypmod)
+        FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+        WHERE c.relkind = 'c' AND c.relnamespace = 'public'::regnamespace
+          AND a.attnum > 0 AND NOT a.attisdropped ORDER BY 1, 2""",
     # The monitoring views' names, columns and comments are an interface: compared too.
     "views": """
         SELECT viewname, definition, obj_description(format('%I', viewname)::regclass, 'pg_class')

@@ -206,6 +206,44 @@ def test_claim_takes_the_highest_priority_first(conn: Conn, pool: ConnectionPool
     assert order == [ids[1], ids[2], ids[0]]
 
 
+@pytest.mark.parametrize("tenants", [(None,), ("a",), ("a", "b")])
+def test_each_claim_takes_the_next_jobs_in_order_across_priority_levels(
+    conn: Conn, pool: ConnectionPool, tenants: tuple[str | None, ...]
+) -> None:
+    # A claim's pick starts at the head its probe found, at the head's priority, then goes on
+    # to lower ones: the jobs taken before it leave entries ahead of the head, and a level can
+    # run out within one claim. Run_afters are shuffled against ids, so FIFO means run_after.
+    base = datetime.now(UTC) - timedelta(hours=1)
+    levels = {5: 3, 3: 2, 0: 4, -2: 3}
+    expected: dict[str | None, list[int]] = {t: [] for t in tenants}
+    for n, tenant in enumerate(tenants):
+        rows = []
+        for priority, count in levels.items():
+            # A second tenant has fewer: when it runs dry, the first takes its share's rest
+            # in the claim's second pass.
+            for k in range(count - n):
+                rows.append((priority, base + timedelta(seconds=(7 * k + priority) % 11)))
+        for priority, run_after in reversed(rows):
+            job = enqueue(
+                conn, "noop", {}, tenant_id=tenant, priority=priority, run_after=run_after
+            )
+            expected[tenant].append(job)
+        expected[tenant].sort(
+            key=lambda j: (-job_row(conn, j)["priority"], job_row(conn, j)["run_after"], j)
+        )
+    store = JobStore(pool)
+    taken: dict[str | None, list[int]] = {t: [] for t in tenants}
+    for limit in (2, 4, 7, 5, 50):
+        batch = store.claim(["noop"], limit, WORKER)
+        assert len(batch) == min(limit, sum(len(v) - len(taken[t]) for t, v in expected.items()))
+        for job in batch:
+            taken[job.tenant_id].append(job.id)
+        # Whatever each tenant's share was, it got its next jobs in order, none skipped.
+        for tenant in tenants:
+            assert set(taken[tenant]) == set(expected[tenant][: len(taken[tenant])]), limit
+    assert {t: sorted(v) for t, v in taken.items()} == {t: sorted(v) for t, v in expected.items()}
+
+
 def test_concurrent_claimers_never_get_the_same_job(conn: Conn, pool: ConnectionPool) -> None:
     total = 3000
     enqueue_many(conn, [JobRequest("noop", {"n": i}) for i in range(total)])
