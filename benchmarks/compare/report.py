@@ -42,8 +42,9 @@ def table(results: Results, libs: list[str], configs: dict[str, list[WorkerConfi
     def row(name: str, cell: Callable[[str], Cell], compare: bool = True) -> None:
         cells = {lib: cell(lib) for lib in libs}
         shown = [fmt(v) + (f" ({note})" if note else "") for v, note in cells.values()]
-        ratios = [ratio(cells[MAIN][0], cells[o][0]) if compare else "" for o in others]
-        ratios = ratios if MAIN in libs else []
+        ratios = []
+        if MAIN in libs:
+            ratios = [ratio(cells[MAIN][0], cells[o][0]) if compare else "" for o in others]
         lines.append("| " + " | ".join([name, *shown, *ratios]) + " |")
 
     def default_label(lib: str) -> str:
