@@ -11,6 +11,7 @@ from typing import Any
 
 from benchmarks.compare import measure, refs, server
 from benchmarks.compare.cpu import Meter, wait_quiet
+from benchmarks.compare.measure import Drain
 from benchmarks.compare.results import Results
 from benchmarks.compare.sides import NotApplicable, Side, WorkerConfig
 
@@ -118,13 +119,20 @@ class Runner:
         say(f"  p50 {p50:.2f} ms, p95 {p95:.2f} ms, p99 {p99:.2f} ms")
 
     def flat(self, side: Side, config: WorkerConfig) -> None:
-        empty = measure.drain(self.srv, side, config, side.drain_jobs)
-        full = measure.drain(self.srv, side, config, side.drain_jobs, f"{side.template}_full")
-        self.results.flat[side.name].append((empty, full))
-        say(
-            f"  empty {empty.jobs_s:,.0f} jobs/s, with {self.sizes.finished:,} finished "
-            f"{full.jobs_s:,.0f} jobs/s ({full.jobs_s / empty.jobs_s:.2f})"
-        )
+        # Empty, full, full, empty: a drift of the machine's speed within the round (a third
+        # within minutes here) would otherwise pass for a difference of the two tables.
+        def drain(template: str) -> Drain:
+            return measure.drain(self.srv, side, config, side.drain_jobs, template)
+
+        full_template = f"{side.template}_full"
+        first = drain(side.template), drain(full_template)
+        full, empty = drain(full_template), drain(side.template)
+        for pair in (first, (empty, full)):
+            self.results.flat[side.name].append(pair)
+            say(
+                f"  empty {pair[0].jobs_s:,.0f} jobs/s, with {self.sizes.finished:,} finished "
+                f"{pair[1].jobs_s:,.0f} jobs/s ({pair[1].jobs_s / pair[0].jobs_s:.2f})"
+            )
 
     def fair(self, side: Side) -> None:
         sizes = self.sizes
