@@ -200,7 +200,8 @@ def render(
         f"Wake: {sizes.wake} jobs, one every {sizes.wake_interval * 1000:.0f} ms, into one idle "
         "worker at its defaults, enqueue call to job function (time.time() in both). Flatness: "
         f"the defaults' drain with {sizes.finished:,} finished rows / an empty table, four drains "
-        "a round (empty, full, full, empty), the median of all pairs. ↑ higher is better, ↓ lower is better; ratios are pg-pipeline / the other.",
+        "a round (empty, full, full, empty), the median of all pairs. ↑ higher is better, "
+        "↓ lower is better; ratios are pg-pipeline / the other.",
         "",
     ]
     body = table(results, libs, configs) + sweeps(results, libs, configs) + references(results)
