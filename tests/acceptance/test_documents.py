@@ -216,3 +216,8 @@ def test_doctor_finds_everything_the_pipeline_needs(env: dict[str, str]) -> None
     assert result.returncode == 0, result.stdout
     for name in ("postgres", "schema", "listen/notify", "blob store", "tesseract"):
         assert any(line.startswith("ok") and name in line for line in result.stdout.splitlines())
+    # This machine has libtesseract (the OCR tests read pages through it): the doctor says so.
+    assert any(
+        line.startswith("ok") and "tesseract lib" in line and "in-process" in line
+        for line in result.stdout.splitlines()
+    ), result.stdout

@@ -9,6 +9,7 @@ import pytest
 from PIL import Image, ImageDraw, ImageFont
 
 from stages import ocr_child, ocr_engine
+from stages.checks import library_check
 from stages.ocr_engine import ocr_page
 
 NOTICE = "\n".join(
@@ -45,6 +46,14 @@ def _without_library(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_this_machine_has_the_library() -> None:
     # Otherwise every other test here would pass through the command alone.
     assert ocr_engine.tesseract_library() is not None
+
+
+def test_the_doctor_says_where_pages_are_read_and_never_fails_for_it() -> None:
+    name, ok, detail = library_check(None)
+    assert (name, ok) == ("tesseract lib", True)
+    assert "tesseract command" in detail and "libtesseract" in detail
+    found = library_check("/opt/lib/libtesseract.so.5")
+    assert found == ("tesseract lib", True, "/opt/lib/libtesseract.so.5: pages are read in-process")
 
 
 def test_in_process_ocr_reads_what_the_tesseract_command_reads(
