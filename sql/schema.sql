@@ -296,31 +296,35 @@ DECLARE
 BEGIN
     -- Distinct tenants with queued jobs per stage, found by skipping through jobs_ready one
     -- tenant at a time; then each one's best ready job, for the order. The skips order by
-    -- (tenant_id, priority DESC), which only jobs_ready gives: an index on tenant_id alone
-    -- (jobs_tenant) would tempt the planner into walking every row of a stage with none queued.
+    -- jobs_ready's own order, which an index on tenant_id alone (jobs_tenant) could not give:
+    -- it would tempt the planner into walking every row of a stage with none queued.
     -- Each group keeps its head's keys: the picks below start their index scans there, at the
     -- head's priority, then go on to lower ones. The entries before a head are of jobs taken
-    -- since the last vacuum, which the head's probe has just stepped over; a pick from the
-    -- start of the group stepped over them again (0009).
+    -- since the last vacuum: one probe a group steps over them (the skip, whose first row is
+    -- the tenant's head unless that row waits for a later run_after), and no pick does (0009).
     groups := ARRAY(
         SELECT ROW(g.type, g.tenant_id, g.cap, g.priority, g.run_after, g.head_id)
                ::pipeline_claim_group
         FROM (
-            WITH RECURSIVE tenants(type, tenant_id) AS (
-                SELECT t.type,
-                       (SELECT j.tenant_id FROM jobs j
-                        WHERE j.status = 'queued' AND j.type = t.type
-                          AND j.tenant_id IS NOT NULL
-                        ORDER BY j.tenant_id, j.priority DESC LIMIT 1)
+            WITH RECURSIVE tenants(type, tenant_id, priority, run_after, id) AS (
+                SELECT t.type, f.tenant_id, f.priority, f.run_after, f.id
                 FROM unnest(p_types) AS t(type)
+                CROSS JOIN LATERAL (
+                    SELECT j.tenant_id, j.priority, j.run_after, j.id FROM jobs j
+                    WHERE j.status = 'queued' AND j.type = t.type AND j.tenant_id IS NOT NULL
+                    ORDER BY j.tenant_id, j.priority DESC, j.run_after, j.id
+                    LIMIT 1
+                ) AS f
                 UNION ALL
-                SELECT tn.type,
-                       (SELECT j.tenant_id FROM jobs j
-                        WHERE j.status = 'queued' AND j.type = tn.type
-                          AND j.tenant_id > tn.tenant_id
-                        ORDER BY j.tenant_id, j.priority DESC LIMIT 1)
+                SELECT tn.type, f.tenant_id, f.priority, f.run_after, f.id
                 FROM tenants tn
-                WHERE tn.tenant_id IS NOT NULL
+                CROSS JOIN LATERAL (
+                    SELECT j.tenant_id, j.priority, j.run_after, j.id FROM jobs j
+                    WHERE j.status = 'queued' AND j.type = tn.type
+                      AND j.tenant_id > tn.tenant_id
+                    ORDER BY j.tenant_id, j.priority DESC, j.run_after, j.id
+                    LIMIT 1
+                ) AS f
             )
             SELECT tn.type, tn.tenant_id, head.priority, head.run_after, head.id AS head_id,
                    s.served_at,
@@ -328,15 +332,17 @@ BEGIN
                    coalesce(s.running, 0) AS running
             FROM tenants tn
             CROSS JOIN LATERAL (
-                SELECT j.priority, j.run_after, j.id FROM jobs j
-                WHERE j.status = 'queued' AND j.type = tn.type AND j.tenant_id = tn.tenant_id
-                  AND j.run_after <= now()
-                ORDER BY j.priority DESC, j.run_after, j.id
-                LIMIT 1
+                SELECT tn.priority, tn.run_after, tn.id WHERE tn.run_after <= now()
+                UNION ALL
+                -- Its first job waits for later: its best ready one, if any, is further on.
+                (SELECT j.priority, j.run_after, j.id FROM jobs j
+                 WHERE tn.run_after > now() AND j.status = 'queued' AND j.type = tn.type
+                   AND j.tenant_id = tn.tenant_id AND j.run_after <= now()
+                 ORDER BY j.priority DESC, j.run_after, j.id
+                 LIMIT 1)
             ) AS head
             LEFT JOIN tenant_slots s ON s.tenant_id = tn.tenant_id AND s.stage = tn.type
             LEFT JOIN tenant_caps c ON c.tenant_id = tn.tenant_id AND c.stage = tn.type
-            WHERE tn.tenant_id IS NOT NULL
             UNION ALL
             SELECT t.type, NULL, head.priority, head.run_after, head.id, NULL, NULL, 0
             FROM unnest(p_types) AS t(type)

@@ -206,6 +206,22 @@ def test_claim_takes_the_highest_priority_first(conn: Conn, pool: ConnectionPool
     assert order == [ids[1], ids[2], ids[0]]
 
 
+def test_a_tenant_whose_best_job_waits_still_gets_its_ready_ones(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    # The claim finds each tenant's head from the first entry of its range; when that entry
+    # is a job not due yet, the head is looked for further on.
+    later = timedelta(hours=1)
+    enqueue(conn, "noop", {}, tenant_id="a", priority=9, run_after=later)
+    ready = [enqueue(conn, "noop", {}, tenant_id="a", priority=p) for p in (1, 4)]
+    enqueue(conn, "noop", {}, tenant_id="b", priority=5, run_after=later)
+    untenanted = enqueue(conn, "noop", {}, priority=2)
+    store = JobStore(pool)
+    assert [j.id for j in store.claim(["noop"], 1, WORKER)] == [ready[1]]
+    assert {j.id for j in store.claim(["noop"], 10, WORKER)} == {ready[0], untenanted}
+    assert store.claim(["noop"], 10, WORKER) == []
+
+
 @pytest.mark.parametrize("tenants", [(None,), ("a",), ("a", "b")])
 def test_each_claim_takes_the_next_jobs_in_order_across_priority_levels(
     conn: Conn, pool: ConnectionPool, tenants: tuple[str | None, ...]
