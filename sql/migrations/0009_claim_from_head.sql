@@ -8,6 +8,10 @@
 -- (priority, run_after, id) at the head's priority), then takes lower priorities, so the dead
 -- entries are stepped over once a claim. A job that was enqueued ahead of the head after the
 -- probe is left to the next claim, as a job enqueued after the claim is.
+--
+-- Tenants: the skip from one tenant to the next already lands on the next tenant's first
+-- entry, which is its head unless that job is not due yet; the head is probed for separately
+-- only then. Before, every tenant was probed twice (skip, then head).
 ALTER TYPE pipeline_claim_group
     ADD ATTRIBUTE head_priority smallint,
     ADD ATTRIBUTE head_run_after timestamptz,
