@@ -38,13 +38,7 @@ DECLARE
     used integer;
     shares integer[];
     budget integer;
-    batch_types text[] := '{}';
-    batch_tenants text[] := '{}';
-    batch_takes integer[] := '{}';
-    batch_caps integer[] := '{}';
-    batch_priorities smallint[] := '{}';
-    batch_run_afters timestamptz[] := '{}';
-    batch_heads bigint[] := '{}';
+    tenants_share boolean := false;  -- a tenant group has a first-pass share
 BEGIN
     -- Distinct tenants with queued jobs per stage, found by skipping through jobs_ready one
     -- tenant at a time; then each one's best ready job, for the order. The skips order by
@@ -126,15 +120,7 @@ BEGIN
         shares[i] := least(quota, budget);
         budget := budget - shares[i];
         grp := groups[i];
-        IF shares[i] > 0 AND grp.tenant_id IS NOT NULL THEN
-            batch_types := batch_types || grp.type;
-            batch_tenants := batch_tenants || grp.tenant_id;
-            batch_takes := batch_takes || shares[i];
-            batch_caps := batch_caps || grp.cap;
-            batch_priorities := batch_priorities || grp.head_priority;
-            batch_run_afters := batch_run_afters || grp.head_run_after;
-            batch_heads := batch_heads || grp.head_id;
-        END IF;
+        tenants_share := tenants_share OR (shares[i] > 0 AND grp.tenant_id IS NOT NULL);
     END LOOP;
 
     -- Tenants take their first-pass shares in one statement, however many have work. A
@@ -143,12 +129,12 @@ BEGIN
     -- at most its free slots taken, and the count raised by what was taken, all before this
     -- transaction commits. A capped pair whose counter row is missing gets nothing here; the
     -- second pass below makes its row.
-    IF array_length(batch_types, 1) > 0 THEN
+    IF tenants_share THEN
         RETURN QUERY
         WITH wanted AS (
-            SELECT * FROM unnest(batch_types, batch_tenants, batch_takes, batch_caps,
-                                 batch_priorities, batch_run_afters, batch_heads)
-                AS w(type, tenant_id, take, cap, head_priority, head_run_after, head_id)
+            SELECT * FROM unnest(groups, shares)
+                AS w(type, tenant_id, cap, head_priority, head_run_after, head_id, take)
+            WHERE w.take > 0 AND w.tenant_id IS NOT NULL
         ),
         locked AS (
             SELECT w.type, w.tenant_id, greatest(0, least(w.take, w.cap - s.running)) AS room,
