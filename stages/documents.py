@@ -26,6 +26,7 @@ from pipeline import (
 )
 from stages.errors import DocumentError
 from stages.extract import extract_fields
+from stages.layout import PageLayout
 from stages.ocr_engine import ocr_page
 from stages.pdfinfo import inspect_pdf
 from stages.tender import TenderExtraction
@@ -104,6 +105,8 @@ class PageResult(BaseModel):
     dpi: int | None
     #: The page's OCR child at its peak, when known (outputs from before it lack it).
     peak_rss_bytes: int | None = None
+    #: Where the page's words stand, when the reader could tell (outputs from before it lack it).
+    layout: PageLayout | None = None
 
 
 class Extract(BaseModel):
@@ -175,7 +178,8 @@ def extract(job: Extract, ctx: Context) -> TenderExtraction:
     pages = [PageResult.model_validate(out) for _, out in ctx.outputs("ocr")]
     if len(pages) != job.pages:
         raise RetryableError(f"found {len(pages)} of {job.pages} OCR'd pages")
-    return extract_fields([p.text for p in pages])  # pages, so evidence can name them
+    # Pages, so evidence can name them; layouts, so labels pair with values as drawn.
+    return extract_fields([p.text for p in pages], layouts=[p.layout for p in pages])
 
 
 def worker_count() -> int:

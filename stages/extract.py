@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from stages.extract_llm import LlmExtractor
 from stages.extract_offline import extract_offline_explained
+from stages.layout import PageLayout
 from stages.tender import FieldEvidence, TenderExtraction, TenderFields
 
 __all__ = ["cross_check", "extract_fields", "with_page_markers"]
@@ -57,10 +58,13 @@ def cross_check(llm: TenderFields, offline: TenderExtraction) -> TenderExtractio
     return TenderExtraction(**data, evidence=evidence, warnings=warnings, extractor="llm")
 
 
-def extract_fields(text: str | Sequence[str]) -> TenderExtraction:
+def extract_fields(
+    text: str | Sequence[str], layouts: Sequence[PageLayout | None] | None = None
+) -> TenderExtraction:
     """Extract with ``LlmExtractor.from_env()`` when ``PIPELINE_LLM_BASE_URL`` is set.
 
-    ``text`` is the document's text, or its pages in order (the evidence then names pages).
+    ``text`` is the document's text, or its pages in order (the evidence then names pages);
+    ``layouts``, when given, holds each page's layout (None for a page read without one).
     The LLM's errors propagate (``LlmUnavailable`` is transient, ``ExtractionFailed`` permanent):
     silently falling back to the rules would mix two extractors' output in one run. The offline
     rules still run beside it, as a cross-check.
