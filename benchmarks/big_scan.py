@@ -71,7 +71,7 @@ def _fork_servers(pid: int) -> list[int]:
             cmdline = (entry / "cmdline").read_bytes()
         except OSError:
             continue
-        if ppid == pid and b"ocr_child.py\0--serve" in cmdline:
+        if ppid == pid and b"sandbox.py\0--serve" in cmdline:
             found.append(int(entry.name))
     return found
 

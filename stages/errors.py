@@ -16,7 +16,7 @@ from __future__ import annotations
 import signal
 
 from pipeline import RetryableError
-from stages.ocr_child import signal_name
+from stages.ocr.processes import signal_name
 
 
 class DocumentError(Exception):

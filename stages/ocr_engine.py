@@ -1,7 +1,7 @@
 """Text of one PDF page: its text layer when it has one, tesseract OCR otherwise.
 
 All work on the page (PDFium parsing, text extraction, rendering, tesseract) happens in a
-killable child process with an address-space limit (see :mod:`stages.ocr_child`); this module
+killable child process with an address-space limit (see :mod:`stages.ocr`); this module
 enforces the wall-clock timeout and turns what happened into a :class:`PageText` or an error:
 
 * :class:`~stages.errors.DocumentError` (permanent): PDFium cannot open or render the page, the
@@ -27,7 +27,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from stages.errors import DocumentError, OcrTimeout, signal_death_error
-from stages.ocr_child import LOAD_REASONS, run_child
+from stages.ocr.protocol import LOAD_REASONS
+from stages.ocr.runner import run_child
 
 logger = logging.getLogger(__name__)
 
@@ -77,7 +78,7 @@ def ocr_page(
     process while it renders and while tesseract recognises (in the child, with the language's
     model it inherited, or as the command that replaces it). A rendered page with
     fewer than ``blank_below`` ink blocks (squares of ~1/75 inch with a stroke through them, see
-    :func:`stages.ocr_child.ink_blocks`; 0 turns the check off) is returned as ``blank``
+    :func:`stages.ocr.raster.ink_blocks`; 0 turns the check off) is returned as ``blank``
     without OCR.
 
     Raises IndexError for a page outside the document, FileNotFoundError for a missing file and

@@ -2,7 +2,7 @@
 
 :func:`inspect_pdf` runs the cheap checks in the parent (size, magic bytes, a streamed SHA-256) and
 lets PDFium open the file only in a killable, memory-limited child process (see
-:mod:`stages.ocr_child`): a hostile or broken file cannot crash or hang the caller. Every problem
+:mod:`stages.ocr`): a hostile or broken file cannot crash or hang the caller. Every problem
 with the input comes back as a :class:`~stages.errors.DocumentError` with a message for a human;
 a parser killed by a signal other than its own CPU limit raises the retryable
 :class:`~stages.errors.KilledBySignal` instead.
@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stages.errors import DocumentError, OcrTimeout, signal_death_error
-from stages.ocr_child import LOAD_REASONS, run_child
+from stages.ocr.protocol import LOAD_REASONS
+from stages.ocr.runner import run_child
 
 PDF_MAGIC = b"%PDF-"
 _CHUNK = 1024 * 1024

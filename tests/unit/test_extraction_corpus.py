@@ -19,7 +19,7 @@ import pytest
 from benchmarks.extraction_accuracy import score, score_field
 from stages.extract import cross_check
 from stages.extract_offline import extract_offline, extract_offline_explained
-from stages.ocr_child import Segment, _text_segments, columns_in_reading_order
+from stages.ocr.reading_order import Segment, columns_in_reading_order, text_segments
 from stages.tender import TenderFields
 
 CORPUS = Path(__file__).resolve().parents[2] / "sample_docs" / "corpus"
@@ -58,7 +58,7 @@ def page_texts(name: str) -> list[str]:
             page = doc[index]
             textpage = page.get_textpage()
             text = str(textpage.get_text_range())
-            ordered = columns_in_reading_order(_text_segments(textpage), page.get_width())
+            ordered = columns_in_reading_order(text_segments(textpage), page.get_width())
             texts.append(text if ordered is None else ordered)
             textpage.close()
         return texts

@@ -20,9 +20,16 @@ import pytest
 from PIL import Image, ImageDraw, ImageFont
 
 from pipeline import RetryableError
-from stages import ocr_child, ocr_engine
+from stages import ocr_engine
 from stages.errors import DocumentError, KilledBySignal, OcrTimeout, signal_death_error
-from stages.ocr_child import CHILD_ENV_NAMES, CHILD_ENV_PREFIXES, child_environment, fit_dpi
+from stages.ocr import fork_server
+from stages.ocr.protocol import (
+    CHILD_ENV_NAMES,
+    CHILD_ENV_PREFIXES,
+    RESULT_NAME,
+    child_environment,
+)
+from stages.ocr.raster import fit_dpi
 from stages.ocr_engine import mean_word_confidence, ocr_page, tesseract_available
 from stages.pdfinfo import inspect_pdf
 from tests.pdfs import encrypted_pdf, text_objects, write_pdf
@@ -50,8 +57,8 @@ NOTICE = "Invoice number 12345\nTender for road maintenance"
 def _fork_servers_stopped() -> Iterator[None]:
     """Each test starts its own fork server, and leaves no process of it behind."""
     yield
-    servers = ocr_child.fork_server_pids()
-    ocr_child.stop_fork_servers()
+    servers = fork_server.fork_server_pids()
+    fork_server.stop_fork_servers()
     assert [pid for pid in servers if _state(pid) != "gone"] == []
 
 
@@ -142,7 +149,7 @@ def test_timeout_kills_the_worker_and_leaves_nothing_behind(
         ocr_page(scan, 0, timeout_s=0.01)
 
     assert _pids_mentioning(str(tmp_path)) == []
-    servers = ocr_child.fork_server_pids()
+    servers = fork_server.fork_server_pids()
     assert servers  # the child came from the fork server, which lives on for the next page
     assert set(_children_of(os.getpid())) - set(servers) <= children_before
     for server in servers:
@@ -195,7 +202,7 @@ def _child_in(workroot: Path, program: str) -> int:
 def _reading(workroot: Path) -> bool:
     """Whether the child has rendered its page and handed it to tesseract in its own process:
     it then says so in its result file, before recognition starts."""
-    for result in workroot.glob(f"*/{ocr_child.RESULT_NAME}"):
+    for result in workroot.glob(f"*/{RESULT_NAME}"):
         with contextlib.suppress(OSError, ValueError):
             if json.loads(result.read_text()).get("stage") == "tesseract":
                 return True
@@ -205,7 +212,7 @@ def _reading(workroot: Path) -> bool:
 def _child_reading(workroot: Path) -> int:
     """The pid of the sandboxed child once tesseract reads the page in it (no exec)."""
     wait_for(lambda: _reading(workroot), timeout=30, what="tesseract to read the page")
-    [pid] = [p for p in _pids_mentioning(str(workroot)) if _runs(p, "ocr_child.py")]
+    [pid] = [p for p in _pids_mentioning(str(workroot)) if _runs(p, "sandbox.py")]
     return pid
 
 
@@ -241,12 +248,10 @@ def test_a_child_killed_from_outside_is_retryable(
         if step == "tesseract in the child":
             pid = _child_reading(workroot)
         else:
-            pid = _child_in(
-                workroot, "tesseract" if step == "tesseract command" else "ocr_child.py"
-            )
+            pid = _child_in(workroot, "tesseract" if step == "tesseract command" else "sandbox.py")
         with _paused(pid):  # it cannot move on to the next step before the kill
             if step == "render":
-                assert _runs(pid, "ocr_child.py") and not _reading(workroot)
+                assert _runs(pid, "sandbox.py") and not _reading(workroot)
             elif step == "tesseract command":
                 assert _runs(pid, "tesseract")
             os.kill(pid, signal.SIGKILL)
@@ -265,9 +270,9 @@ def test_our_own_cpu_limit_kills_with_sigxcpu_and_fails_the_page() -> None:
     # SIGXCPU, which nobody else sends.
     code = (
         "import sys\n"
-        f"sys.path.insert(0, {str(Path(ocr_child.__file__).parent)!r})\n"
-        "import ocr_child\n"
-        "ocr_child._apply_limits(2**40, 1)\n"
+        f"sys.path.insert(0, {str(Path(fork_server.__file__).parents[2])!r})\n"
+        "from stages.ocr.limits import apply_limits\n"
+        "apply_limits(2**40, 1)\n"
         "while True:\n"
         "    pass\n"
     )
@@ -324,7 +329,7 @@ def test_the_child_sees_none_of_the_workers_secrets(
     monkeypatch.setattr(ocr_engine, "tesseract_library", lambda: None)
     with ThreadPoolExecutor(max_workers=1) as pool:
         future = pool.submit(ocr_page, scan, 0, dpi=300, timeout_s=60)
-        for program in ("ocr_child.py", "tesseract"):
+        for program in ("sandbox.py", "tesseract"):
             pid = _child_in(workroot, program)
             with _paused(pid):
                 assert _runs(pid, program)
@@ -334,7 +339,7 @@ def test_the_child_sees_none_of_the_workers_secrets(
 
     # The reduced environment is enough to OCR, either way.
     assert ["invoice" in _words(page.text) for page in pages] == [True, True]
-    assert set(seen) == {"in-process", "ocr_child.py", "tesseract"}
+    assert set(seen) == {"in-process", "sandbox.py", "tesseract"}
     for env in seen.values():
         assert env["PATH"] == os.environ["PATH"]
         assert env["LC_ALL"] == "C.UTF-8"

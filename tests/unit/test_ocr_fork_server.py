@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from stages import ocr_child
 from stages.errors import KilledBySignal
+from stages.ocr import fork_server, runner
 from stages.ocr_engine import ocr_page
 from stages.pdfinfo import inspect_pdf
 from tests.waiting import wait_for
@@ -25,7 +25,7 @@ from tests.waiting import wait_for
 @pytest.fixture(autouse=True)
 def _fork_servers_stopped() -> Iterator[None]:
     yield
-    ocr_child.stop_fork_servers()
+    fork_server.stop_fork_servers()
 
 
 def _scan(path: Path, draw: str = "", *, specks: int = 0, dpi: int = 200) -> Path:
@@ -100,7 +100,7 @@ def test_pages_in_parallel_share_one_fork_server_and_report_their_peak_memory(
         pages = list(pool.map(lambda pdf: ocr_page(pdf, 0, dpi=200), pdfs))
 
     assert [p.text for p in pages] == [f"Tender number {n}00" for n in range(1, 5)]
-    assert len(ocr_child.fork_server_pids()) == 1
+    assert len(fork_server.fork_server_pids()) == 1
     # An A4 page at 200 dpi is 3.8 MB of grey pixels: the child's peak holds at least that.
     assert all(p.peak_rss_bytes is not None and p.peak_rss_bytes > 4_000_000 for p in pages)
 
@@ -110,12 +110,12 @@ def test_a_new_environment_gets_a_new_fork_server(
 ) -> None:
     pdf = _scan(tmp_path / "word.pdf", "Annex")
     inspect_pdf(pdf)
-    [first] = ocr_child.fork_server_pids()
+    [first] = fork_server.fork_server_pids()
 
     monkeypatch.setenv("LC_ALL", "C.UTF-8")  # children must see it: their server too
     inspect_pdf(pdf)
 
-    [second] = ocr_child.fork_server_pids()
+    [second] = fork_server.fork_server_pids()
     assert second != first
     wait_for(lambda: not _alive(first), timeout=30, what="the old fork server to exit")
 
@@ -123,7 +123,7 @@ def test_a_new_environment_gets_a_new_fork_server(
 def test_a_killed_fork_server_fails_its_pages_retryably_and_is_replaced(tmp_path: Path) -> None:
     pdf = _scan(tmp_path / "scan.pdf", "\n".join(["Tender for road maintenance"] * 30), dpi=300)
     inspect_pdf(pdf)  # starts the server
-    [server] = ocr_child.fork_server_pids()
+    [server] = fork_server.fork_server_pids()
 
     with ThreadPoolExecutor(max_workers=1) as pool:
         future = pool.submit(ocr_page, pdf, 0, dpi=300, timeout_s=60)
@@ -135,7 +135,7 @@ def test_a_killed_fork_server_fails_its_pages_retryably_and_is_replaced(tmp_path
     # The child died with its server (PR_SET_PDEATHSIG), and the next page gets a new one.
     wait_for(lambda: not any(map(_alive, children)), timeout=30, what="the child to die")
     assert inspect_pdf(pdf).page_count == 1
-    assert ocr_child.fork_server_pids() not in ([], [server])
+    assert fork_server.fork_server_pids() not in ([], [server])
 
 
 def test_a_killed_worker_leaves_no_fork_server_and_no_child_running(tmp_path: Path) -> None:
@@ -173,17 +173,17 @@ def test_twenty_files_checked_at_once_cost_one_process_start(
     # What `pipeline submit` does with 20 files: PDFium opens each in a killable child.
     pdfs = [_scan(tmp_path / f"f{n}.pdf", f"File {n}", dpi=72) for n in range(20)]
     started: list[int] = []
-    real_init = ocr_child.ForkServer.__init__
+    real_init = fork_server.ForkServer.__init__
 
-    def counting_init(self: ocr_child.ForkServer, env: dict[str, str]) -> None:
+    def counting_init(self: fork_server.ForkServer, env: dict[str, str]) -> None:
         real_init(self, env)
         started.append(self.pid)
 
     def no_spawn(*args: object, **kwargs: object) -> object:
         raise AssertionError("a child was spawned instead of forked")
 
-    monkeypatch.setattr(ocr_child.ForkServer, "__init__", counting_init)
-    monkeypatch.setattr(ocr_child, "_run_spawned", no_spawn)
+    monkeypatch.setattr(fork_server.ForkServer, "__init__", counting_init)
+    monkeypatch.setattr(runner, "_run_spawned", no_spawn)
 
     assert [inspect_pdf(pdf).page_count for pdf in pdfs] == [1] * 20
     assert len(started) == 1
@@ -195,8 +195,8 @@ def test_a_fork_server_that_stops_answering_is_killed_and_its_page_still_read(
     # A hung server (here: stopped) would hold its pipe's lock, and every later page, for good.
     pdf = _scan(tmp_path / "scan.pdf", "Tender for road maintenance", dpi=150)
     inspect_pdf(pdf)  # starts the server
-    [server] = ocr_child.fork_server_pids()
-    monkeypatch.setattr(ocr_child, "_SERVER_ANSWER_S", 1.0)
+    [server] = fork_server.fork_server_pids()
+    monkeypatch.setattr(fork_server, "_SERVER_ANSWER_S", 1.0)
     os.kill(server, signal.SIGSTOP)
     try:
         page = ocr_page(pdf, 0, dpi=150, timeout_s=60)
@@ -205,4 +205,4 @@ def test_a_fork_server_that_stops_answering_is_killed_and_its_page_still_read(
             os.kill(server, signal.SIGCONT)
     assert "road maintenance" in page.text.lower()
     assert not _alive(server), "the stopped server was left running"
-    assert server not in ocr_child.fork_server_pids()
+    assert server not in fork_server.fork_server_pids()

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from stages import ocr_child, ocr_engine
+from stages import ocr_engine
 from stages.checks import library_check
+from stages.ocr import fork_server
 from stages.ocr_engine import ocr_page
 
 NOTICE = "\n".join(
@@ -25,7 +26,7 @@ NOTICE = "\n".join(
 @pytest.fixture(autouse=True)
 def _fork_servers_stopped() -> Iterator[None]:
     yield
-    ocr_child.stop_fork_servers()
+    fork_server.stop_fork_servers()
 
 
 @pytest.fixture
@@ -76,7 +77,7 @@ def test_the_fork_server_loads_tesseract_once_and_stays_single_threaded(scan: Pa
     second = ocr_page(scan, 0, dpi=300)
 
     assert first.text == second.text  # the second child's inherited engine starts afresh
-    [server] = ocr_child.fork_server_pids()
+    [server] = fork_server.fork_server_pids()
     maps = (Path("/proc") / str(server) / "maps").read_text()
     assert "libtesseract" in maps  # loaded, and its engine made, before the children forked
     # A fork copies one thread only: a server with more would hand its children held locks.
@@ -86,14 +87,14 @@ def test_the_fork_server_loads_tesseract_once_and_stays_single_threaded(scan: Pa
 def test_a_spawned_child_reads_the_page_in_its_own_process_too(
     scan: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(ocr_child._SERVERS, "run", lambda *args: None)  # no fork server here
+    monkeypatch.setattr(fork_server.SERVERS, "run", lambda *args: None)  # no fork server here
 
     page = ocr_page(scan, 0, dpi=300)
 
     assert page.method == "ocr"
     assert "Tender for the maintenance of district roads" in page.text
     assert page.confidence is not None and page.confidence > 60
-    assert ocr_child.fork_server_pids() == []
+    assert fork_server.fork_server_pids() == []
 
 
 @pytest.mark.parametrize(
