@@ -61,8 +61,20 @@ def score_field(got: Any, expected: Any) -> Outcome:
     return "wrong"
 
 
+def same_codes(got: Sequence[str], expected: Sequence[str]) -> list[str]:
+    """The predicted CPV codes, a code reported as its 8-digit stem (as printed, when the
+    document prints no check digit) counted as the expected code with that stem, as the real
+    documents' scorer counts it; a wrong check digit stays wrong."""
+    full = {code[:8]: code for code in expected}
+    return [full.get(code, code) if len(code) == 8 else code for code in got]
+
+
 def score(got: TenderFields, expected: TenderFields) -> dict[str, Outcome]:
-    return {name: score_field(getattr(got, name), getattr(expected, name)) for name in FIELDS}
+    outcomes = {name: score_field(getattr(got, name), getattr(expected, name)) for name in FIELDS}
+    outcomes["cpv_codes"] = score_field(
+        same_codes(got.cpv_codes, expected.cpv_codes), expected.cpv_codes
+    )
+    return outcomes
 
 
 @dataclass(frozen=True)

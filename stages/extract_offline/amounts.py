@@ -119,6 +119,18 @@ class _Amount:
     end: int
 
 
+# Words that cite a rule by its number: the number after them is no amount.
+_CITED = re.compile(
+    r"(?:\b(?:FAR|DFARS|art(?:icle)?s?\.?|sections?|clauses?|paragraphs?|para\.?|rule|"
+    r"regulations?|chapter|annex|appendix)|§)\s*$",
+    re.I,
+)
+
+
+# What follows a clause's number ("8.405-3(a)", "12.3.4"), never an amount's.
+_CLAUSE_TAIL = re.compile(r"-\d|\(\w\)|\.\d")
+
+
 def _amounts(text: str) -> list[_Amount]:
     """Money-like amounts in text, in reading order."""
     found = []
@@ -136,6 +148,10 @@ def _amounts(text: str) -> list[_Amount]:
         if value is None:
             continue
         grouped = bool(re.search(r"\d[,.' ]\d{3}(?!\d)", num))
+        if currency is None and _CITED.search(text[max(0, m.start() - 12) : m.start()]):
+            continue  # "FAR 8.405-3", "article R2122-7", "§ 1.234": a rule's number
+        if currency is None and _CLAUSE_TAIL.match(text, m.end()):
+            continue  # "8.405-3(a)": a clause number, not an amount
         # A bare number is only plausible as money when big and not a year.
         bare = currency is None and not grouped and not mult
         if bare and (value < 1000 or re.fullmatch(r"(?:19|20)\d\d", num)):
@@ -189,7 +205,15 @@ def _amount_after_label(
         found = _amounts(wide)
         if not found:
             return None
-    amount = found[0]
+    # An amount with its currency beats a bare number; a bare number counts only as the value
+    # itself, printed right after its label, not inside the sentence that follows it.
+    money = [a for a in found if a.currency is not None]
+    if money:
+        amount = money[0]
+    elif found[0].start <= _BARE_VALUE_REACH or not main.strip():
+        amount = found[0]
+    else:
+        return None
     currency = amount.currency
     if currency is None:
         cm = _CURRENCY_LABEL.search(wide) or re.search(r"\((?P<code>[A-Z]{3})\)", lines[i])
@@ -201,14 +225,24 @@ def _amount_after_label(
     return amount.value, currency
 
 
+#: How far after its label a number without a currency may start and still be the value.
+_BARE_VALUE_REACH = 30
+
+
 def _label_part(line: str, end: int) -> str:
     """A value line up to its first digit: the words that say what the amount is."""
     digit = re.search(r"\d", line[end:])
     return line if digit is None else line[: end + digit.start()]
 
 
+#: How much of a document is read for the currency it uses.
+_CURRENCY_SCAN_CHARS = 200_000
+
+
 def _document_currency(text: str) -> str | None:
     """The currency when the whole notice only ever mentions one."""
+    # The notice's first pages say it if anything does; the work stays bounded on long input.
+    text = text[:_CURRENCY_SCAN_CHARS]
     seen = {a.currency for a in _amounts(_fix_digit_o(text)) if a.currency}
     for m in _CURRENCY_LABEL.finditer(text):
         if m.group("code") in _ISO_CURRENCIES:

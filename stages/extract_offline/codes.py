@@ -93,12 +93,7 @@ def _reference(lines: Sequence[str]) -> str | None:
     return None
 
 
-def _cpv_check_digit(stem: str) -> int:
-    """CPV check digit: digits weighted 3, 7, 1, 3, 7, 1, 3, 7 from the left, summed, mod 10."""
-    return sum(int(d) * w for d, w in zip(stem, (3, 7, 1, 3, 7, 1, 3, 7), strict=True)) % 10
-
-
-_CPV_LABEL = re.compile(r"\bcpv\b", re.I)
+_CPV_LABEL = re.compile(r"\bc\.?p\.?v\b", re.I)
 # An 8-digit CPV stem printed without its check digit ("45214200", "45214200 - Works").
 _CPV_BARE = re.compile(r"(?<![\w.,/-])([0-9]{8})(?![\w]|[.,/]\d| ?- ?\d(?![\d.,]))")
 _CPV_LINE_START = re.compile(r"^\W{0,2}[0-9]{8}\b")
@@ -109,41 +104,63 @@ def _valid_stem(stem: str) -> bool:
     return 3 <= int(stem[:2]) <= 98 and len(set(stem)) > 1
 
 
-def _cpv_codes(text: str) -> list[str]:
-    """CPV codes in order of appearance, deduplicated, each with its check digit.
+def _formula_check_digit(stem: str) -> int:
+    """The check digit most CPV codes carry: digits weighted 3, 7, 1, 3, 7, 1, 3, 7, summed,
+    mod 10. About one official code in eighteen carries another, so this only confirms a
+    printed digit, never supplies a missing one."""
+    return sum(int(d) * w for d, w in zip(stem, (3, 7, 1, 3, 7, 1, 3, 7), strict=True)) % 10
 
-    A check digit that disagrees with its 8-digit stem is recomputed from the stem: the stem
-    carries the meaning, and a wrong check digit is the likelier reading error to leave visible.
-    A stem without a check digit counts only on a line that names CPV or in the run of code
-    lines right under such a line: elsewhere 8 digits are as likely a phone or file number.
+
+def cpv_codes_in(text: str, *, labelled: bool = False) -> list[str]:
+    """CPV codes in order of appearance, each as printed: with the check digit the document
+    prints, or as the 8-digit stem when it prints none.
+
+    No check digit is ever computed: the official list's digits follow no formula for about one
+    code in eighteen (the publisher says so), so a computed digit would be wrong there. A stem
+    printed elsewhere in the text with its digit is given that digit; a printed digit that the
+    usual formula disagrees with (an exception, or a misread) leaves the stem alone.
+
+    A bare stem counts only on a line that names CPV, in the run of code lines right under such
+    a line, or anywhere when ``labelled`` (the caller read the text under a CPV label):
+    elsewhere 8 digits are as likely a phone or file number.
     """
-    codes: list[str] = []
-
-    def add(stem: str) -> None:
-        code = f"{stem}-{_cpv_check_digit(stem)}"
-        if _valid_stem(stem) and code not in codes:
-            codes.append(code)
-
-    in_run = False
+    found: list[tuple[str, str | None]] = []  # (stem, printed check digit)
+    in_run = labelled
     for line in text.split("\n"):
         label = _CPV_LABEL.search(line)
         if not line.strip():
             continue
-        if not (label or _CPV_LINE_START.match(line)):
+        if not (label or labelled or _CPV_LINE_START.match(line)):
             in_run = False
-        found: list[tuple[int, str]] = []
+        hits: list[tuple[int, str, str | None]] = []
         for m in _CPV.finditer(line):
             raw = m.group(1).replace(" ", "")
             if sum(c.isdigit() for c in raw) >= 2:
-                found.append((m.start(), raw.replace("O", "0")))
+                hits.append((m.start(), raw.replace("O", "0"), m.group(2).replace("O", "0")))
         if label or in_run:
             start = label.end() if label else 0
-            found += [(m.start(), m.group(1)) for m in _CPV_BARE.finditer(line, start)]
-        for _, stem in sorted(found):
-            add(stem)
+            hits += [(m.start(), m.group(1), None) for m in _CPV_BARE.finditer(line, start)]
+        found += [(stem, digit) for _, stem, digit in sorted(hits, key=lambda h: h[0])]
         if label:
             in_run = True
+    # A printed digit the usual formula disagrees with is either one of the official list's
+    # exceptions or a misread (OCR): the stem alone is sure, the digit is not.
+    printed = {
+        stem: digit
+        for stem, digit in found
+        if digit is not None and int(digit) == _formula_check_digit(stem)
+    }
+    codes: list[str] = []
+    for stem, _digit in found:
+        digit = printed.get(stem)
+        code = stem if digit is None else f"{stem}-{digit}"
+        if _valid_stem(stem) and code not in codes:
+            codes.append(code)
     return codes
+
+
+def _cpv_codes(text: str) -> list[str]:
+    return cpv_codes_in(text)
 
 
 def _one_edit_apart(a: str, b: str) -> bool:
@@ -189,8 +206,53 @@ _ROLE = re.compile(r"\b(?:roles?|r[ôo]les?|rolle)\b", re.I)
 
 # Mailboxes that are never the contact for a tender, whatever the label says.
 _NOT_CONTACT_LOCAL = re.compile(
-    r"^(?:no-?reply|do-?not-?reply|support|helpdesk|help|assistance|webmaster|ted|info)\b", re.I
+    r"^(?:no-?reply|do-?not-?reply|support|helpdesk|help|assistance|webmaster|ted|info)\b"
+    r"|(?:^|[._-])(?:no-?reply|support|helpdesk|help-?desk|webmaster)(?:$|[._-])",
+    re.I,
 )
+
+
+def email_in(line: str) -> str | None:
+    """The first e-mail address on a line, as a reader sees it."""
+    m = _EMAIL.search(restore_missing_at(line))
+    if m is None:
+        return None
+    domain = re.sub(r"\s", "", m.group(2)).rstrip(".-")
+    return f"{m.group(1).rstrip('.')}@{domain}" if "." in domain else None
+
+
+# A label that announces an e-mail address.
+_EMAIL_LABEL = re.compile(
+    r"\b(?:e-?mail(?:\s+address)?|courriel|adresse\s+(?:[ée]lectronique|e-?mail|mail)|m[ée]l"
+    r"|e-?mail-adresse)\s*:\s*",
+    re.I,
+)
+# What follows such a label when the "@" is drawn as a picture and the text layer lost it:
+# "courriel : commande-publique ville-nimes.fr".
+_MISSING_AT = re.compile(
+    r"(?P<local>[A-Za-z0-9][\w.+-]*[\w])\s(?P<domain>[A-Za-z0-9][\w-]*(?:\.[\w-]+)*\.[A-Za-z]{2,12})"
+    r"(?![\w@-])"
+)
+
+
+def restore_missing_at(line: str) -> str:
+    """An address right after an e-mail label, printed with its "@" as an image (the text layer
+    then holds a space): the reader sees the "@", so it is put back. Only there: elsewhere two
+    words and a domain are just that."""
+    if "@" in line or not _EMAIL_LABEL.search(line):
+        return line
+
+    out: list[str] = []
+    pos = 0
+    for label in _EMAIL_LABEL.finditer(line):
+        m = _MISSING_AT.match(line, label.end())
+        if m is None:
+            continue
+        out.append(line[pos : m.start()])
+        out.append(f"{m.group('local')}@{m.group('domain')}")
+        pos = m.end()
+    out.append(line[pos:])
+    return "".join(out)
 
 
 def _email(text: str, authority: str | None) -> str | None:
@@ -205,7 +267,7 @@ def _email(text: str, authority: str | None) -> str | None:
         for m in _EMAIL.finditer(line):
             local, domain = m.group(1), re.sub(r"\s", "", m.group(2))
             domain = domain.rstrip(".-")
-            if "." not in domain or _NOT_CONTACT_LOCAL.match(local):
+            if "." not in domain or _NOT_CONTACT_LOCAL.search(local):
                 continue
             context = line[max(0, m.start() - 60) : m.start()]
             if len(context.strip()) < 12:  # "E-mail: x@y" or a bare address under its label

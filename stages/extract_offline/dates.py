@@ -184,7 +184,17 @@ class _DateMatch:
     ambiguous: bool = False
 
 
+# French ordinals after a day, with what a superscript becomes in a text layer: "1er", "1.e.r",
+# "1 er". Blanked to the same length so that positions in the text stay where they were.
+_ORDINAL = re.compile(r"(?<=\b\d)(?:\s?\.?\s?e\s?\.?\s?r\b\.?|er\b)", re.I)
+
+
+def _without_ordinals(text: str) -> str:
+    return _ORDINAL.sub(lambda m: " " * len(m.group()), text)
+
+
 def _find_date(text: str) -> _DateMatch | None:
+    text = _without_ordinals(text)
     best: _DateMatch | None = None
     for pattern in _DATE_PATTERNS:
         for m in pattern.finditer(text):
@@ -226,7 +236,7 @@ def _date_spans(text: str) -> list[tuple[int, int]]:
 
 
 def _parse_deadline(text: str) -> datetime | None:
-    text = _fix_digit_o(text)
+    text = _without_ordinals(_fix_digit_o(text))
     date = _find_date(text)
     if date is None:
         return None

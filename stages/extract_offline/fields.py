@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from decimal import Decimal
 from typing import TypeVar
@@ -15,10 +15,11 @@ from stages.extract_offline.amounts import (
     _document_currency,
     _label_part,
 )
-from stages.extract_offline.codes import _cpv_codes, _email, _reference
+from stages.extract_offline.codes import _cpv_codes, _email, _reference, restore_missing_at
 from stages.extract_offline.concepts import labelled, names_lot
 from stages.extract_offline.dates import _find_date, _parse_deadline
 from stages.extract_offline.evidence import _Ev, _Result
+from stages.extract_offline.forms import FormReading, read_form
 from stages.extract_offline.furniture import strip_furniture
 from stages.extract_offline.labels import (
     _CONNECTOR_END,
@@ -35,7 +36,7 @@ from stages.extract_offline.labels import (
     vocabulary,
 )
 from stages.extract_offline.lines import _cell_wrapped
-from stages.extract_offline.lots import _lots
+from stages.extract_offline.lots import _LotDraft, _lots
 from stages.extract_offline.names import _authority, _title
 from stages.extract_offline.normalise import _normalise, _restore_eszett
 from stages.tender import FieldEvidence, Lot, TenderExtraction, TenderFields
@@ -168,6 +169,8 @@ def _root_labelled_value(
     for hit in labelled(lines, "value", lot_lines):
         if names_lot(hit.label) or _LOT_HEADER.match(lines[hit.index]):
             continue
+        if _NOT_VALUE.search(hit.label):
+            continue  # "Montant maximum", "Chiffre d'affaires": an amount, not the estimate
         line = lines[hit.index]
         start = len(line) - len(hit.value) if hit.value_line == hit.index else len(line)
         got = _amount_after_label(lines, hit.index, max(start, 0), doc_currency)
@@ -196,6 +199,7 @@ def extract_offline_explained(text: str | Sequence[str]) -> TenderExtraction:
         if len(page_of) >= MAX_LINES:
             break
     lines = _restore_eszett([line for page_lines in strip_furniture(read) for line in page_lines])
+    lines = [restore_missing_at(line) for line in lines]
     warnings = _input_warnings(lines)
     if len(lines) > MAX_LINES:
         warnings.append(f"only the first {MAX_LINES} lines were read")
@@ -231,8 +235,15 @@ def extract_offline_explained(text: str | Sequence[str]) -> TenderExtraction:
         evidence[name] = record
         return value
 
+    form = read_form(lines)
+    owned = form.owned if form is not None else set()
     drafts, lot_lines = _lots(lines)
-    value, currency, value_ev = _estimated_value(lines, lot_lines, joined)
+    if form is not None and "lots" in owned:
+        drafts = [_LotDraft(lot.number, lot.title, lot.value, {lot.line}) for lot in form.lots]
+    if "value" in owned and form is not None:
+        value, currency, value_ev = form.value if form.value else (None, None, None)
+    else:
+        value, currency, value_ev = _estimated_value(lines, lot_lines, joined)
     lots = [Lot(number=d.number, title=d.title or "", estimated_value=d.value) for d in drafts]
     if value is None and len(drafts) == 1 and drafts[0].value is not None:
         # A notice of one lot (eForms always has a lot) gives the contract's value there.
@@ -245,44 +256,55 @@ def extract_offline_explained(text: str | Sequence[str]) -> TenderExtraction:
     elif (
         value is not None
         and value_ev is not None
+        and form is None
         and _printed_as_other_amount(lines, value, _value_lines(lines, value_ev.line))
     ):
         value_penalty = "the same amount is printed as a turnover, guarantee or gross value"
     value = keep("estimated_value", value, value_ev, penalty=value_penalty)
-    authority, authority_ev = _authority(lines)
+    if form is not None and form.authority is not None:
+        authority, authority_ev = form.authority
+    elif "authority" in owned:
+        authority, authority_ev = None, None
+    else:
+        authority, authority_ev = _authority(lines)
     authority = keep(
         "issuing_authority", authority, authority_ev, penalty=_suspicious_name(authority)
     )
-    title, title_ev = _title(lines, lot_lines, authority)
+    if form is not None and form.title is not None:
+        title, title_ev = form.title
+    elif "title" in owned:
+        title, title_ev = None, None
+    else:
+        title, title_ev = _title(lines, lot_lines, authority)
     if _same_name(title, authority) and title_ev is not None:
         # One text read as both the title and the buyer: one of the two readings is wrong,
         # and nothing says which.
         conflict = "the title and the authority were read as the same text"
         authority = keep("issuing_authority", authority, authority_ev, penalty=conflict)
         title_penalty: str | None = conflict
+    elif form is not None and form.title is not None:
+        title_penalty = None  # a form's title may open in lower case ("achat de ...")
     else:
         title_penalty = _suspicious_title(title)
-    reference = _reference(lines)
-    deadline, deadline_ev = _deadline(lines)
-    cpv = _cpv_codes(joined)
-    email = _email(joined, authority)
+    reference, reference_ev = _pick(form, "reference", lambda: _located_reference(lines))
+    deadline, deadline_ev = _pick(form, "deadline", lambda: _deadline(lines))
+    cpv, cpv_ev = _pick(form, "cpv", lambda: _located_cpv(lines, joined))
+    email, email_ev = _pick(form, "email", lambda: _located_email(lines, joined, authority))
+    lots_ev = None
+    if drafts:
+        rule = f"{form.form}: lots" if form is not None and "lots" in owned else "lot blocks"
+        confidence = 0.95 if form is not None and "lots" in owned else 0.8
+        lots_ev = _Ev(min(drafts[0].lines), rule, confidence)
     fields = TenderExtraction(
         title=keep("title", title, title_ev, penalty=title_penalty),
         issuing_authority=authority,
-        reference=keep("reference", reference, _locate(lines, reference, "label", 0.85)),
+        reference=keep("reference", reference, reference_ev),
         submission_deadline=keep("submission_deadline", deadline, deadline_ev),
         estimated_value=value,
         currency=currency if value is not None else None,
-        cpv_codes=keep("cpv_codes", cpv, _locate(lines, cpv[0][:8] if cpv else None, "CPV", 0.9))
-        or [],
-        lots=keep(
-            "lots",
-            lots,
-            _Ev(min(drafts[0].lines), "lot blocks", 0.8) if drafts else None,
-            penalty=_partial_lots(lots),
-        )
-        or [],
-        contact_email=keep("contact_email", email, _locate(lines, email, "e-mail", 0.8)),
+        cpv_codes=keep("cpv_codes", cpv, cpv_ev) or [],
+        lots=keep("lots", lots, lots_ev, penalty=_partial_lots(lots)) or [],
+        contact_email=keep("contact_email", email, email_ev),
         warnings=warnings,
         extractor="offline",
     )
@@ -292,6 +314,42 @@ def extract_offline_explained(text: str | Sequence[str]) -> TenderExtraction:
         fields.warnings.append("no tender fields found: is this a tender notice?")
     fields.evidence = evidence
     return fields
+
+
+_T = TypeVar("_T")
+
+
+def _pick(
+    form: FormReading | None, name: str, rules: Callable[[], tuple[_T | None, _Ev | None]]
+) -> tuple[_T | None, _Ev | None]:
+    """A field from the document's form when it has one; the general rules otherwise, unless
+    the form owns the field (its place is empty: the notice states no such value)."""
+    if form is not None:
+        found = getattr(form, name)
+        if found is not None:
+            value: _T = found[0]
+            ev: _Ev = found[1]
+            return value, ev
+        if name in form.owned:
+            return None, None
+    return rules()
+
+
+def _located_reference(lines: Sequence[str]) -> tuple[str | None, _Ev | None]:
+    reference = _reference(lines)
+    return reference, _locate(lines, reference, "label", 0.85)
+
+
+def _located_cpv(lines: Sequence[str], joined: str) -> tuple[list[str] | None, _Ev | None]:
+    cpv = _cpv_codes(joined)
+    return cpv, _locate(lines, cpv[0][:8] if cpv else None, "CPV", 0.9)
+
+
+def _located_email(
+    lines: Sequence[str], joined: str, authority: str | None
+) -> tuple[str | None, _Ev | None]:
+    email = _email(joined, authority)
+    return email, _locate(lines, email, "e-mail", 0.8)
 
 
 #: Lines read at most (a page of a notice has about 60): bounds the work on absurd input.
@@ -325,7 +383,29 @@ def _suspicious(value: str | None) -> str | None:
 def _suspicious_title(value: str | None) -> str | None:
     if value and value[:1].islower():
         return "the title opens in lower case, as the rest of a line cut short does"
+    if value and _DOCUMENT_KIND.fullmatch(value):
+        return "the value names the kind of document, not what is bought"
     return _suspicious(value)
+
+
+# What a document calls itself ("Request for Quotation (RFQ)", "Tender document", "Avis
+# d'appel public à la concurrence"): the kind of document, never its title.
+_DOCUMENT_KIND = re.compile(
+    r"\W*(?:(?:the\s+)?(?:request\s+for\s+(?:quotations?|proposals?|tenders?|bids?|offers?|"
+    r"information|qualifications?|expressions?\s+of\s+interest)"
+    r"|invitation\s+(?:to|for)\s+(?:tenders?|bids?|quotations?|offers?)"
+    r"|(?:notice\s+inviting|call\s+for)\s+(?:tenders?|bids?|proposals?)"
+    r"|(?:e-?)?(?:tender|bid|bidding|solicitation|contract|procurement|rfp|rfq|itt)\s+"
+    r"(?:notice|documents?|dossier|specifications?|packs?|forms?)"
+    r"|(?:contract|tender|prior\s+information)\s+notice|solicitation|tender|quotation"
+    r"|appel\s+d'offres(?:\s+ouvert)?|avis\s+d'appel\s+public\s+[àa]\s+la\s+concurrence"
+    r"|dossier\s+de\s+consultation(?:\s+des\s+entreprises)?|r[èe]glement\s+de\s+(?:la\s+)?"
+    r"consultation|avis\s+de\s+march[ée]"
+    r"|ausschreibung|auftragsbekanntmachung|bekanntmachung|vergabeunterlagen"
+    r"|leistungsbeschreibung|aufforderung\s+zur\s+angebotsabgabe)"
+    r"(?:\s*\((?:RFQ|RFP|RFT|ITT|RFI|IFB|NIT|DCE|RC)\))?|RFQ|RFP|RFT|ITT|RFI|IFB|NIT|DCE)\W*",
+    re.I,
+)
 
 
 def _same_name(title: str | None, authority: str | None) -> bool:

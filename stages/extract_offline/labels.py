@@ -178,7 +178,14 @@ VOCABULARY: dict[str, dict[str, tuple[str, ...]]] = {
             r"inkl\.?\s*(?:der\s+)?(?:MwSt|USt|Mehrwertsteuer)",
             r"einschl(?:ie(?:ß|ss)lich|\.)?\s*(?:der\s+)?(?:MwSt|USt|Mehrwertsteuer)",
         ),
-        "fr": (r"chiffre\s+d'affaires", r"TTC", r"garantie", r"TVA\s+comprise"),
+        "fr": (
+            r"chiffre\s+d'affaires",
+            r"TTC",
+            r"garantie",
+            r"TVA\s+comprise",
+            # A framework's or a lot's ceiling ("sans minimum, montant maximum : 45 000 euros").
+            r"montant\s+maximum",
+        ),
     },
     # The words in front of a lot number: "Lot 2", "Los 2", "Lot: LOT-0002".
     "lot": {"en": (r"lot",), "de": (r"los",)},

@@ -27,6 +27,10 @@ from stages.extract_offline.labels import (
 from stages.extract_offline.lines import _continue_value
 from stages.extract_offline.normalise import _clean_text_value, _fix_digit_o, _words
 
+#: Lot headers read at most: notices have tens of lots, rarely hundreds; a text with thousands of
+#: lines that look like lot headers is not one, and the rules stay fast on it.
+MAX_LOT_HEADERS = 500
+
 
 @dataclass
 class _LotDraft:
@@ -162,6 +166,8 @@ def _lots(lines: Sequence[str]) -> tuple[list[_LotDraft], set[int]]:
     """Lots with the line indexes they occupy (so that global fields can skip them)."""
     found: list[tuple[int, int | None, str]] = []
     for i, line in enumerate(lines):
+        if len(found) >= MAX_LOT_HEADERS:
+            break
         m = _LOT_HEADER.match(line)
         if m:
             raw = m.group("num")

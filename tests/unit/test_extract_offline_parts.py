@@ -10,7 +10,7 @@ import pytest
 
 from stages.extract_offline import extract_offline, extract_offline_explained
 from stages.extract_offline.amounts import _amounts, _join_split_groups
-from stages.extract_offline.codes import _cpv_check_digit, _cpv_codes, _email
+from stages.extract_offline.codes import _cpv_codes, _email
 from stages.extract_offline.dates import _MONTHS, _parse_deadline
 from stages.extract_offline.labels import VOCABULARY, any_of, vocabulary
 from stages.extract_offline.normalise import MAX_LINE_CHARS, _normalise
@@ -101,19 +101,31 @@ def test_amount_formats() -> None:
 # --- codes -----------------------------------------------------------------------------------
 
 
-def test_cpv_stems_without_check_digit_are_completed_only_under_a_cpv_label() -> None:
+def test_cpv_stems_without_check_digit_are_reported_as_printed_and_only_under_a_cpv_label() -> None:
     text = (
         "II.1.2) Main CPV code\n45214200\nII.1.3) Type of contract\n"
         "Telephone: 45214210\nCPV-Code: 48000000 45262300\nCPV classifications\n"
         "'45331000 - Works\n71320000-9 Engineering design\n"
     )
     assert _cpv_codes(text) == [
-        f"45214200-{_cpv_check_digit('45214200')}",
-        "48000000-8",
-        f"45262300-{_cpv_check_digit('45262300')}",
-        f"45331000-{_cpv_check_digit('45331000')}",
-        "71320000-7",  # a printed check digit that disagrees is recomputed from the stem
+        "45214200",
+        "48000000",
+        "45262300",
+        "45331000",
+        "71320000",  # a printed check digit the formula disagrees with is not vouched for
     ]
+
+
+def test_a_cpv_stem_takes_the_check_digit_printed_with_it_elsewhere() -> None:
+    assert _cpv_codes("CPV: 45000000\nMain code 45000000-7 Construction work") == ["45000000-7"]
+
+
+def test_cpv_check_digits_are_kept_as_printed_and_never_computed() -> None:
+    # 09310000-5 is the official code although the usual formula gives 9: kept as printed is
+    # the stem (its digit cannot be vouched for), and a stem alone never gets a computed digit.
+    assert _cpv_codes("CPV: 09310000-5") == ["09310000"]
+    assert _cpv_codes("CPV: 45233120-6") == ["45233120-6"]
+    assert _cpv_codes("CPV: 45233120") == ["45233120"]
 
 
 def test_cpv_placeholders_are_not_codes() -> None:
