@@ -1,23 +1,33 @@
-"""Field accuracy of the offline extractor on sample_docs/corpus: right, wrong and missing.
+"""Field accuracy of the offline extractor: right, wrong and missing, and what confidence means.
 
-    python -m benchmarks.extraction_accuracy [--split SPLIT ...] [--samples]
+    python -m benchmarks.extraction_accuracy [--split SPLIT ...] [--samples] [--no-realworld]
+        [--layouts-from-text-layer]
 
-SPLIT is dev, heldout, fresh, unseen, varied, unseen2 ... unseen7 or all (the default); repeat
---split to measure several. ``unseen2`` to ``unseen7`` use wording pools held out from the
-rules, each written before a round of changes and measured once after it (the README says which
-rounds changed the rules after their measurement).
+It measures three sets and prints Markdown tables for the README:
+
+* the generated corpus, sample_docs/corpus: SPLIT is dev, heldout, fresh, unseen, varied,
+  unseen2 ... unseen7 or all (the default); repeat --split to measure several;
+* the held-out wording: the ``unseen2`` to ``unseen7`` splits use wording pools held out from the
+  rules, each written before a round of changes and measured once after it (the README says which
+  rounds changed the rules after their measurement);
+* real publishers' documents, when ``../shared/realworld/dev`` (or ``PIPELINE_REALWORLD_DIR``) is
+  there, scored by the set's own ``score.py``, the documents the rules were tuned on apart from
+  the held-out ones (see ``benchmarks.extraction_realworld``); the output says when it is absent.
 
 Each page goes through the `ocr` stage's engine (text layer when present, else tesseract), the
 pages through the offline extractor (as the `extract` stage passes them), and every field is
 compared with the ground truth:
 
-* right: equal to the truth (an empty list or null where the truth has none counts as right);
+* right: equal to the truth (an empty list or null where the truth has none counts as right; a
+  CPV code reported as its 8-digit stem matches the code with that stem);
 * missing: the extractor said "unknown" (null / empty) where the truth has a value;
 * wrong: the extractor gave a value that is not the truth's (including a value where the truth
   has none). Wrong is the expensive outcome: it is counted apart from missing.
 
-Prints Markdown tables for the README: per sample (with CER per OCR'd page), per field and
-per split. ``--samples`` also scores the five samples in sample_docs/ (not part of any split).
+The confidence table counts the values given, per band of the evidence's confidence, right and
+wrong, on the real documents and the corpus: the band called "high" is the one to trust.
+``--layouts-from-text-layer`` gives the extractor page layouts built from the text layer where the
+OCR engine returns none (as the `ocr` stage does once it fills them).
 """
 
 from __future__ import annotations
@@ -35,10 +45,13 @@ from typing import Any, Literal
 
 import pypdfium2 as pdfium
 
+from benchmarks import extraction_realworld as realworld
 from benchmarks.ocr_quality import cer
+from stages.extract import extract_fields
 from stages.extract_offline import extract_offline_explained
+from stages.layout import PageLayout
 from stages.ocr_engine import PageText, ocr_page
-from stages.tender import TenderFields
+from stages.tender import TenderExtraction, TenderFields
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "sample_docs" / "corpus"
@@ -85,6 +98,8 @@ class Result:
     pages: list[PageText]
     page_cer: list[float]
     outcomes: dict[str, Outcome]
+    #: The evidence's confidence per field given a value (None from an extractor without it).
+    confidence: dict[str, float | None]
 
     def count(self, outcome: Outcome) -> int:
         return sum(o == outcome for o in self.outcomes.values())
@@ -97,22 +112,30 @@ def load_truth(pdf: Path) -> dict[str, Any]:
     return data
 
 
-def measure(
-    pdf: Path, dpi: int, pool: ThreadPoolExecutor, extract: Callable[[list[str]], TenderFields]
-) -> Result:
+Extract = Callable[[list[str]], TenderFields | TenderExtraction]
+
+
+def measure(pdf: Path, dpi: int, pool: ThreadPoolExecutor, extract: Extract) -> Result:
     truth = load_truth(pdf)
     doc = pdfium.PdfDocument(pdf)
     count = len(doc)
     doc.close()
     pages = list(pool.map(lambda i: ocr_page(pdf, i, dpi=dpi), range(count)))
     found = extract([p.text for p in pages])
+    fields = found.fields() if isinstance(found, TenderExtraction) else found
+    outcomes = score(fields, TenderFields.model_validate(truth["fields"]))
+    evidence = found.evidence if isinstance(found, TenderExtraction) else {}
     return Result(
         name=pdf.name,
         family=truth.get("family", "samples"),
         split=truth.get("split", "samples"),
         pages=pages,
         page_cer=[cer(p.text, t) for p, t in zip(pages, truth["pages"], strict=True)],
-        outcomes=score(found, TenderFields.model_validate(truth["fields"])),
+        outcomes=outcomes,
+        confidence={
+            f: (evidence[f].confidence if f in evidence and o != "missing" else None)
+            for f, o in outcomes.items()
+        },
     )
 
 
@@ -136,23 +159,38 @@ def sample_table(results: Sequence[Result]) -> str:
     return "\n".join(rows)
 
 
-def field_table(results: Sequence[Result]) -> str:
-    splits = sorted({r.split for r in results})
-    head = " | ".join(f"{s}: right / wrong / missing" for s in splits)
-    rows = [f"| field | {head} |", "|---|" + "---|" * len(splits)]
-    for name in [*FIELDS, "all fields"]:
-        cells = []
-        for split in splits:
-            rs = [r for r in results if r.split == split]
-            outcomes = [o for r in rs for f, o in r.outcomes.items() if name in ("all fields", f)]
-            n = len(outcomes)
-            cells.append(
-                " / ".join(
-                    pct(sum(o == k for o in outcomes), n) for k in ("right", "wrong", "missing")
-                )
-            )
+def rwm(outcomes: Sequence[str]) -> str:
+    """right / wrong / missing, each with its share."""
+    n = len(outcomes)
+    return " / ".join(pct(sum(o == k for o in outcomes), n) for k in ("right", "wrong", "missing"))
+
+
+def grouped_table(
+    verdicts: Sequence[tuple[str, str, str]], head: str, fields: Sequence[str]
+) -> str:
+    """(group, field, outcome) triples as a table: a row per field, a column per group."""
+    groups = sorted({g for g, _, _ in verdicts})
+    rows = [
+        f"| {head} | " + " | ".join(f"{g}: right / wrong / missing" for g in groups) + " |",
+        "|---|" + "---|" * len(groups),
+    ]
+    for name in [*fields, "all fields"]:
+        cells = [
+            rwm([o for g2, f, o in verdicts if g2 == g and name in ("all fields", f)])
+            for g in groups
+        ]
         rows.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(rows)
+
+
+def field_table(results: Sequence[Result]) -> str:
+    triples = [(r.split, f, o) for r in results for f, o in r.outcomes.items()]
+    return grouped_table(triples, "field", FIELDS)
+
+
+def family_table(results: Sequence[Result]) -> str:
+    triples = [(r.family, f, o) for r in results for f, o in r.outcomes.items()]
+    return grouped_table(triples, "field", FIELDS)
 
 
 def totals(results: Sequence[Result]) -> dict[str, dict[str, int]]:
@@ -164,9 +202,40 @@ def totals(results: Sequence[Result]) -> dict[str, dict[str, int]]:
     return out
 
 
-def extract_pages(pages: list[str]) -> TenderFields:
+#: Confidence bands, from the top: the first is what the README calls "high".
+BANDS = ((0.9, "high (>= 0.9)"), (0.75, "0.75-0.9"), (0.5, "0.5-0.75"), (0.0, "below 0.5"))
+
+
+def band(confidence: float) -> str:
+    return next(name for low, name in BANDS if confidence >= low)
+
+
+def confidence_table(sets: Sequence[tuple[str, Sequence[tuple[str, float | None]]]]) -> str:
+    """Values given, per confidence band: how many were right and wrong, per set of documents.
+    ``sets`` holds (name, [(outcome, confidence)]) for every value given (not missing)."""
+    rows = [
+        "| confidence | " + " | ".join(f"{n}: right / wrong" for n, _ in sets) + " |",
+        "|---|" + "---|" * len(sets),
+    ]
+    for _low, name in BANDS:
+        cells = []
+        for _set, given in sets:
+            inside = [o for o, c in given if c is not None and band(c) == name]
+            right, wrong = inside.count("right"), inside.count("wrong")
+            share = f" ({right / (right + wrong):.1%} right)" if right + wrong else ""
+            cells.append(f"{right} / {wrong}{share}")
+        rows.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def extract_pages(pages: list[str]) -> TenderExtraction:
     """The extractor as the `extract` stage calls it: with the document's pages in order."""
-    return extract_offline_explained(pages).fields()
+    return extract_offline_explained(pages)
+
+
+def extract_with_layouts(pages: list[str], layouts: list[PageLayout | None]) -> TenderExtraction:
+    """As the `extract` stage calls it once the `ocr` stage gives layouts."""
+    return extract_fields(pages, layouts=layouts)
 
 
 def load_extractor(path: Path) -> Callable[[list[str]], TenderFields]:
@@ -179,6 +248,41 @@ def load_extractor(path: Path) -> Callable[[list[str]], TenderFields]:
     spec.loader.exec_module(module)
     function: Callable[[str], TenderFields] = module.extract_offline
     return lambda pages: function("\n".join(pages))
+
+
+def realworld_report(verdicts: Sequence[realworld.Verdict]) -> str:
+    """The real documents: per field, tuned-on and held-out apart; per family; per document."""
+    names = sorted({v.name for v in verdicts})
+    held = realworld.held_out(names)
+    part = {n: ("held out" if n in held else "tuned on") for n in names}
+    out = [
+        "Held out (every third document of each family by name, fixed before tuning): "
+        + ", ".join(f"`{n}`" for n in sorted(held)),
+        "",
+        grouped_table(
+            [(part[v.name], v.field, v.outcome) for v in verdicts], "field", realworld.FIELDS
+        ),
+        "",
+        grouped_table(
+            [(realworld.family(v.name), v.field, v.outcome) for v in verdicts],
+            "field",
+            realworld.FIELDS,
+        ),
+        "",
+    ]
+    for which in ("tuned on", "held out"):
+        outcomes = [v.outcome for v in verdicts if part[v.name] == which]
+        n = len(outcomes)
+        out.append(
+            f"realworld {which}: {outcomes.count('right')}/{n} right, "
+            f"{outcomes.count('wrong')} wrong, {outcomes.count('missing')} missing"
+        )
+    outcomes = [v.outcome for v in verdicts]
+    out.append(
+        f"realworld: {outcomes.count('right')}/{len(outcomes)} right, "
+        f"{outcomes.count('wrong')} wrong, {outcomes.count('missing')} missing"
+    )
+    return "\n".join(out)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -199,8 +303,18 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="measure extract_offline from this file instead (e.g. an older version, saved "
         "with `git show REV:stages/extract_offline.py > old.py`)",
     )
+    parser.add_argument(
+        "--no-realworld", action="store_true", help="skip the real publishers' documents"
+    )
+    parser.add_argument(
+        "--layouts-from-text-layer",
+        action="store_true",
+        help="give the extractor layouts built from the text layer where the engine gives none",
+    )
     args = parser.parse_args(argv)
-    extract = extract_pages if args.extractor_file is None else load_extractor(args.extractor_file)
+    extract: Extract = (
+        extract_pages if args.extractor_file is None else load_extractor(args.extractor_file)
+    )
     pdfs = sorted(CORPUS.glob("*.pdf"))
     if args.split and "all" not in args.split:
         pdfs = [p for p in pdfs if load_truth(p)["split"] in args.split]
@@ -212,10 +326,31 @@ def main(argv: Sequence[str] | None = None) -> None:
     print()
     print(field_table(results))
     print()
+    print(family_table(results))
+    print()
     for split, t in sorted(totals(results).items()):
         n = sum(t.values())
         print(f"{split}: right {pct(t['right'], n)}, wrong {pct(t['wrong'], n)}, "
               f"missing {pct(t['missing'], n)}")  # fmt: skip
+    verdicts: list[realworld.Verdict] | None = None
+    if not args.no_realworld and args.extractor_file is None:
+        verdicts = realworld.measure(
+            extract_with_layouts, layouts_from_text_layer=args.layouts_from_text_layer
+        )
+        print()
+        if verdicts is None:
+            print(f"realworld: {realworld.realworld_dir()} is not there: not measured")
+        else:
+            print(realworld_report(verdicts))
+    print()
+    corpus_given = [
+        (o, r.confidence[f]) for r in results for f, o in r.outcomes.items() if o != "missing"
+    ]
+    sets: list[tuple[str, Sequence[tuple[str, float | None]]]] = [("corpus", corpus_given)]
+    if verdicts:
+        given = [(v.outcome, v.confidence) for v in verdicts if v.outcome != "missing"]
+        sets.insert(0, ("real documents", given))
+    print(confidence_table(sets))
     if args.json:
         args.json.write_text(json.dumps(totals(results), indent=2) + "\n")
 

@@ -70,7 +70,7 @@ def extract_fields(
     rules still run beside it, as a cross-check.
     """
     pages = [text] if isinstance(text, str) else list(text)
-    offline = extract_offline_explained(pages)
+    offline = extract_offline_explained(pages, layouts)
     extractor = LlmExtractor.from_env()
     if extractor is None:
         return offline

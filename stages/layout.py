@@ -213,3 +213,18 @@ def _sane(words: Iterable[Word]) -> list[Word]:
         size = w.size if w.size >= 1 else max(w.y1 - w.y0, 1.0)
         out.append(Word(w.text, w.x0, w.y0, w.x1, w.y1, size, w.bold))
     return out
+
+
+def lines_of(spans: Sequence[Span]) -> list[list[Span]]:
+    """Spans grouped into visual lines (vertical centres within half a line's height), top
+    down, each line left to right: how a reader takes in a row of cells."""
+    lines: list[list[Span]] = []
+    for span in sorted(spans, key=lambda s: ((s.y0 + s.y1) / 2, s.x0)):
+        if lines:
+            last = lines[-1][-1]
+            height = max(last.y1 - last.y0, span.y1 - span.y0, 1.0)
+            if abs((last.y0 + last.y1) / 2 - (span.y0 + span.y1) / 2) < height / 2:
+                lines[-1].append(span)
+                continue
+        lines.append([span])
+    return [sorted(line, key=lambda s: s.x0) for line in lines]

@@ -18,7 +18,7 @@ _ISO_CURRENCIES = frozenset(
 )
 
 
-_SYMBOLS = {"€": "EUR", "£": "GBP", "US$": "USD", "$": "USD"}
+_SYMBOLS = {"€": "EUR", "£": "GBP", "US$": "USD", "$": "USD", "₹": "INR"}
 
 
 _WORD_CURRENCIES = {
@@ -32,17 +32,22 @@ _WORD_CURRENCIES = {
     "us dollars": "USD",
     "dollars": "USD",
     "swiss francs": "CHF",
+    "rs": "INR",
+    "rs.": "INR",
+    "rupees": "INR",
 }
 
 
 _CUR = (
-    r"(?:US\$|[€£$]|\b(?:" + "|".join(sorted(_ISO_CURRENCIES)) + r")\b"
-    r"|(?:\bd')?\b(?:euros?|pounds? sterling|sterling|pounds|(?:us )?dollars|swiss francs)\b)"
+    r"(?:US\$|[€£$₹]|\b(?:" + "|".join(sorted(_ISO_CURRENCIES)) + r")\b|\bRs\.?(?=\s?\d)"
+    r"|(?:\bd')?\b(?:euros?|pounds? sterling|sterling|pounds|(?:us )?dollars|swiss francs"
+    r"|rupees)\b)"
 )
 
 
 _NUM = (
-    r"(?<![\d.,])(?:\d{1,3}(?:(?:[,.'](?: )?| )\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?)"
+    r"(?<![\d.,])(?:\d{1,2}(?:,\d\d)+,\d{3}(?:\.\d{1,2})?"  # Indian grouping: 5,00,000
+    r"|\d{1,3}(?:(?:[,.'](?: )?| )\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?)"
     r"(?![\d])"
 )
 
@@ -94,6 +99,8 @@ def _currency_code(token: str | None) -> str | None:
 
 def _parse_number(num: str, *, has_mult: bool) -> Decimal | None:
     s = re.sub(r"['\s]", "", num)
+    if re.fullmatch(r"\d{1,2}(?:,\d\d)+,\d{3}(?:\.\d{1,2})?", s):
+        return Decimal(s.replace(",", ""))  # lakh and crore groups
     if "," in s and "." in s:
         decimal_sep = "," if s.rfind(",") > s.rfind(".") else "."
         thousands = "." if decimal_sep == "," else ","

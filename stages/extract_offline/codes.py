@@ -63,9 +63,18 @@ def _reference_from(value: str) -> str | None:
     if not ref or not re.search(r"[\dO]", ref):
         return None
     ref = _normalise_reference(ref)
-    if not re.search(r"\d", ref) or len(ref) < 3:
+    if not re.search(r"\d", ref) or len(ref) < 3 or _NOT_AN_IDENTIFIER.fullmatch(ref):
         return None
     return ref
+
+
+# What a reference label may be followed by that identifies nothing: a clause or section number
+# ("3.2.1", "12.4"), a year, a date, a page count.
+_NOT_AN_IDENTIFIER = re.compile(
+    r"\d{1,2}(?:\.\d{1,2}){1,3}\.?|(?:19|20)\d\d|\d{1,3}"
+    r"|\d{1,2}[./-]\d{1,2}[./-](?:\d{2}|\d{4})|(?:page|p)\.?\s*\d+",
+    re.I,
+)
 
 
 def _reference(lines: Sequence[str]) -> str | None:

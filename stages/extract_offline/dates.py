@@ -90,7 +90,11 @@ _TIME = re.compile(
     r"|(?<![\d:.])(?P<hour12>1[0-2]|0?[1-9])\s?(?P<ampm2>[ap])\.?\s?m\b\.?"
     r"|\b(?P<noon>noon|midday)\b"
     # The full hour in words: "14 Uhr", "11 heures", "11 heures 30", "14h".
-    r"|(?<![\d:.,])(?P<whole>[01]?\d|2[0-3])[ ]?(?:uhr|heures?|h)\b(?:[ ]?(?P<wmin>[0-5]\d)\b)?",
+    r"|(?<![\d:.,])(?P<whole>[01]?\d|2[0-3])[ ]?(?:uhr|heures?|h)\b(?:[ ]?(?P<wmin>[0-5]\d)\b)?"
+    # A 24-hour time without a colon, as forms and military notices print it: "1700 hrs",
+    # "1400 local time", "1400Z".
+    r"|(?<![\d:.,/-])(?P<mil>[01]\d|2[0-3])(?P<milm>[0-5]\d)\s?"
+    r"(?:hrs\b|hours\b|h\b|local\b|lt\b|(?=Z\b|(?:[ECMP][SD]T|UTC|GMT|CET|CEST)\b))\.?",
     re.I,
 )
 
@@ -108,13 +112,18 @@ _FIXED_ZONES = {
     "EEST": 180,
     "EST": -300,
     "EDT": -240,
+    "CST": -360,
+    "CDT": -300,
+    "MST": -420,
+    "MDT": -360,
     "PST": -480,
     "PDT": -420,
 }
 
 
 _ZONE = re.compile(
-    r"(?<![A-Za-z])(?P<abbr>CEST|CET|EEST|EET|WEST|WET|BST|GMT|UTC|EST|EDT|PST|PDT)(?![A-Za-z])"
+    r"(?<![A-Za-z])(?P<abbr>CEST|CET|EEST|EET|WEST|WET|BST|GMT|UTC|EST|EDT|CST|CDT|MST|MDT|PST|PDT)"
+    r"(?![A-Za-z])"
     r"(?:\s?(?P<sign>[+-])\s?(?P<oh>\d{1,2})(?::?(?P<om>\d{2}))?)?"
     r"|(?<=\d)Z\b"
     r"|(?<![\w+-])(?P<sign2>[+-])(?P<oh2>\d{2}):?(?P<om2>\d{2})\b"
@@ -193,7 +202,9 @@ def _without_ordinals(text: str) -> str:
     return _ORDINAL.sub(lambda m: " " * len(m.group()), text)
 
 
-def _find_date(text: str) -> _DateMatch | None:
+def _find_date(text: str, order: str | None = None) -> _DateMatch | None:
+    """The first date in the text; ``order`` "mdy" reads numeric dates month first (a U.S.
+    form's own order), otherwise they are day first unless only month first is possible."""
     text = _without_ordinals(text)
     best: _DateMatch | None = None
     for pattern in _DATE_PATTERNS:
@@ -203,7 +214,9 @@ def _find_date(text: str) -> _DateMatch | None:
             day, year = int(m.group("day")), int(m.group("year"))
             if month is None:
                 continue
-            if pattern is _DATE_PATTERNS[3] and month > 12 and day <= 12:
+            if pattern is _DATE_PATTERNS[3] and (
+                (month > 12 and day <= 12) or (order == "mdy" and day <= 12)
+            ):
                 day, month = month, day  # 03/15/2027 can only be month first
             try:
                 datetime(year, month, day)
@@ -212,7 +225,8 @@ def _find_date(text: str) -> _DateMatch | None:
             if not 1990 <= year <= 2100:
                 continue
             ambiguous = (
-                pattern is _DATE_PATTERNS[3]
+                order is None
+                and pattern is _DATE_PATTERNS[3]
                 and day != month
                 and max(day, month) <= 12
                 and not re.search(r"\d\s?\.\s?\d", m.group())  # dots are always day first
@@ -235,9 +249,11 @@ def _date_spans(text: str) -> list[tuple[int, int]]:
     return [m.span() for pattern in _DATE_PATTERNS for m in pattern.finditer(text)]
 
 
-def _parse_deadline(text: str) -> datetime | None:
+def _parse_deadline(text: str, order: str | None = None) -> datetime | None:
+    """The first date in the text with the time and zone printed with it; ``order`` as in
+    ``_find_date``."""
     text = _without_ordinals(_fix_digit_o(text))
-    date = _find_date(text)
+    date = _find_date(text, order)
     if date is None:
         return None
     # Search the time outside the date itself (15.03.2027 is not 15:03), and outside any other
@@ -262,6 +278,8 @@ def _parse_deadline(text: str) -> datetime | None:
             hour = 12
         elif chosen.group("whole"):
             hour, minute = int(chosen.group("whole")), int(chosen.group("wmin") or 0)
+        elif chosen.group("mil"):
+            hour, minute = int(chosen.group("mil")), int(chosen.group("milm"))
         elif chosen.group("hour12"):
             hour = int(chosen.group("hour12")) % 12
             if chosen.group("ampm2").lower() == "p":

@@ -15,12 +15,14 @@ from stages.extract_offline.amounts import (
     _document_currency,
     _label_part,
 )
+from stages.extract_offline.cells import read_cell_form
 from stages.extract_offline.codes import _cpv_codes, _email, _reference, restore_missing_at
 from stages.extract_offline.concepts import labelled, names_lot
 from stages.extract_offline.dates import _find_date, _parse_deadline
 from stages.extract_offline.evidence import _Ev, _Result
 from stages.extract_offline.forms import FormReading, read_form
 from stages.extract_offline.furniture import strip_furniture
+from stages.extract_offline.headings import title_from_headings
 from stages.extract_offline.labels import (
     _CONNECTOR_END,
     _DEADLINE_EXCLUDE,
@@ -39,6 +41,7 @@ from stages.extract_offline.lines import _cell_wrapped
 from stages.extract_offline.lots import _LotDraft, _lots
 from stages.extract_offline.names import _authority, _title
 from stages.extract_offline.normalise import _normalise, _restore_eszett
+from stages.layout import PageLayout
 from stages.tender import FieldEvidence, Lot, TenderExtraction, TenderFields
 
 
@@ -169,8 +172,10 @@ def _root_labelled_value(
     for hit in labelled(lines, "value", lot_lines):
         if names_lot(hit.label) or _LOT_HEADER.match(lines[hit.index]):
             continue
-        if _NOT_VALUE.search(hit.label):
-            continue  # "Montant maximum", "Chiffre d'affaires": an amount, not the estimate
+        if _NOT_VALUE.search(hit.label) or _NOT_VALUE.search(_label_part(hit.value, 0)):
+            # "Montant maximum", "Contract value: not less than £2m per claim": an amount of
+            # another kind, not the estimate
+            continue
         line = lines[hit.index]
         start = len(line) - len(hit.value) if hit.value_line == hit.index else len(line)
         got = _amount_after_label(lines, hit.index, max(start, 0), doc_currency)
@@ -184,8 +189,11 @@ def extract_offline(text: str) -> TenderFields:
     return extract_offline_explained(text).fields()
 
 
-def extract_offline_explained(text: str | Sequence[str]) -> TenderExtraction:
-    """The fields with their evidence; ``text`` is the document, or its pages in order.
+def extract_offline_explained(
+    text: str | Sequence[str], layouts: Sequence[PageLayout | None] | None = None
+) -> TenderExtraction:
+    """The fields with their evidence; ``text`` is the document, or its pages in order, and
+    ``layouts`` the pages' layouts where known (their headings give a title no label gives).
 
     A field whose confidence ends below ``MIN_CONFIDENCE`` is left empty (its candidate is kept
     in the evidence as ``rejected``): a missing value costs a look, a wrong one costs a bid.
@@ -205,6 +213,9 @@ def extract_offline_explained(text: str | Sequence[str]) -> TenderExtraction:
         warnings.append(f"only the first {MAX_LINES} lines were read")
     lines, page_of = lines[:MAX_LINES], page_of[:MAX_LINES]
     joined = "\n".join(lines)
+    # A long dossier states its fields up front (the notice, the data sheet): the rules read
+    # the first pages, and the rest only for a field those lack, believing it less.
+    front = _front(lines, page_of)
     evidence: dict[str, FieldEvidence] = {}
 
     def keep(
@@ -235,7 +246,7 @@ def extract_offline_explained(text: str | Sequence[str]) -> TenderExtraction:
         evidence[name] = record
         return value
 
-    form = read_form(lines)
+    form = read_form(lines) or read_cell_form(lines, layouts)
     owned = form.owned if form is not None else set()
     drafts, lot_lines = _lots(lines)
     if form is not None and "lots" in owned:
@@ -243,7 +254,10 @@ def extract_offline_explained(text: str | Sequence[str]) -> TenderExtraction:
     if "value" in owned and form is not None:
         value, currency, value_ev = form.value if form.value else (None, None, None)
     else:
-        value, currency, value_ev = _estimated_value(lines, lot_lines, joined)
+        value, currency, value_ev = _estimated_value(front, lot_lines, "\n".join(front))
+        if value is None and front is not lines:
+            value, currency, value_ev = _estimated_value(lines, lot_lines, joined)
+            value_ev = _further_in(value_ev)
     lots = [Lot(number=d.number, title=d.title or "", estimated_value=d.value) for d in drafts]
     if value is None and len(drafts) == 1 and drafts[0].value is not None:
         # A notice of one lot (eForms always has a lot) gives the contract's value there.
@@ -266,7 +280,7 @@ def extract_offline_explained(text: str | Sequence[str]) -> TenderExtraction:
     elif "authority" in owned:
         authority, authority_ev = None, None
     else:
-        authority, authority_ev = _authority(lines)
+        authority, authority_ev = _authority(front)
     authority = keep(
         "issuing_authority", authority, authority_ev, penalty=_suspicious_name(authority)
     )
@@ -275,7 +289,7 @@ def extract_offline_explained(text: str | Sequence[str]) -> TenderExtraction:
     elif "title" in owned:
         title, title_ev = None, None
     else:
-        title, title_ev = _title(lines, lot_lines, authority)
+        title, title_ev = _title(front, lot_lines, authority)
     if _same_name(title, authority) and title_ev is not None:
         # One text read as both the title and the buyer: one of the two readings is wrong,
         # and nothing says which.
@@ -286,10 +300,26 @@ def extract_offline_explained(text: str | Sequence[str]) -> TenderExtraction:
         title_penalty = None  # a form's title may open in lower case ("achat de ...")
     else:
         title_penalty = _suspicious_title(title)
-    reference, reference_ev = _pick(form, "reference", lambda: _located_reference(lines))
-    deadline, deadline_ev = _pick(form, "deadline", lambda: _deadline(lines))
+    weak = title is None or title_penalty is not None or (title_ev and title_ev.confidence < 0.6)
+    if weak and form is None and layouts:
+        found = title_from_headings(
+            layouts, _not_a_title, avoid=[authority or ""], text="\n".join(front)
+        )
+        if found is not None and not _same_name(found[0], authority):
+            title, heading_ev = found
+            located = _locate(lines, title, heading_ev.rule, heading_ev.confidence)
+            title_ev = located if located is not None and located.line >= 0 else heading_ev
+            title_penalty = None
+    reference, reference_ev = _pick(
+        form, "reference", lambda: _zoned(_located_reference, front, lines)
+    )
+    deadline, deadline_ev = _pick(form, "deadline", lambda: _zoned(_deadline, front, lines))
     cpv, cpv_ev = _pick(form, "cpv", lambda: _located_cpv(lines, joined))
-    email, email_ev = _pick(form, "email", lambda: _located_email(lines, joined, authority))
+    email, email_ev = _pick(
+        form,
+        "email",
+        lambda: _zoned(lambda ls: _located_email(ls, "\n".join(ls), authority), front, lines),
+    )
     lots_ev = None
     if drafts:
         rule = f"{form.form}: lots" if form is not None and "lots" in owned else "lot blocks"
@@ -333,6 +363,37 @@ def _pick(
         if name in form.owned:
             return None, None
     return rules()
+
+
+#: Pages of a document read first; a longer document's later pages are read only for a field
+#: these lack, and what they give is believed less (by ``FURTHER_IN``).
+FRONT_PAGES = 8
+FURTHER_IN = 0.75
+
+
+def _front(lines: list[str], page_of: Sequence[int]) -> list[str]:
+    """The lines of the first pages, the later ones blanked (so that line numbers stay); the
+    lines themselves when the document is no longer than that."""
+    if not page_of or page_of[-1] <= FRONT_PAGES:
+        return lines
+    return [line if page <= FRONT_PAGES else "" for line, page in zip(lines, page_of, strict=False)]
+
+
+def _further_in(ev: _Ev | None) -> _Ev | None:
+    if ev is None:
+        return None
+    return _Ev(ev.line, f"{ev.rule}, past the first pages", ev.confidence * FURTHER_IN, ev.span)
+
+
+def _zoned(
+    rule: Callable[[list[str]], tuple[_T | None, _Ev | None]], front: list[str], lines: list[str]
+) -> tuple[_T | None, _Ev | None]:
+    """A rule on the first pages, else on the whole document with its confidence lowered."""
+    value, ev = rule(front)
+    if value is not None or front is lines:
+        return value, ev
+    value, ev = rule(lines)
+    return value, _further_in(ev)
 
 
 def _located_reference(lines: Sequence[str]) -> tuple[str | None, _Ev | None]:
@@ -383,9 +444,55 @@ def _suspicious(value: str | None) -> str | None:
 def _suspicious_title(value: str | None) -> str | None:
     if value and value[:1].islower():
         return "the title opens in lower case, as the rest of a line cut short does"
-    if value and _DOCUMENT_KIND.fullmatch(value):
+    return _not_a_title(value) or _suspicious(value)
+
+
+def _not_a_title(value: str | None) -> str | None:
+    """Why a value read as a title is something else: the kind of document, a heading of the
+    document's structure, a line of its table of contents, a table's header row."""
+    if not value:
+        return None
+    if _DOCUMENT_KIND.fullmatch(value):
         return "the value names the kind of document, not what is bought"
-    return _suspicious(value)
+    if "|" in value or "\t" in value:
+        return "the value holds several table cells"
+    if _STRUCTURE_HEADING.fullmatch(value):
+        return "the value is a heading of the document's structure"
+    if _TOC_ENTRY.search(value):
+        return "the value ends with a page number, as a table of contents line does"
+    words = re.findall(r"[^\W\d_]+", value.lower())
+    if len(words) >= 2 and all(w in _COLUMN_WORDS for w in words):
+        return "the value is a table's header row"
+    if not any(len(w) >= 4 for w in words):
+        return "the value has no word to name a procurement"
+    return None
+
+
+# A heading of a dossier's own structure: "Section 2 - Specification", "Part B", "Annex 3",
+# "Instructions to tenderers", "Table of contents".
+_STRUCTURE_HEADING = re.compile(
+    r"\W*(?:(?:section|part|chapter|annex|annexe|appendix|schedule|volume|article|clause|module|"
+    r"lot|abschnitt|teil|anlage|kapitel|titre|chapitre|partie)\s+[\dIVXA-H]{1,4}\b.{0,60}"
+    r"|(?:table\s+of\s+)?contents|sommaire|inhalt(?:sverzeichnis)?|introduction|preamble|"
+    r"background|overview|definitions?|disclaimer|instructions?\s+to\s+(?:tenderers|bidders|"
+    r"offerors|applicants)|(?:general|special|particular)\s+conditions(?:\s+of\s+contract)?|"
+    r"terms\s+and\s+conditions|scope\s+of\s+(?:work|works|services)|specifications?|"
+    r"evaluation\s+criteria|form\s+of\s+tender|price\s+schedule|bill\s+of\s+quantities)\W*",
+    re.I,
+)
+# "Scope of works ....... 12", "3.2 Evaluation 14": a contents line ends with its page.
+_TOC_ENTRY = re.compile(r"(?:\.{3,}|…)\s*\d{1,3}\s*$|^\d+(?:\.\d+)*\s.*\D\s\d{1,3}$")
+# The words of a table's header row.
+_COLUMN_WORDS = frozenset(
+    re.findall(
+        r"\S+",
+        "no nr sl sr s item items description qty quantity quantities unit units rate rates "
+        "price prices amount amounts total value values date dates name names title remarks ref "
+        "reference lot lots code codes particulars details specification uom cost costs serial "
+        "number designation montant prix quantite quantité unité libellé menge einheit preis "
+        "betrag bezeichnung position pos",
+    )
+)
 
 
 # What a document calls itself ("Request for Quotation (RFQ)", "Tender document", "Avis
@@ -482,11 +589,15 @@ def _input_warnings(lines: Sequence[str]) -> list[str]:
     latin = sum("LATIN" in unicodedata.name(c, "") for c in letters[:20_000])
     if latin < 0.6 * min(len(letters), 20_000):
         return ["the text is mostly in a script the rules do not read (not Latin)"]
-    words = re.findall(r"[^\W\d_]+", text[:200_000])
+    # Words of the Latin script only: a bilingual form's other script is not OCR noise.
+    words = [
+        w for w in re.findall(r"[^\W\d_]+", text[:200_000]) if w.isascii() or _LATIN_WORD.match(w)
+    ]
     wordlike = sum(bool(_WORDLIKE.fullmatch(w)) for w in words)
     if len(words) >= 20 and wordlike < 0.5 * len(words):
         return [f"the text looks like OCR {_GARBAGE}: few word-like tokens"]
     return []
 
 
+_LATIN_WORD = re.compile(r"^[A-Za-zÀ-ÖØ-öø-ɏ]+$")
 _WORDLIKE = re.compile(r"(?i:[a-zß-ÿ]*[aeiouyàâäéèêëîïôöûüÿ][a-zß-ÿ]*)|[A-Z]{2,6}")

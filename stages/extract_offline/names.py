@@ -272,7 +272,7 @@ def _title(lines: Sequence[str], lot_lines: set[int], authority: str | None) -> 
             # The line right under the heading is where notices print their title; a line
             # further down, after others were skipped, may be any unlabelled line, and is
             # believed only when the notice prints it again (under a label it has).
-            return value, _Ev(j, "line under the notice heading", 0.6 if k == 0 else 0.4)
+            return value, _Ev(j, "line under the notice heading", 0.45 if k == 0 else 0.4)
         break
     return None, None
 

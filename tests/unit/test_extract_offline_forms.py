@@ -4,14 +4,16 @@ clause numbers that are no amounts, and a document's kind that is no title."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 
 from stages.extract_offline import extract_offline_explained
 from stages.extract_offline.amounts import _amounts
 from stages.extract_offline.codes import restore_missing_at
 from stages.extract_offline.dates import _parse_deadline
+from stages.extract_offline.fields import _not_a_title
 from stages.extract_offline.forms import read_form
+from stages.layout import PageLayout, Span
 from stages.tender import Lot
 
 TED_GERMAN = """\
@@ -227,3 +229,139 @@ def test_a_support_desk_is_no_contact_even_when_its_name_is_inside_the_mailbox()
         "Questions may be sent by email to aasbs.helpdesk@agency.example\n"
     )
     assert got.contact_email is None
+
+
+# --- layouts: headings, cells -----------------------------------------------------------------
+
+
+def _span(text: str, x: float, y: float, size: float = 9, bold: bool = False) -> Span:
+    return Span(
+        text=text, x0=x, y0=y, x1=x + len(text) * size * 0.5, y1=y + size, size=size, bold=bold
+    )
+
+
+def test_the_title_is_the_largest_heading_that_names_what_is_bought() -> None:
+    spans = [
+        _span("City of Eastbrook", 200, 40, 18, True),
+        _span("Supply and installation of LED street lighting", 80, 140, 16, True),
+        _span("RFP No. EB-2027-031", 80, 180, 10),
+        *(_span(f"Body text line {n} of the invitation.", 60, 220 + 12 * n, 10) for n in range(20)),
+    ]
+    text = "\n".join(s.text for s in spans)
+    got = extract_offline_explained([text], [PageLayout(width=612, height=792, spans=spans)])
+    assert got.title == "Supply and installation of LED street lighting"
+    assert got.evidence["title"].rule == "largest heading of the first pages"
+
+
+def test_a_heading_nothing_vouches_for_is_only_a_candidate() -> None:
+    spans = [
+        _span("Northgate Campus", 150, 80, 24, True),
+        *(_span(f"Body text line {n} of the document.", 60, 220 + 12 * n, 10) for n in range(20)),
+    ]
+    text = "\n".join(s.text for s in spans)
+    got = extract_offline_explained([text], [PageLayout(width=612, height=792, spans=spans)])
+    assert got.title is None
+    assert got.evidence["title"].rejected == "Northgate Campus"
+
+
+def test_form_boxes_give_the_value_under_their_label() -> None:
+    spans = [
+        _span("SOLICITATION/CONTRACT/ORDER FOR COMMERCIAL ITEMS", 50, 20, 10, True),
+        _span("2. CONTRACT NO.", 20, 60),
+        _span("5. SOLICITATION NUMBER", 200, 60),
+        _span("6. SOLICITATION ISSUE DATE", 380, 60),
+        _span("W912DY27R0001", 205, 72),
+        _span("02/01/2027", 385, 72),
+        _span("8. OFFER DUE DATE/LOCAL TIME", 380, 100),
+        _span("03/04/2027 1400 CST", 385, 112),
+        _span("9. ISSUED BY", 20, 140),
+        _span("CODE", 150, 140),
+        _span("W912DY", 200, 140),
+        _span("US ARMY ENGINEERING AND SUPPORT CENTER", 25, 152),
+    ]
+    text = "\n".join(s.text for s in spans)
+    got = extract_offline_explained([text], [PageLayout(width=612, height=792, spans=spans)])
+    assert got.reference == "W912DY27R0001"
+    assert got.issuing_authority == "US ARMY ENGINEERING AND SUPPORT CENTER"
+    # A U.S. form's dates are month first; the time is the form's 24-hour clock.
+    assert got.submission_deadline == datetime(
+        2027, 3, 4, 14, 0, tzinfo=timezone(-timedelta(hours=6))
+    )
+
+
+def test_a_gem_bid_is_read_by_its_key_value_table_even_as_plain_text() -> None:
+    text = "\n".join(
+        [
+            "Government e Marketplace",
+            "Bid Details/बिड विवरण",
+            "Bid End Date/Time/बिड बंद होने की तारीख/समय 21-03-2027 15:00:00",
+            "Bid Opening Date/Time/बिड खोलने की तारीख/समय 21-03-2027 15:30:00",
+            "Organisation Name/संगठन का नाम Indian Army",
+            "Item Category/मद केटेगरी Office Chair (V3) (Q2)",
+            "Estimated Bid Value/अनुमानित बिड मूल्य 5,00,000",
+            "EMD Amount/ईएमडी राशि 10000",
+            "Bid Number: GEM/2027/B/1234567",
+        ]
+    )
+    got = extract_offline_explained(text)
+    assert got.reference == "GEM/2027/B/1234567"
+    assert got.submission_deadline == datetime(2027, 3, 21, 15, 0)
+    assert got.issuing_authority == "Indian Army"
+    assert got.estimated_value == Decimal("500000") and got.currency == "INR"
+    # The item category stands for the title, and is believed less than a labelled title.
+    assert got.title == "Office Chair (V3) (Q2)"
+    assert got.evidence["title"].confidence < got.evidence["reference"].confidence
+
+
+def test_times_as_forms_print_them_are_kept_with_their_date() -> None:
+    assert _parse_deadline("15 March 2027, 1700 hrs") == datetime(2027, 3, 15, 17, 0)
+    assert _parse_deadline("BEFORE 3:00 P.M. on March 2, 2027") == datetime(2027, 3, 2, 15, 0)
+    assert _parse_deadline("10 May 2027, 12:00 pm") == datetime(2027, 5, 10, 12, 0)
+
+
+def test_indian_digit_grouping_and_rupees_are_amounts() -> None:
+    got = _amounts("Estimated value: Rs. 1,23,45,678.50 and ₹ 5,00,000")
+    assert [(a.value, a.currency) for a in got] == [
+        (Decimal("12345678.50"), "INR"),
+        (Decimal("500000"), "INR"),
+    ]
+
+
+# --- precision gates --------------------------------------------------------------------------
+
+
+def test_a_clause_number_is_no_reference() -> None:
+    got = extract_offline_explained("Reference: 3.2.1\nTitle: Road resurfacing programme\n")
+    assert got.reference is None
+
+
+def test_table_headers_and_contents_lines_are_no_titles() -> None:
+    assert _not_a_title("Description Quantity Unit Price") is not None
+    assert _not_a_title("Instructions to Tenderers") is not None
+    assert _not_a_title("Scope of works ........ 12") is not None
+    assert _not_a_title("Section 3 - Specification") is not None
+    assert _not_a_title("Resurfacing of the A38 between Ashby and Hilton") is None
+
+
+def test_insurance_cover_and_securities_are_no_estimate() -> None:
+    for line in (
+        "Value of professional indemnity insurance: GBP 5,000,000",
+        "Estimated value of the bid security: EUR 50,000",
+        "Contract value: not less than £2,000,000 per claim",
+    ):
+        assert extract_offline_explained(line).estimated_value is None, line
+
+
+def test_a_designers_address_is_not_the_buyers_contact() -> None:
+    text = "Architect: Smith Partners, e-mail: studio@smith-architects.example\n"
+    assert extract_offline_explained(text).contact_email is None
+
+
+def test_a_long_dossier_takes_fields_from_its_first_pages_and_believes_later_ones_less() -> None:
+    pages = ["Closing date: 3 May 2027 at 12:00\n"] + [f"Clause {n} text.\n" for n in range(12)]
+    pages.append("Deadline for receipt of tenders: 9 June 2027\nReference: ABC-2027-99\n")
+    got = extract_offline_explained(pages)
+    assert got.submission_deadline == datetime(2027, 5, 3, 12, 0)  # the first pages' date
+    assert got.reference == "ABC-2027-99"
+    assert "past the first pages" in got.evidence["reference"].rule
+    assert got.evidence["reference"].confidence < 0.9
