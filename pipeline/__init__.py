@@ -1,7 +1,5 @@
 """pg-pipeline: durable, typed job pipelines on the Postgres you already run."""
 
-from typing import TYPE_CHECKING, Any
-
 from pipeline.blobs import (
     BlobNotFound,
     BlobStore,
@@ -10,6 +8,10 @@ from pipeline.blobs import (
     LocalBlobStore,
     blob_store_from_env,
 )
+
+# The command plug-ins' surface lives in pipeline.commands.api; these of its names were exported
+# here first, and stay.
+from pipeline.commands.api import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError, open_db
 from pipeline.context import Context
 from pipeline.db import connect, database_url
 from pipeline.enqueue import JobRequest, enqueue, enqueue_many, enqueue_once
@@ -36,27 +38,6 @@ from pipeline.schedules import (
 from pipeline.settings import WorkerSettings
 from pipeline.stage import REGISTRY, Registry, StageSpec, stage
 from pipeline.worker import Worker
-
-# The plug-in surface for packages that add commands (the `pipeline.commands` entry points) is
-# imported from pipeline.cli on first use, not here. `python -m pipeline.cli` (how `submit` starts
-# a local worker) imports this package before it runs pipeline.cli as __main__: had the package
-# imported pipeline.cli already, runpy would warn and the process would hold two copies of it.
-# Lazy, it also keeps argparse out of `import pipeline`. Type checkers see plain imports (and no
-# catch-all __getattr__ that would hide a misspelt name).
-if TYPE_CHECKING:
-    from pipeline.cli import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError, open_db
-else:
-    _FROM_CLI = frozenset({"EXIT_FAILURE", "EXIT_OK", "EXIT_USAGE", "CliError", "open_db"})
-
-    def __getattr__(name: str) -> Any:
-        if name not in _FROM_CLI:
-            raise AttributeError(f"module 'pipeline' has no attribute {name!r}")
-        import importlib
-
-        value = getattr(importlib.import_module("pipeline.cli"), name)
-        globals()[name] = value
-        return value
-
 
 __all__ = [
     "EXIT_FAILURE",

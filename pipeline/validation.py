@@ -16,9 +16,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from pipeline.errors import PipelineError
-
-#: `jobs.priority` is a smallint
-PRIORITY_MIN, PRIORITY_MAX = -(2**15), 2**15 - 1
+from pipeline.vocabulary import PRIORITY_MAX, PRIORITY_MIN
 
 #: Deeper JSON than this is refused: the encoder psycopg uses recurses once per level and hits
 #: Python's recursion limit (1000 frames, some already in use) somewhere above it.

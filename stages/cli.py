@@ -17,19 +17,23 @@ from typing import Any, TextIO
 import psycopg
 
 from pipeline import (
-    EXIT_FAILURE,
-    EXIT_OK,
-    EXIT_USAGE,
-    CliError,
     RetryableError,
     StageProgress,
     data_dir,
     database_url,
     enqueue_once,
     live_workers,
-    open_db,
     run_output,
     run_progress,
+)
+from pipeline.commands.api import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    EXIT_USAGE,
+    CliError,
+    Subcommands,
+    add_command,
+    open_db,
 )
 from stages.documents import MAX_PAGES, Upload, blob_store, worker_count
 from stages.errors import DocumentError
@@ -87,11 +91,13 @@ def printable(path: str | Path) -> str:
     return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
-def add_commands(sub: Any) -> None:
-    p = sub.add_parser(
+def add_commands(sub: Subcommands) -> None:
+    p = add_command(
+        sub,
         "submit",
-        help="submit PDFs to the document pipeline",
-        description="Store each PDF, start its upload -> OCR -> extract "
+        run,
+        "submit PDFs to the document pipeline",
+        "Store each PDF, start its upload -> OCR -> extract "
         "pipeline, and with --wait print the extracted fields as JSON.",
     )
     p.add_argument("files", nargs="+", type=Path)
@@ -117,7 +123,6 @@ def add_commands(sub: Any) -> None:
         default=0,
         help="threads of the local worker --wait starts (default: one per core)",
     )
-    p.set_defaults(handler=cmd_submit)
 
 
 def dedup_key(tenant: str | None, sha256: str) -> str:
@@ -346,7 +351,7 @@ def wait_for_fields(
     return EXIT_OK if len(results) == len(documents) else EXIT_FAILURE
 
 
-def cmd_submit(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     _, conn = open_db()
     documents: list[tuple[Path, int]] = []
     with conn:

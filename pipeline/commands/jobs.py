@@ -16,28 +16,26 @@ from typing import Any
 import psycopg
 
 from pipeline.admin import jobs as admin
-from pipeline.commands.base import (
+from pipeline.commands.api import (
     EXIT_OK,
     EXIT_USAGE,
-    JOB_ID_MAX,
-    JOB_STATUSES,
-    LIST_LIMIT_MAX,
     CliError,
+    Subcommands,
+    add_command,
     duration_arg,
     integer_arg,
     open_db,
     tenant_arg,
     text_arg,
 )
+from pipeline.vocabulary import JOB_ID_MAX, JOB_STATUSES
 
 BATCH_MAX = 10_000  #: largest --batch of a bulk change: one transaction's row locks
+LIST_LIMIT_MAX = 10_000  #: rows `jobs list` prints at most; they are all held in memory
 
 
-def add_commands(sub: Any) -> None:
-    """Add `jobs` to the `pipeline` parser's subcommands."""
-    text = "inspect and steer jobs, one by id or in bulk"
-    jobs = sub.add_parser("jobs", help=text, description=text)
-    jobs.set_defaults(handler=cmd_jobs)
+def add_commands(sub: Subcommands) -> None:
+    jobs = add_command(sub, "jobs", run, "inspect and steer jobs, one by id or in bulk")
     verbs = jobs.add_subparsers(dest="jobs_command", required=True)
 
     def tenant_option(p: argparse.ArgumentParser) -> None:
@@ -108,7 +106,7 @@ def _check_target(args: argparse.Namespace, bulk_flag: str, bulk: bool) -> None:
         raise CliError(f"{verb}: --queued needs --stage", EXIT_USAGE)
 
 
-def cmd_jobs(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     if args.jobs_command == "retry":
         _check_target(args, "--failed", args.failed)
     elif args.jobs_command == "cancel":

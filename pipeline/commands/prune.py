@@ -3,19 +3,26 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
-from pipeline.commands.base import EXIT_OK, duration_arg, integer_arg, open_db
+from pipeline.commands.api import (
+    EXIT_OK,
+    Subcommands,
+    add_command,
+    duration_arg,
+    integer_arg,
+    open_db,
+)
 from pipeline.maintenance.retention import PRUNE_BATCH, PRUNE_BATCH_MAX, prune
 
 
-def add_commands(sub: Any) -> None:
-    """Add `prune` to the `pipeline` parser's subcommands."""
-    text = (
+def add_commands(sub: Subcommands) -> None:
+    p = add_command(
+        sub,
+        "prune",
+        run,
         "delete finished jobs older than --older-than, with their outputs and joins, once "
-        "their whole run is finished (never a queued or running job, nor a live run's data)"
+        "their whole run is finished (never a queued or running job, nor a live run's data)",
     )
-    p = sub.add_parser("prune", help=text, description=text)
     p.add_argument(
         "--older-than",
         type=duration_arg,
@@ -33,10 +40,9 @@ def add_commands(sub: Any) -> None:
         default=PRUNE_BATCH,
         help=f"finished jobs read per transaction (1..{PRUNE_BATCH_MAX})",
     )
-    p.set_defaults(handler=cmd_prune)
 
 
-def cmd_prune(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     _, conn = open_db()
     with conn:
         report = prune(conn, args.older_than, keep_failed=args.keep_failed, batch=args.batch)

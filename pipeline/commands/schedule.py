@@ -1,24 +1,25 @@
-"""`pipeline schedule`: recurring jobs made and steered from the command line; and `--at`, the
-one-off time of `pipeline enqueue`."""
+"""`pipeline schedule`: recurring jobs made and steered from the command line."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from pydantic import ValidationError
 
-from pipeline.commands.base import (
-    DELAY_MAX_S,
+from pipeline.commands.api import (
     EXIT_OK,
     EXIT_USAGE,
     CliError,
+    Subcommands,
+    add_command,
+    load_apps,
     open_db,
+    parse_payload,
     tenant_arg,
     text_arg,
 )
@@ -90,47 +91,18 @@ def catch_up_arg(text: str) -> int:
         ) from None
 
 
-def instant_arg(text: str) -> datetime:
-    """An ISO 8601 time with a UTC offset (`Z` counts). A time without one is refused, not
-    guessed: read as UTC or as the shell's local time, it would be an hour or more off for
-    someone, silently."""
-    try:
-        value = datetime.fromisoformat(text_arg(text).strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{_excerpt(text)} is not an ISO 8601 time such as 2026-12-01T09:30:00+01:00"
-        ) from None
-    if value.tzinfo is None or value.utcoffset() is None:
-        raise argparse.ArgumentTypeError(
-            f"{_excerpt(text)} has no UTC offset: add one, e.g. Z or +01:00 "
-            "(a time without one is ambiguous)"
-        )
-    try:
-        ahead = (value - datetime.now(UTC)).total_seconds()
-    except OverflowError:  # an offset that pushes year 1 or 9999 out of range
-        ahead = math.inf
-    if ahead > DELAY_MAX_S:
-        raise argparse.ArgumentTypeError(f"{_excerpt(text)} is more than 100 years from now")
-    return value
-
-
-def not_before(at: datetime | None) -> datetime | None:
-    """`--at`'s time as enqueue's run_after. One already past means "now" (None: the database's
-    clock), so that it runs in its turn rather than ahead of jobs queued before it."""
-    return at if at is not None and at > datetime.now(UTC) else None
-
-
 # -- the commands -------------------------------------------------------------------------------
 
 
-def add_commands(sub: Any) -> None:
-    s = sub.add_parser(
+def add_commands(sub: Subcommands) -> None:
+    s = add_command(
+        sub,
         "schedule",
-        help="recurring jobs: add, list, pause, resume, remove",
-        description="Recurring jobs. Any running worker fires them; schedules declared in code "
+        run,
+        "recurring jobs: add, list, pause, resume, remove",
+        "Recurring jobs. Any running worker fires them; schedules declared in code "
         "with pipeline.schedule() are written by each worker when it starts.",
     )
-    s.set_defaults(handler=cmd_schedule)
     ssub = s.add_subparsers(dest="schedule_command", required=True)
     a = ssub.add_parser("add", help="add or replace a schedule made from the command line")
     a.add_argument("name", type=name_arg)
@@ -175,8 +147,6 @@ def _one_line(exc: Exception, stage: str) -> str:
 
 
 def _add(args: argparse.Namespace) -> int:
-    from pipeline.cli import load_apps, parse_payload  # pipeline.cli imports this module
-
     payload = parse_payload(args.payload)
     try:
         item = Schedule.define(
@@ -260,7 +230,7 @@ def _print_table(rows: list[ScheduleRow]) -> None:
             print(f"{row.name}: its last fire time enqueued nothing: {reason}")
 
 
-def cmd_schedule(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     if args.schedule_command == "add":
         return _add(args)
     _, conn = open_db()

@@ -5,28 +5,28 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Sequence
-from typing import Any
 
 from pipeline.admin.status import Status, read_status
-from pipeline.commands.base import EXIT_OK, open_db
+from pipeline.commands.api import EXIT_OK, Subcommands, add_command, open_db
 
 
-def add_commands(sub: Any) -> None:
+def add_commands(sub: Subcommands) -> None:
     help = "queue health per stage, tenants near their cap, live workers"
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "status",
-        help=help,
-        description=f"{help}. Reads the pipeline_* monitoring views in one snapshot.",
+        run,
+        help,
+        f"{help}. Reads the pipeline_* monitoring views in one snapshot.",
     )
     p.add_argument(
         "--json",
         action="store_true",
         help="one JSON object (stable keys; times ISO 8601, durations in seconds)",
     )
-    p.set_defaults(handler=cmd_status)
 
 
-def cmd_status(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     _, conn = open_db()
     with conn:
         status = read_status(conn)

@@ -5,30 +5,33 @@ from __future__ import annotations
 import argparse
 import json
 from dataclasses import asdict
-from typing import Any
 
 from pipeline.admin.tenants import clear_cap, set_cap, tenant_loads
-from pipeline.commands.base import (
-    CAP_MAX,
+from pipeline.commands.api import (
     EXIT_OK,
     EXIT_USAGE,
     CliError,
+    Subcommands,
+    add_command,
     integer_arg,
+    load_apps,
     open_db,
     tenant_arg,
     text_arg,
 )
 from pipeline.stage import REGISTRY
+from pipeline.vocabulary import CAP_MAX
 
 
-def add_commands(sub: Any) -> None:
-    t = sub.add_parser(
+def add_commands(sub: Subcommands) -> None:
+    t = add_command(
+        sub,
         "tenants",
-        help="per-tenant caps on running jobs per stage",
-        description="Caps set here win over @stage(tenant_cap=) and `worker --tenant-cap`; "
+        run,
+        "per-tenant caps on running jobs per stage",
+        "Caps set here win over @stage(tenant_cap=) and `worker --tenant-cap`; "
         "they apply to every worker at its next claim.",
     )
-    t.set_defaults(handler=cmd_tenants)
     tsub = t.add_subparsers(dest="tenants_command", required=True)
     s = tsub.add_parser("set-cap", help="cap TENANT's running jobs of a stage")
     s.add_argument("tenant", type=tenant_arg)
@@ -46,15 +49,13 @@ def add_commands(sub: Any) -> None:
 
 
 def _known_stage(stage: str, apps: list[str]) -> None:
-    from pipeline.cli import load_apps
-
     load_apps(apps)
     if stage not in REGISTRY:
         known = ", ".join(REGISTRY.names()) or "none: load your stages with --app or PIPELINE_APP"
         raise CliError(f"unknown stage {stage!r}; registered stages: {known}", EXIT_USAGE)
 
 
-def cmd_tenants(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     if args.tenants_command in ("set-cap", "clear-cap"):
         _known_stage(args.stage, args.app)
     _, conn = open_db()
@@ -67,8 +68,6 @@ def cmd_tenants(args: argparse.Namespace) -> int:
                 raise CliError(f"tenant {args.tenant} has no cap for stage {args.stage}")
             print(f"tenant {args.tenant}: cap for {args.stage} cleared")
         else:
-            from pipeline.cli import load_apps
-
             load_apps(args.app)
             loads = tenant_loads(conn, args.tenant)
             if args.json:

@@ -7,8 +7,8 @@ import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
-from pipeline.commands.base import JOB_ID_MAX, JOB_STATUSES
 from pipeline.dashboard.data import JobQuery
+from pipeline.vocabulary import JOB_ID_MAX, JOB_STATUSES
 
 TEXT_MAX = 200  #: characters of a stage, tenant or search text
 PAGE_SIZES = (20, 50, 100, 200)

@@ -28,7 +28,6 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pipeline.admin import jobs as admin_jobs
-from pipeline.commands.base import JOB_STATUSES
 from pipeline.dashboard import data, forms, render
 from pipeline.dashboard.security import (
     CSRF_COOKIE,
@@ -46,6 +45,7 @@ from pipeline.errors import DatabaseUnavailable
 from pipeline.runs import TERMINAL, job_output
 from pipeline.schedules import pause_schedule, resume_schedule
 from pipeline.stage import REGISTRY, Registry
+from pipeline.vocabulary import JOB_STATUSES
 
 T = TypeVar("T")
 

@@ -9,8 +9,8 @@ import argparse
 import pydantic
 import pytest
 
-from pipeline.cli import EXIT_FAILURE, EXIT_USAGE, main
-from pipeline.commands.base import duration_arg
+from pipeline.cli import main
+from pipeline.commands.api import EXIT_FAILURE, EXIT_USAGE, duration_arg
 from pipeline.settings import WorkerSettings
 
 UNREACHABLE = "postgresql://app:s3cretPW@127.0.0.1:1/shop"

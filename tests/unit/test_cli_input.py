@@ -16,7 +16,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from pipeline.cli import EXIT_FAILURE, EXIT_USAGE, _database_error, load_apps, main
+from pipeline.cli import _database_error, main
+from pipeline.commands.api import EXIT_FAILURE, EXIT_USAGE, load_apps
 from pipeline.paths import data_dir
 from stages.cli import dedup_key
 

@@ -1,18 +1,22 @@
-"""The two boundaries between the framework and the documents app, read from the source.
+"""The boundaries between the framework and the documents app, and inside the framework, read
+from the source.
 
-`pipeline/` never imports `stages/`; `stages/` uses only what `pipeline/__init__.py` exports.
-Every module under both folders is parsed, so a file added later is held to the same rules.
+`pipeline/` never imports `stages/`; `stages/` uses only what `pipeline/__init__.py` exports and
+the command plug-ins' surface, `pipeline.commands.api`; no module of `pipeline/` imports itself
+back through others, not even inside a function. Every module under both folders is parsed, so
+a file added later is held to the same rules.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
 
 import pipeline
+from pipeline.commands import api
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,14 +27,17 @@ def _modules(root: Path, package: str) -> list[Path]:
     return files
 
 
-def _imports(root: Path, path: Path) -> Iterator[tuple[str, str, list[str] | None]]:
-    """(file:line, absolute module, names) of every import in the file, nested ones included.
+def _imports(
+    root: Path, path: Path, *, runtime: bool = False
+) -> Iterator[tuple[str, str, list[str] | None]]:
+    """(file:line, absolute module, names) of every import in the file, nested ones included;
+    with `runtime`, only those that run (not those under `if TYPE_CHECKING:`).
 
     ``names`` is None for ``import x``; a relative import is resolved against the file's package.
     """
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     package = path.relative_to(root).parent.parts
-    for node in ast.walk(tree):
+    for node in _runtime_imports(tree) if runtime else ast.walk(tree):
         where = f"{path.relative_to(root)}:{getattr(node, 'lineno', 0)}"
         if isinstance(node, ast.Import):
             for alias in node.names:
@@ -56,33 +63,108 @@ def pipeline_offences(root: Path) -> list[str]:
     ]
 
 
-def stages_offences(root: Path, exported: set[str]) -> list[str]:
+#: What stages/ may import from: the package, and the plug-in surface for commands.
+PUBLIC_MODULES = ("pipeline", "pipeline.commands.api")
+
+
+def stages_offences(root: Path, exported: dict[str, set[str]]) -> list[str]:
+    """`exported`: each public module's exported names."""
     offences = []
     for path in _modules(root, "stages"):
         for where, module, names in _imports(root, path):
             if not _is_under(module, "pipeline"):
                 continue
-            if module != "pipeline":
+            if module not in exported:
                 offences.append(f"{where} imports the submodule {module}")
-            elif names is not None and set(names) - exported:
+            elif names is not None and set(names) - exported[module]:
                 # `from pipeline import paths` reaches a submodule all the same.
-                offences.append(f"{where} imports unexported {sorted(set(names) - exported)}")
+                unexported = sorted(set(names) - exported[module])
+                offences.append(f"{where} imports unexported {unexported}")
     return offences
+
+
+def _runtime_imports(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import that runs, however deeply nested (in a function, a try), but none under
+    `if TYPE_CHECKING:`, which never runs."""
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        yield node
+        return
+    children: Iterable[ast.AST] = ast.iter_child_nodes(node)
+    if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING"):
+        children = node.orelse
+    for child in children:
+        yield from _runtime_imports(child)
+
+
+def import_graph(root: Path, package: str) -> dict[str, set[str]]:
+    """Module name to the modules of `package` it imports, function-level imports included.
+    `from a import b` counts as importing the module a.b when there is one, else a."""
+    files = {}
+    for path in _modules(root, package):
+        parts = path.relative_to(root).with_suffix("").parts
+        files[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        targets: set[str] = set()
+        for _where, module, names in _imports(root, path, runtime=True):
+            for imported in names or [None]:
+                submodule = f"{module}.{imported}"
+                targets.update([submodule] if submodule in files else [module])
+        graph[name] = (targets & set(files)) - {name}
+    return graph
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of modules that import each other, directly or around a circle, sorted:
+    the strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for target in sorted(graph[module]):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            group = [stack.pop()]
+            while group[-1] != module:
+                group.append(stack.pop())
+            if len(group) > 1:
+                circles.append(sorted(group))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return sorted(circles)
 
 
 def test_pipeline_never_imports_the_stages() -> None:
     assert pipeline_offences(ROOT) == []
 
 
-def test_stages_import_only_what_the_pipeline_package_exports() -> None:
-    assert stages_offences(ROOT, set(pipeline.__all__)) == []
+def test_stages_import_only_what_the_public_modules_export() -> None:
+    exported = {"pipeline": set(pipeline.__all__), "pipeline.commands.api": set(api.__all__)}
+    assert set(exported) == set(PUBLIC_MODULES)
+    assert stages_offences(ROOT, exported) == []
 
 
-@pytest.mark.parametrize("name", pipeline.__all__)
-def test_every_exported_name_resolves(name: str) -> None:
-    # The CLI's names are imported lazily (see pipeline/__init__.py): a misspelt one would only
-    # show when a plug-in first asks for it.
-    assert getattr(pipeline, name) is not None
+@pytest.mark.parametrize(
+    ("module", "name"),
+    [(pipeline, name) for name in pipeline.__all__] + [(api, name) for name in api.__all__],
+    ids=lambda v: getattr(v, "__name__", v),
+)
+def test_every_exported_name_resolves(module: object, name: str) -> None:
+    assert getattr(module, name) is not None
+
+
+def test_no_pipeline_module_imports_itself_back_through_others() -> None:
+    assert import_circles(import_graph(ROOT, "pipeline")) == []
 
 
 def test_the_checks_find_every_kind_of_crossing(tmp_path: Path) -> None:
@@ -96,13 +178,42 @@ def test_the_checks_find_every_kind_of_crossing(tmp_path: Path) -> None:
         "from pipeline import Context, paths\n"
         "from pipeline.paths import data_dir\n"
         "from . import errors\n"
+        "from pipeline.commands.api import CliError, load_db\n"
+        "import pipeline.commands.api\n"
         "def f() -> None:\n"
         "    import pipeline.cli\n"
     )
 
     assert pipeline_offences(tmp_path) == ["pipeline/worker/new.py:3 imports stages.errors"]
-    assert stages_offences(tmp_path, {"Context"}) == [
+    exported = {"pipeline": {"Context"}, "pipeline.commands.api": {"CliError"}}
+    assert stages_offences(tmp_path, exported) == [
         "stages/new.py:2 imports unexported ['paths']",
         "stages/new.py:3 imports the submodule pipeline.paths",
-        "stages/new.py:6 imports the submodule pipeline.cli",
+        "stages/new.py:5 imports unexported ['load_db']",
+        "stages/new.py:8 imports the submodule pipeline.cli",
     ]
+
+
+def test_an_import_circle_is_found_through_a_function_and_a_relative_import(
+    tmp_path: Path,
+) -> None:
+    package = tmp_path / "pipeline"
+    (package / "commands").mkdir(parents=True)
+    for name in ("__init__.py", "commands/__init__.py", "db.py"):
+        (package / name).write_text("")
+    (package / "cli.py").write_text("from pipeline.commands import jobs\nfrom . import db\n")
+    (package / "commands" / "jobs.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from pipeline.db import Connection\n"
+        "def run() -> None:\n"
+        "    from ..cli import load_apps\n"
+    )
+    (package / "commands" / "status.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import pipeline.cli\n"
+    )
+
+    graph = import_graph(tmp_path, "pipeline")
+    assert graph["pipeline.commands.jobs"] == {"pipeline.cli"}
+    assert graph["pipeline.commands.status"] == set()  # never runs
+    assert import_circles(graph) == [["pipeline.cli", "pipeline.commands.jobs"]]

@@ -9,14 +9,9 @@ import pytest
 from pydantic import BaseModel
 
 from pipeline import Context, InvalidPayload, InvalidSchedule, Registry, ScheduleRegistry, schedule
-from pipeline.commands.schedule import (
-    catch_up_arg,
-    cron_arg,
-    every_arg,
-    instant_arg,
-    not_before,
-    timezone_arg,
-)
+from pipeline.commands.api import instant_arg
+from pipeline.commands.enqueue import not_before
+from pipeline.commands.schedule import catch_up_arg, cron_arg, every_arg, timezone_arg
 from pipeline.schedules import CATCH_UP_MAX, Schedule, Timing, fire_key
 from pipeline.stage import stage
 

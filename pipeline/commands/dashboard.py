@@ -10,13 +10,15 @@ import argparse
 import logging
 import os
 import sys
-from typing import Any
 
-from pipeline.commands.base import (
+from pipeline.commands.api import (
     EXIT_OK,
     EXIT_USAGE,
     CliError,
+    Subcommands,
+    add_command,
     integer_arg,
+    load_apps,
     open_db,
     tenant_arg,
     text_arg,
@@ -32,9 +34,13 @@ from pipeline.db import describe
 log = logging.getLogger("pipeline.dashboard")
 
 
-def add_commands(sub: Any) -> None:
-    help = "serve the web dashboard (loopback only unless PIPELINE_DASHBOARD_TOKEN is set)"
-    p = sub.add_parser("dashboard", help=help, description=help)
+def add_commands(sub: Subcommands) -> None:
+    p = add_command(
+        sub,
+        "dashboard",
+        run,
+        "serve the web dashboard (loopback only unless PIPELINE_DASHBOARD_TOKEN is set)",
+    )
     p.add_argument("--host", type=text_arg, default="127.0.0.1", help="address to bind")
     p.add_argument("--port", type=integer_arg(1, 65535), default=8080)
     p.add_argument(
@@ -48,10 +54,9 @@ def add_commands(sub: Any) -> None:
         default=[],
         help="module defining stages (as PIPELINE_APP): a run shows their fields in model order",
     )
-    p.set_defaults(handler=cmd_dashboard)
 
 
-def cmd_dashboard(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     token = os.environ.get(TOKEN_ENV) or None
     try:
         tenant_tokens = parse_tenant_tokens(os.environ.get(TENANT_TOKENS_ENV, ""))
@@ -64,8 +69,6 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
             f"without a token: set {TOKEN_ENV} (or {TENANT_TOKENS_ENV}), or bind to 127.0.0.1",
             EXIT_USAGE,
         )
-    from pipeline.cli import load_apps  # pipeline.cli imports this module
-
     try:
         load_apps(args.app)
     except CliError as exc:

@@ -1,0 +1,74 @@
+"""`pipeline enqueue`: one job, from the command line; prints its id."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime, timedelta
+
+from pipeline.commands.api import (
+    EXIT_OK,
+    EXIT_USAGE,
+    CliError,
+    Subcommands,
+    add_command,
+    instant_arg,
+    load_apps,
+    open_db,
+    parse_payload,
+    priority_arg,
+    seconds_arg,
+    tenant_arg,
+    text_arg,
+)
+from pipeline.enqueue import enqueue
+from pipeline.errors import InvalidPayload, UnknownStage
+from pipeline.validation import InvalidJob
+from pipeline.vocabulary import DELAY_MAX_S
+
+
+def add_commands(sub: Subcommands) -> None:
+    e = add_command(sub, "enqueue", run, "enqueue one job; prints its id")
+    e.add_argument("type", type=text_arg)
+    e.add_argument("payload", help="JSON object")
+    e.add_argument("--app", action="append", type=text_arg, default=[])
+    e.add_argument("--tenant", type=tenant_arg)
+    e.add_argument("--priority", type=priority_arg, help="higher runs first; -32768..32767")
+    when = e.add_mutually_exclusive_group()
+    when.add_argument(
+        "--delay",
+        type=seconds_arg(DELAY_MAX_S),
+        help="seconds from now before it may run (0 or more)",
+    )
+    when.add_argument(
+        "--at",
+        type=instant_arg,
+        help="ISO 8601 time with a UTC offset before which it may not run, e.g. 2026-12-01T09:30Z",
+    )
+    e.add_argument("--dedup-key", type=text_arg)
+
+
+def run(args: argparse.Namespace) -> int:
+    payload = parse_payload(args.payload)
+    load_apps(args.app)
+    _, conn = open_db()
+    with conn:
+        try:
+            job_id = enqueue(
+                conn,
+                args.type,
+                payload,
+                tenant_id=args.tenant,
+                priority=args.priority,
+                run_after=timedelta(seconds=args.delay) if args.delay else not_before(args.at),
+                dedup_key=args.dedup_key,
+            )
+        except (UnknownStage, InvalidPayload, InvalidJob) as exc:
+            raise CliError(str(exc), EXIT_USAGE) from exc
+    print(job_id)
+    return EXIT_OK
+
+
+def not_before(at: datetime | None) -> datetime | None:
+    """`--at`'s time as enqueue's run_after. One already past means "now" (None: the database's
+    clock), so that it runs in its turn rather than ahead of jobs queued before it."""
+    return at if at is not None and at > datetime.now(UTC) else None
