@@ -1,4 +1,5 @@
-"""pg-pipeline beside PgQueuer and Procrastinate, in one run, on one PostgreSQL.
+"""pg-pipeline beside PgQueuer, Procrastinate, graphile-worker and pg-boss, in one run, on one
+PostgreSQL.
 
     flock /tmp/bench.lock python -m benchmarks.compare [--quick] [--rounds N]
         [--only drain,enqueue,wake,flatness,fairness,pgbench] [--libs pg-pipeline,PgQueuer,...]
@@ -7,6 +8,10 @@
 Uses DATABASE_URL, or an embedded PostgreSQL in a scratch directory (fsync on). Every
 measurement gets a fresh database, cloned from a template holding the library's schema.
 Rounds rotate the libraries' order; the report gives medians (see report.py).
+
+The Python competitors come from PyPI into a virtualenv of the benchmark (venv.py), the Node.js
+ones (with Node.js 22 itself) from npm into a folder of the benchmark (nodejs.py); each is
+installed on first use, only when its libraries are asked for.
 """
 
 from __future__ import annotations
@@ -17,9 +22,12 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-from benchmarks.compare import refs, report, server, venv
+from benchmarks.compare import nodejs, refs, report, server, venv
+from benchmarks.compare.graphile_worker_side import GraphileWorkerSide
+from benchmarks.compare.pgboss_side import PgBossSide
 from benchmarks.compare.pgpipeline_side import PgPipelineSide
 from benchmarks.compare.pgqueuer_side import PgQueuerSide
 from benchmarks.compare.procrastinate_side import ProcrastinateSide
@@ -28,7 +36,9 @@ from benchmarks.compare.runner import FULL, QUICK, Runner, Sizes, say
 from benchmarks.compare.sides import Side
 
 FIGURES = ("drain", "enqueue", "wake", "flatness", "fairness", "pgbench")
-LIBS = ("pg-pipeline", "PgQueuer", "Procrastinate")
+LIBS = ("pg-pipeline", "PgQueuer", "Procrastinate", "graphile-worker", "pg-boss")
+PYTHON_LIBS = {"PgQueuer", "Procrastinate"}
+NODE_LIBS = {"graphile-worker", "pg-boss"}
 
 
 def parse() -> argparse.Namespace:
@@ -53,22 +63,39 @@ def parse() -> argparse.Namespace:
     return args
 
 
+def install(
+    kind: str,
+    make: Callable[[], Path],
+    versions: Callable[[Path], dict[str, str]],
+    notes: list[str],
+) -> Path | None:
+    """The interpreter of one kind of competitor, installed if needed (None if it could not be:
+    a registry outage must not cost the other libraries' figures); notes the versions."""
+    try:
+        exe = make()
+    except Exception as exc:
+        notes.append(f"{kind} competitors skipped: they could not be installed ({exc})")
+        return None
+    notes.append(f"installed ({kind}): " + ", ".join(f"{k} {v}" for k, v in versions(exe).items()))
+    return exe
+
+
 def make_sides(scratch: Path, sizes: Sizes, wanted: list[str], notes: list[str]) -> list[Side]:
     sides: list[Side] = []
     if "pg-pipeline" in wanted:
         sides.append(PgPipelineSide(scratch, sizes.drain))
-    if not set(wanted) - {"pg-pipeline"}:
-        return sides
-    try:
-        exe = venv.python()
-    except Exception as exc:  # a registry outage must not cost pg-pipeline's figures
-        notes.append(f"competitors skipped: their virtualenv could not be made ({exc})")
-        return sides
-    notes.append("installed: " + ", ".join(f"{k} {v}" for k, v in venv.versions(exe).items()))
-    if "PgQueuer" in wanted:
-        sides.append(PgQueuerSide(exe, scratch, sizes.drain))
-    if "Procrastinate" in wanted:
-        sides.append(ProcrastinateSide(exe, scratch, sizes.slow_drain))
+    if PYTHON_LIBS & set(wanted) and (exe := install("Python", venv.python, venv.versions, notes)):
+        if "PgQueuer" in wanted:
+            sides.append(PgQueuerSide(exe, scratch, sizes.drain))
+        if "Procrastinate" in wanted:
+            sides.append(ProcrastinateSide(exe, scratch, sizes.slow_drain))
+    if NODE_LIBS & set(wanted) and (
+        node := install("Node.js", nodejs.node, nodejs.versions, notes)
+    ):
+        if "graphile-worker" in wanted:
+            sides.append(GraphileWorkerSide(node, scratch, sizes.drain))
+        if "pg-boss" in wanted:
+            sides.append(PgBossSide(node, scratch, sizes.drain, sizes.polled))
     return sides
 
 
@@ -87,6 +114,8 @@ def main() -> None:
     sides: list[Side] = []
     try:
         sides = make_sides(scratch, sizes, args.libs.split(","), notes)
+        if not sides:
+            raise SystemExit("no library to measure: " + "; ".join(notes))
         say(f"PostgreSQL {srv.version} {srv.settings}; libraries {[s.name for s in sides]}")
         runner = Runner(srv, sizes, results, scratch, args.quick, args.quiet_pct)
         runner.prepare(sides, figures)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 from benchmarks.compare.sides import ChildSide, NotApplicable, WorkerConfig
@@ -42,12 +41,6 @@ class PgQueuerSide(ChildSide):
             if (procs, batch) != (1, 10)
         ]
         return [defaults, *sweep]
-
-    def start_workers(
-        self, url: str, config: WorkerConfig, latency_file: Path | None = None
-    ) -> list[subprocess.Popen[bytes]]:
-        argv = [str(self.python), "-m", self.module, "worker", *config.args]
-        return self.spawn(argv, url, config, latency_file)
 
     def fill_finished(self, url: str, n: int) -> None:
         raise NotApplicable("deletes finished jobs by design")

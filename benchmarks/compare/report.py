@@ -71,13 +71,18 @@ def table(results: Results, libs: list[str], configs: dict[str, list[WorkerConfi
         return lambda lib: (median([t.value for t in results.enqueues.get((lib, kind), [])]), "")
 
     def wake(i: int) -> Callable[[str], Cell]:
-        return lambda lib: (median([w[i] for w in results.wakes.get(lib, [])]), "")
+        def cell(lib: str) -> Cell:
+            note = results.configs.get((lib, "wake"), "") if i == 0 else ""
+            return median([w[i] for w in results.wakes.get(lib, [])]), note
+
+        return cell
 
     def flat(lib: str) -> Cell:
         if (lib, "flatness") in results.not_applicable:
             return float("nan"), results.not_applicable[(lib, "flatness")]
         pairs = results.flat.get(lib, [])
-        return median([full.jobs_s / empty.jobs_s for empty, full in pairs]), ""
+        ratio = median([full.jobs_s / empty.jobs_s for empty, full in pairs])
+        return ratio, results.configs.get((lib, "flatness"), "")
 
     def fair(lib: str) -> Cell:
         if lib != MAIN:
@@ -169,6 +174,13 @@ def revision() -> str:
     )
 
 
+def listing(names: list[str]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    if not names:
+        return "no library"
+    return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+
+
 def render(
     results: Results,
     sides: list[Side],
@@ -185,21 +197,25 @@ def render(
     configs = {s.name: s.configs(quick) for s in sides}
     where = "DATABASE_URL" if os.environ.get("DATABASE_URL") else "embedded"
     settings = ", ".join(f"{k}={v}" for k, v in srv.settings.items())
+    fewer = [f"{s.drain_jobs:,} for {s.name}" for s in sides if s.drain_jobs != sizes.drain]
+    exceptions = f" ({'; '.join(fewer)})" if fewer else ""
     header = [
-        f"# pg-pipeline beside PgQueuer and Procrastinate ({datetime.now(UTC):%Y-%m-%d %H:%M} UTC)",
+        f"# {listing(libs)} on one PostgreSQL ({datetime.now(UTC):%Y-%m-%d %H:%M} UTC)",
         "",
         f"Command: `{command}`; {rounds} round(s), medians; {seconds:.0f} s in all; {revision()}.",
         f"PostgreSQL {srv.version} ({where}), {settings}; {os.cpu_count()} CPUs shared by "
         "Postgres, the workers and the benchmark. A fresh database per library per measurement.",
         "",
-        f"Drains: {sizes.drain:,} no-op jobs ({sizes.slow_drain:,} for Procrastinate) inserted in "
-        "one transaction into idle workers; wall clock from its commit to no job left (polled, "
-        "the same way for all three); CPU from /proc over the same span. Enqueue: "
+        f"Drains: {sizes.drain:,} no-op jobs{exceptions}"
+        " inserted in one transaction into idle workers (a configuration that says otherwise "
+        "drains fewer); wall clock from its commit to no job left (polled, the same way for "
+        "every library); CPU from /proc over the same span. Enqueue: "
         f"{sizes.single:,} jobs one per call, {sizes.bulk:,} at {sizes.per_call:,} per call, "
         "each with the payload {'i': n} (JSON; pg-pipeline validates it against its model). "
         f"Wake: {sizes.wake} jobs, one every {sizes.wake_interval * 1000:.0f} ms, into one idle "
-        "worker at its defaults, enqueue call to job function (time.time() in both). Flatness: "
-        f"the defaults' drain with {sizes.finished:,} finished rows / an empty table, four drains "
+        "worker process at its defaults (or the configuration noted), enqueue call to job "
+        "function (the wall clock in both). Flatness: the defaults' drain (or the configuration "
+        f"noted) with {sizes.finished:,} finished rows / an empty table, four drains "
         "a round (empty, full, full, empty), the median of all pairs. ↑ higher is better, "
         "↓ lower is better; ratios are pg-pipeline / the other.",
         "",

@@ -29,6 +29,8 @@ class Results:
     fdatasync_us: float | None = None
     errors: list[str] = field(default_factory=list)
     not_applicable: dict[tuple[str, str], str] = field(default_factory=dict)
+    # (library, figure): the workers' configuration, where a figure is not measured at defaults
+    configs: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def add_wake(self, lib: str, latencies: list[float], usage: Usage) -> None:
         self.wakes[lib].append(

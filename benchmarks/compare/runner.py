@@ -33,10 +33,11 @@ class Sizes:
     big: int  # tenant A's import, for fairness
     small: int
     pgbench_s: int
+    polled: int  # jobs per drain of a configuration that runs one job per poll (pg-boss's defaults)
 
 
-FULL = Sizes(20_000, 5_000, 2_000, 100_000, 1_000, 300, 0.02, 1_000_000, 10_000, 20, 5)
-QUICK = Sizes(2_000, 1_000, 300, 5_000, 1_000, 50, 0.02, 100_000, 2_000, 20, 2)
+FULL = Sizes(20_000, 5_000, 2_000, 100_000, 1_000, 300, 0.02, 1_000_000, 10_000, 20, 5, 10)
+QUICK = Sizes(2_000, 1_000, 300, 5_000, 1_000, 50, 0.02, 100_000, 2_000, 20, 2, 4)
 
 
 @dataclass
@@ -79,7 +80,6 @@ class Runner:
 
     def round(self, sides: list[Side], figures: set[str]) -> None:
         for side in sides:
-            default = next(c for c in side.configs(self.quick) if c.default)
             if "drain" in figures:
                 for config in side.configs(self.quick):
                     self.attempt(f"drain {side.name} {config.label}", self.drain, side, config)
@@ -87,16 +87,17 @@ class Runner:
                 self.attempt(f"enqueue one by one {side.name}", self.enqueue, side, None)
                 self.attempt(f"enqueue bulk {side.name}", self.enqueue, side, self.sizes.per_call)
             if "wake" in figures:
-                self.attempt(f"wake {side.name}", self.wake, side, default)
+                self.attempt(f"wake {side.name}", self.wake, side, side.wake_config(self.quick))
             if "flatness" in figures and (side.name, "flatness") not in self.results.not_applicable:
-                self.attempt(f"flatness {side.name}", self.flat, side, default)
+                flat = side.flat_config(self.quick)
+                self.attempt(f"flatness {side.name}", self.flat, side, flat)
             if "fairness" in figures and side.name == "pg-pipeline":
                 self.attempt("fairness pg-pipeline", self.fair, side)
         if "pgbench" in figures:
             self.attempt("pgbench", self.pgbench)
 
     def drain(self, side: Side, config: WorkerConfig) -> None:
-        result = measure.drain(self.srv, side, config, side.drain_jobs)
+        result = measure.drain(self.srv, side, config, config.jobs or side.drain_jobs)
         self.results.drains[(side.name, config.label)].append(result)
         say(
             f"  {result.jobs_s:,.0f} jobs/s, worker {result.worker_ms:.3f} ms/job, postgres "
@@ -115,6 +116,8 @@ class Runner:
             self.srv, side, config, sizes.wake, sizes.wake_interval, self.scratch
         )
         self.results.add_wake(side.name, values, usage)
+        if not config.default:
+            self.results.configs[(side.name, "wake")] = config.label
         p50, p95, p99 = self.results.wakes[side.name][-1]
         say(f"  p50 {p50:.2f} ms, p95 {p95:.2f} ms, p99 {p99:.2f} ms")
 
@@ -122,8 +125,10 @@ class Runner:
         # Empty, full, full, empty: a drift of the machine's speed within the round (a third
         # within minutes here) would otherwise pass for a difference of the two tables.
         def drain(template: str) -> Drain:
-            return measure.drain(self.srv, side, config, side.drain_jobs, template)
+            return measure.drain(self.srv, side, config, config.jobs or side.drain_jobs, template)
 
+        if not config.default:
+            self.results.configs[(side.name, "flatness")] = config.label
         full_template = f"{side.template}_full"
         first = drain(side.template), drain(full_template)
         full, empty = drain(full_template), drain(side.template)

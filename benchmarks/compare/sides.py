@@ -23,6 +23,7 @@ class WorkerConfig:
     args: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
     default: bool = False  # the library's defaults: what a user gets without tuning
+    jobs: int | None = None  # jobs per drain, when not the side's (a polling-bound config)
 
 
 class NotApplicable(Exception):
@@ -52,6 +53,17 @@ class Side(ABC):
     @abstractmethod
     def configs(self, quick: bool) -> list[WorkerConfig]:
         """The defaults first, then the sweep."""
+
+    def default_config(self, quick: bool) -> WorkerConfig:
+        return next(c for c in self.configs(quick) if c.default)
+
+    def wake_config(self, quick: bool) -> WorkerConfig:
+        """The workers the wake figure idles: the defaults, unless they cannot wake at all."""
+        return self.default_config(quick)
+
+    def flat_config(self, quick: bool) -> WorkerConfig:
+        """The workers of the flatness figure: the defaults, unless they are polling-bound."""
+        return self.default_config(quick)
 
     @abstractmethod
     def start_workers(
@@ -97,10 +109,14 @@ def stop(procs: list[subprocess.Popen[bytes]], timeout: float = 60) -> None:
 
 
 class ChildSide(Side):
-    """A library that runs in the benchmark's venv: its commands are a child script's."""
+    """A library whose commands are a child script's: one in the benchmark's venv here."""
 
     python: Path
     module: str  # benchmarks.compare.<lib>_child
+
+    def command(self, *args: str) -> list[str]:
+        """The child script's command line for `args` (a command and its options)."""
+        return [str(self.python), "-m", self.module, *args]
 
     def child_env(self, url: str, extra: dict[str, str] | None = None) -> dict[str, str]:
         return {**os.environ, "BENCH_DSN": url, "PYTHONPATH": str(REPO), **(extra or {})}
@@ -108,7 +124,7 @@ class ChildSide(Side):
     def child(self, url: str, *args: str) -> dict[str, float]:
         """Run one command of the child script; returns the last JSON object it printed."""
         done = subprocess.run(
-            [str(self.python), "-m", self.module, *args],
+            self.command(*args),
             env=self.child_env(url),
             cwd=REPO,
             capture_output=True,
@@ -129,7 +145,7 @@ class ChildSide(Side):
         # Streamed: the workers start on the commit, so the CPU meter must not wait for the
         # child script to close its connection and exit.
         with subprocess.Popen(
-            [str(self.python), "-m", self.module, "drain", "--n", str(n)],
+            self.command("drain", "--n", str(n)),
             env=self.child_env(url),
             cwd=REPO,
             stdin=subprocess.DEVNULL,
@@ -154,6 +170,11 @@ class ChildSide(Side):
 
     def send_wake(self, url: str, samples: int, interval: float) -> None:
         self.child(url, "wake", "--n", str(samples), "--interval", str(interval))
+
+    def start_workers(
+        self, url: str, config: WorkerConfig, latency_file: Path | None = None
+    ) -> list[subprocess.Popen[bytes]]:
+        return self.spawn(self.command("worker", *config.args), url, config, latency_file)
 
     def spawn(
         self, argv: list[str], url: str, config: WorkerConfig, latency_file: Path | None
