@@ -1,5 +1,8 @@
 """graphile-worker 0.18 (Node.js): workers are `run()` processes of node/graphile_worker.mjs.
 
+Version: 0.18.0, the newest on npm when this was written (pinned in node/package.json with
+Node.js 22.23.3); the local queue and batched completion it is tuned with came in 0.16.
+
 Why these configurations:
 
 - Defaults: one process with no options, which is what `graphile-worker` gives without tuning:

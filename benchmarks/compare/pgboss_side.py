@@ -1,5 +1,10 @@
 """pg-boss 12 (Node.js): workers are one `PgBoss` instance with `work()` per process.
 
+Version: 12.38.0, the newest on npm when this was written (pinned in node/package.json with
+Node.js 22.23.3; it needs Node.js 22.12 or later, hence Node.js from npm rather than the
+machine's). The tuned configurations use options of the 12.x line (`localConcurrency`,
+`burstWhenBatchFull`, `useListenNotify`) where version 9 had `teamSize` and `teamConcurrency`.
+
 Why these configurations:
 
 - Defaults: `work()` with no options, which its docs sum up as "1 job every 2 seconds": one
