@@ -47,5 +47,5 @@ class WorkerSettings(BaseModel):
     #: LISTEN for wake-ups; turn off behind PgBouncer in transaction mode (polling remains)
     listen: bool = True
     #: TCP port of the worker's Prometheus endpoint (/metrics, on every interface); None: no
-    #: endpoint. 0 picks a free port. See pipeline/admin/metrics.py for the metric names.
+    #: endpoint. 0 picks a free port. See pipeline/worker/metrics.py for the metric names.
     metrics_port: int | None = Field(default=None, ge=0, le=65535)

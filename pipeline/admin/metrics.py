@@ -1,26 +1,18 @@
-"""Prometheus metrics: `pipeline worker --metrics-port P` serves them at /metrics.
+"""The queue's figures as Prometheus gauges: what a worker's /metrics (pipeline/worker/metrics.py)
+serves besides its own counters, read through the operators' read model (pipeline/admin/status.py)
+as `pipeline status` and the dashboard read it.
 
-Two kinds, and how N workers scraped side by side stay meaningful:
-
-* **Queue-wide gauges** (`pipeline_jobs_*`, `pipeline_oldest_ready_age_seconds`,
-  `pipeline_tenant_*`, `pipeline_workers_*`, ...) are read from the monitoring views when
-  Prometheus scrapes, at most once per `cache_s` per worker (concurrent scrapes share one read),
-  each read bounded by a statement timeout. They describe the queue, not the worker that serves
-  them, so they carry no `worker` label and every worker reports the same values (give or take
-  the cache): aggregate them with `max()` (or pick any one instance), never `sum()`. Their label
-  sets are bounded: the `top_stages` stages with the most queued + running jobs keep their name
-  and the rest are summed as stage="other"; the `top_tenants` (tenant, stage) pairs with the most
-  running jobs keep theirs and the rest are summed as tenant="other" (a stage or tenant really
-  named "other" shares those series). When the database cannot be read,
-  `pipeline_queue_metrics_up` is 0 and the other queue gauges are left out, so a dashboard
-  shows a gap rather than zeros.
-* **Per-worker counters and histograms** (`pipeline_worker_*`) count what this process did:
-  jobs settled by stage and result, claim and acknowledgement latency. They carry a `worker`
-  label (the worker's id), so `sum()` across workers is the fleet's total. A restarted worker
-  has a new id and starts its series from zero, as Prometheus expects of a restarted process.
-
-Each WorkerMetrics has a registry of its own (nothing goes to prometheus_client's global
-one), so one process can hold several, as the tests do.
+The gauges (`pipeline_jobs_*`, `pipeline_oldest_ready_age_seconds`, `pipeline_tenant_*`,
+`pipeline_workers_*`, ...) are read when Prometheus scrapes, at most once per `cache_s` per
+worker (concurrent scrapes share one read), each read bounded by a statement timeout. They
+describe the queue, not the worker that serves them, so they carry no `worker` label and every
+worker reports the same values (give or take the cache): aggregate them with `max()` (or pick
+any one instance), never `sum()`. Their label sets are bounded: the `top_stages` stages with the
+most queued + running jobs keep their name and the rest are summed as stage="other"; the
+`top_tenants` (tenant, stage) pairs with the most running jobs keep theirs and the rest are
+summed as tenant="other" (a stage or tenant really named "other" shares those series). When
+the database cannot be read, `pipeline_queue_metrics_up` is 0 and the other queue gauges are
+left out, so a dashboard shows a gap rather than zeros.
 """
 
 from __future__ import annotations
@@ -31,22 +23,21 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
-from wsgiref.simple_server import WSGIServer
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from psycopg_pool import ConnectionPool
 
 from pipeline.admin.status import (
     StageStatus,
+    TenantRunning,
     WorkerStatus,
     begin_snapshot,
     read_schedules,
     read_stages,
+    read_tenants_running,
     read_workers,
 )
-from pipeline.queries import Q
 
 log = logging.getLogger(__name__)
 
@@ -62,33 +53,11 @@ QUERY_TIMEOUT_MS = 2_000
 POOL_WAIT_S = 2.0
 OTHER = "other"
 
-#: What the completer confirmed (pipeline/worker/completer.py Settled, "batched" aside) and the
-#: `result` label it is counted under.
-RESULTS = {
-    "done": "completed",
-    "queued": "retried",  # back in the queue for another run
-    "failed": "failed",
-    "lost": "lost",  # the fence did not hold: another claim owns the job now
-    "unknown": "unknown",  # the database stayed unreachable; reclaim decides
-}
-
-# A claim or an acknowledgement is one statement: milliseconds when all is well, seconds when
-# the database is struggling, and up to a lease when it is down and the write is retried.
-LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
-
-
-@dataclass(frozen=True)
-class _TenantRow:
-    tenant: str
-    stage: str
-    running: int
-    cap: int | None
-
 
 @dataclass(frozen=True)
 class _Snapshot:
     stages: list[StageStatus]
-    tenants: list[_TenantRow]
+    tenants: list[TenantRunning]
     workers: list[WorkerStatus]
     most_overdue_s: float  #: of the unpaused schedules; 0 when none is overdue
     query_s: float
@@ -146,19 +115,13 @@ class QueueCollector(Collector):
             with self._pool.connection(timeout=POOL_WAIT_S) as conn, conn.transaction():
                 begin_snapshot(conn, QUERY_TIMEOUT_MS)
                 stages = read_stages(conn)
-                tenant_rows = conn.execute(
-                    Q["metrics_tenant_load"], {"top": self._top_tenants}
-                ).fetchall()
+                tenants = read_tenants_running(conn, self._top_tenants)
                 workers = read_workers(conn)
                 # Unpaused schedules come first, most overdue first: one row tells.
                 soonest, _ = read_schedules(conn, 1)
         except Exception as exc:  # a scrape must answer: the outage shows as up == 0
             log.warning("metrics: cannot read the monitoring views: %s", exc)
             return None
-        tenants = [
-            _TenantRow(OTHER if tenant is None else tenant, stage, int(running), cap)
-            for tenant, stage, running, cap in tenant_rows
-        ]
         overdue = [-s.due_in_s for s in soonest if not s.paused and s.due_in_s < 0]
         return _Snapshot(
             stages, tenants, workers, max(overdue, default=0.0), time.monotonic() - started
@@ -200,7 +163,8 @@ class QueueCollector(Collector):
                 shown.add(t.stage)
         pairs: dict[tuple[str, str], list[Any]] = {}
         for t in snapshot.tenants:
-            key = (t.tenant, t.stage if t.stage in shown else OTHER)
+            tenant = OTHER if t.tenant_id is None else t.tenant_id
+            key = (tenant, t.stage if t.stage in shown else OTHER)
             entry = pairs.setdefault(key, [0, t.cap, 0])
             entry[0] += t.running
             entry[2] += 1
@@ -335,117 +299,3 @@ def _query_seconds(value: float) -> GaugeMetricFamily:
         "How long the last read of the monitoring views took.",
         value=value,
     )
-
-
-class WorkerMetrics:
-    """One worker's metrics and, once `serve` is called, its /metrics endpoint."""
-
-    def __init__(
-        self,
-        worker: str,
-        *,
-        cache_s: float = CACHE_S,
-        top_stages: int = TOP_STAGES,
-        top_tenants: int = TOP_TENANTS,
-    ) -> None:
-        self.worker = worker
-        self.registry = CollectorRegistry()
-        self._cache_s, self._top_stages, self._top_tenants = cache_s, top_stages, top_tenants
-        self.collector: QueueCollector | None = None
-        self._server: WSGIServer | None = None
-        self._thread: threading.Thread | None = None
-        self._settled = Counter(
-            "pipeline_worker_jobs_settled",
-            "Jobs this worker settled, by stage and result "
-            "(completed, retried, failed, lost, unknown).",
-            ["worker", "stage", "result"],
-            registry=self.registry,
-        )
-        self._claimed = Counter(
-            "pipeline_worker_jobs_claimed",
-            "Jobs this worker claimed.",
-            ["worker"],
-            registry=self.registry,
-        )
-        self._claim_seconds = Histogram(
-            "pipeline_worker_claim_seconds",
-            "Time one claim statement took, empty claims included.",
-            ["worker"],
-            buckets=LATENCY_BUCKETS,
-            registry=self.registry,
-        )
-        self._acknowledged = Counter(
-            "pipeline_worker_jobs_acknowledged",
-            "Completions this worker wrote in acknowledgement batches.",
-            ["worker"],
-            registry=self.registry,
-        )
-        self._ack_seconds = Histogram(
-            "pipeline_worker_ack_seconds",
-            "Time one acknowledgement write took (a batch of completions).",
-            ["worker"],
-            buckets=LATENCY_BUCKETS,
-            registry=self.registry,
-        )
-
-    def settled(self, stage: str, result: str) -> None:
-        """A job's settling is over; result is one of "done", "queued", "failed", "lost",
-        "unknown" (anything else is a ValueError: an unbounded label would be worse)."""
-        label = RESULTS.get(result)
-        if label is None:
-            raise ValueError(f"unknown settle result {result!r}; expected one of {list(RESULTS)}")
-        self._settled.labels(self.worker, stage, label).inc()
-
-    def claimed(self, count: int, seconds: float) -> None:
-        """One claim statement took `count` jobs (0 too) in `seconds`."""
-        self._claimed.labels(self.worker).inc(count)
-        self._claim_seconds.labels(self.worker).observe(seconds)
-
-    def acknowledged(self, count: int, seconds: float) -> None:
-        """One acknowledgement write confirmed `count` completions in `seconds`."""
-        self._acknowledged.labels(self.worker).inc(count)
-        self._ack_seconds.labels(self.worker).observe(seconds)
-
-    def serve(self, port: int, pool: ConnectionPool, *, addr: str = "0.0.0.0") -> None:
-        """Serve /metrics on `port` (0: a free one, see `port`) from a daemon thread; the queue
-        gauges read through `pool`. Raises OSError when the port cannot be bound."""
-        if self._server is not None:
-            raise RuntimeError("WorkerMetrics.serve was called twice")
-        self.collector = QueueCollector(
-            pool,
-            cache_s=self._cache_s,
-            top_stages=self._top_stages,
-            top_tenants=self._top_tenants,
-        )
-        self.registry.register(self.collector)
-        try:
-            self._server, self._thread = start_http_server(port, addr, registry=self.registry)
-        except BaseException:
-            self.registry.unregister(self.collector)
-            self.collector = None
-            raise
-        log.info("metrics: serving http://%s:%d/metrics", addr, self.port)
-
-    @property
-    def port(self) -> int | None:
-        """The port /metrics is served on, once `serve` has bound it."""
-        return None if self._server is None else int(self._server.server_address[1])
-
-    def close(self) -> None:
-        """Stop serving; counting goes on. Safe to call more than once."""
-        server, thread = self._server, self._thread
-        self._server = self._thread = None
-        if server is not None:
-            server.shutdown()
-            server.server_close()
-        if thread is not None:
-            thread.join(timeout=5)
-        if self.collector is not None:
-            self.registry.unregister(self.collector)
-            self.collector = None
-
-    def __enter__(self) -> WorkerMetrics:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

@@ -91,6 +91,17 @@ class TenantCapUse:
 
 
 @dataclass(frozen=True)
+class TenantRunning:
+    """Running jobs of the busiest (tenant, stage) pairs, the rest summed per stage: a label
+    set of bounded size, for the metrics."""
+
+    tenant_id: str | None  #: None: the pairs past the top ones, summed
+    stage: str
+    running: int
+    cap: int | None  #: a named pair's cap from tenant_caps; never a sum's
+
+
+@dataclass(frozen=True)
 class WorkerStatus:
     id: UUID
     hostname: str
@@ -192,6 +203,12 @@ def read_schedules(conn: psycopg.Connection[Any], limit: int) -> tuple[list[Sche
     """The first `limit` schedules, soonest first, and how many there are in all."""
     rows = conn.execute(Q["monitoring_schedules"], {"limit": limit}).fetchall()
     return [ScheduleStatus(*row[:-1]) for row in rows], (rows[0][-1] if rows else 0)
+
+
+def read_tenants_running(conn: psycopg.Connection[Any], top: int) -> list[TenantRunning]:
+    """The `top` (tenant, stage) pairs by running jobs by name, the rest summed per stage."""
+    rows = conn.execute(Q["metrics_tenant_load"], {"top": top}).fetchall()
+    return [TenantRunning(t, stage, int(running), cap) for t, stage, running, cap in rows]
 
 
 def read_status(

@@ -17,7 +17,6 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from pipeline.admin.metrics import WorkerMetrics
 from pipeline.context import Context
 from pipeline.db import listen_dsn, make_pool
 from pipeline.errors import DatabaseUnavailable, PipelineError
@@ -35,6 +34,7 @@ from pipeline.store import ClaimedJob, JobStore, WorkerInfo
 from pipeline.worker.completer import Completer, Settled
 from pipeline.worker.heartbeat import Heartbeat
 from pipeline.worker.inflight import InFlight, InFlightTable
+from pipeline.worker.metrics import WorkerMetrics
 from pipeline.worker.prefetch import Prefetch
 from pipeline.worker.producer import Producer
 from pipeline.worker.runners import Runners

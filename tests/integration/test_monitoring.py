@@ -13,9 +13,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
-from pipeline.admin.metrics import QueueCollector, WorkerMetrics
+from pipeline.admin.metrics import QueueCollector
 from pipeline.admin.status import read_status
 from pipeline.queries import Q
+from pipeline.worker.metrics import WorkerMetrics
 
 Conn = psycopg.Connection[Any]
 W1, W2 = uuid.UUID(int=1), uuid.UUID(int=2)

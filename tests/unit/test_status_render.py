@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from pipeline.admin.metrics import RESULTS, merge_stages
+from pipeline.admin.metrics import merge_stages
 from pipeline.admin.status import (
     CAP_NOTE,
     ScheduleStatus,
@@ -19,6 +19,7 @@ from pipeline.admin.status import (
 )
 from pipeline.cli import build_parser
 from pipeline.commands.status import render
+from pipeline.worker.metrics import RESULTS
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 

@@ -1,0 +1,156 @@
+"""This worker's Prometheus metrics and its /metrics endpoint (`pipeline worker --metrics-port P`).
+
+What the endpoint serves, and how N workers scraped side by side stay meaningful:
+
+* **Per-worker counters and histograms** (`pipeline_worker_*`), kept here: jobs settled by stage
+  and result, claim and acknowledgement latency. They carry a `worker` label (the worker's id),
+  so `sum()` across workers is the fleet's total. A restarted worker has a new id and starts its
+  series from zero, as Prometheus expects of a restarted process.
+* **Queue-wide gauges** (`pipeline_jobs_*`, `pipeline_tenant_*`, ...), which describe the queue,
+  not this worker: read through the operators' read model when Prometheus scrapes, by
+  pipeline/admin/metrics.py, which says how to aggregate them.
+
+Each WorkerMetrics has a registry of its own (nothing goes to prometheus_client's global
+one), so one process can hold several, as the tests do.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from wsgiref.simple_server import WSGIServer
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
+from psycopg_pool import ConnectionPool
+
+from pipeline.admin.metrics import CACHE_S, TOP_STAGES, TOP_TENANTS, QueueCollector
+
+log = logging.getLogger(__name__)
+
+#: What the completer confirmed (pipeline/worker/completer.py Settled, "batched" aside) and the
+#: `result` label it is counted under.
+RESULTS = {
+    "done": "completed",
+    "queued": "retried",  # back in the queue for another run
+    "failed": "failed",
+    "lost": "lost",  # the fence did not hold: another claim owns the job now
+    "unknown": "unknown",  # the database stayed unreachable; reclaim decides
+}
+
+# A claim or an acknowledgement is one statement: milliseconds when all is well, seconds when
+# the database is struggling, and up to a lease when it is down and the write is retried.
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+
+class WorkerMetrics:
+    """One worker's metrics and, once `serve` is called, its /metrics endpoint."""
+
+    def __init__(
+        self,
+        worker: str,
+        *,
+        cache_s: float = CACHE_S,
+        top_stages: int = TOP_STAGES,
+        top_tenants: int = TOP_TENANTS,
+    ) -> None:
+        self.worker = worker
+        self.registry = CollectorRegistry()
+        self._cache_s, self._top_stages, self._top_tenants = cache_s, top_stages, top_tenants
+        self.collector: QueueCollector | None = None
+        self._server: WSGIServer | None = None
+        self._thread: threading.Thread | None = None
+        self._settled = Counter(
+            "pipeline_worker_jobs_settled",
+            "Jobs this worker settled, by stage and result "
+            "(completed, retried, failed, lost, unknown).",
+            ["worker", "stage", "result"],
+            registry=self.registry,
+        )
+        self._claimed = Counter(
+            "pipeline_worker_jobs_claimed",
+            "Jobs this worker claimed.",
+            ["worker"],
+            registry=self.registry,
+        )
+        self._claim_seconds = Histogram(
+            "pipeline_worker_claim_seconds",
+            "Time one claim statement took, empty claims included.",
+            ["worker"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self._acknowledged = Counter(
+            "pipeline_worker_jobs_acknowledged",
+            "Completions this worker wrote in acknowledgement batches.",
+            ["worker"],
+            registry=self.registry,
+        )
+        self._ack_seconds = Histogram(
+            "pipeline_worker_ack_seconds",
+            "Time one acknowledgement write took (a batch of completions).",
+            ["worker"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+
+    def settled(self, stage: str, result: str) -> None:
+        """A job's settling is over; result is one of "done", "queued", "failed", "lost",
+        "unknown" (anything else is a ValueError: an unbounded label would be worse)."""
+        label = RESULTS.get(result)
+        if label is None:
+            raise ValueError(f"unknown settle result {result!r}; expected one of {list(RESULTS)}")
+        self._settled.labels(self.worker, stage, label).inc()
+
+    def claimed(self, count: int, seconds: float) -> None:
+        """One claim statement took `count` jobs (0 too) in `seconds`."""
+        self._claimed.labels(self.worker).inc(count)
+        self._claim_seconds.labels(self.worker).observe(seconds)
+
+    def acknowledged(self, count: int, seconds: float) -> None:
+        """One acknowledgement write confirmed `count` completions in `seconds`."""
+        self._acknowledged.labels(self.worker).inc(count)
+        self._ack_seconds.labels(self.worker).observe(seconds)
+
+    def serve(self, port: int, pool: ConnectionPool, *, addr: str = "0.0.0.0") -> None:
+        """Serve /metrics on `port` (0: a free one, see `port`) from a daemon thread; the queue
+        gauges read through `pool`. Raises OSError when the port cannot be bound."""
+        if self._server is not None:
+            raise RuntimeError("WorkerMetrics.serve was called twice")
+        self.collector = QueueCollector(
+            pool,
+            cache_s=self._cache_s,
+            top_stages=self._top_stages,
+            top_tenants=self._top_tenants,
+        )
+        self.registry.register(self.collector)
+        try:
+            self._server, self._thread = start_http_server(port, addr, registry=self.registry)
+        except BaseException:
+            self.registry.unregister(self.collector)
+            self.collector = None
+            raise
+        log.info("metrics: serving http://%s:%d/metrics", addr, self.port)
+
+    @property
+    def port(self) -> int | None:
+        """The port /metrics is served on, once `serve` has bound it."""
+        return None if self._server is None else int(self._server.server_address[1])
+
+    def close(self) -> None:
+        """Stop serving; counting goes on. Safe to call more than once."""
+        server, thread = self._server, self._thread
+        self._server = self._thread = None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+        if thread is not None:
+            thread.join(timeout=5)
+        if self.collector is not None:
+            self.registry.unregister(self.collector)
+            self.collector = None
+
+    def __enter__(self) -> WorkerMetrics:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
