@@ -14,6 +14,7 @@ class _Ev:
     rule: str
     confidence: float
     span: int = 0  # lines after the label line that the value was read from
+    source: str | None = None  # what the value was read from, when it is no line of the text
 
 
 _Result: TypeAlias = tuple[_V | None, _Ev | None]

@@ -21,7 +21,7 @@ from stages.extract_offline.concepts import labelled, names_lot
 from stages.extract_offline.dates import _find_date, _parse_deadline
 from stages.extract_offline.evidence import _Ev, _Result
 from stages.extract_offline.forms import FormReading, read_form
-from stages.extract_offline.furniture import strip_furniture
+from stages.extract_offline.furniture import running_lines, strip_furniture
 from stages.extract_offline.headings import title_from_headings
 from stages.extract_offline.labels import (
     _CONNECTOR_END,
@@ -39,8 +39,8 @@ from stages.extract_offline.labels import (
 )
 from stages.extract_offline.lines import _cell_wrapped
 from stages.extract_offline.lots import _LotDraft, _lots
-from stages.extract_offline.names import _authority, _title
-from stages.extract_offline.normalise import _normalise, _restore_eszett
+from stages.extract_offline.names import _authority, _plausible_title, _title
+from stages.extract_offline.normalise import _clean_text_value, _normalise, _restore_eszett
 from stages.layout import PageLayout
 from stages.tender import FieldEvidence, Lot, TenderExtraction, TenderFields
 
@@ -206,6 +206,7 @@ def extract_offline_explained(
         page_of += [number] * len(read[-1])
         if len(page_of) >= MAX_LINES:
             break
+    running = running_lines(read)
     lines = _restore_eszett([line for page_lines in strip_furniture(read) for line in page_lines])
     lines = [restore_missing_at(line) for line in lines]
     warnings = _input_warnings(lines)
@@ -235,7 +236,7 @@ def extract_offline_explained(
         record = FieldEvidence(
             confidence=confidence,
             rule=ev.rule,
-            source=line[:300] if line is not None else None,
+            source=line[:300] if line is not None else ev.source,
             line=ev.line + 1 if line is not None else None,
             page=page_of[ev.line] if line is not None else None,
             note=penalty,
@@ -314,6 +315,12 @@ def extract_offline_explained(
         form, "reference", lambda: _zoned(_located_reference, front, lines)
     )
     deadline, deadline_ev = _pick(form, "deadline", lambda: _zoned(_deadline, front, lines))
+    weak = title is None or title_penalty is not None or (title_ev and title_ev.confidence < 0.7)
+    if weak and form is None and reference:
+        named = _title_in_running_header(running, reference)
+        if named is not None:
+            title, title_penalty = named, None
+            title_ev = _Ev(-1, "running header beside the reference", 0.7, source=named)
     cpv, cpv_ev = _pick(form, "cpv", lambda: _located_cpv(lines, joined))
     email, email_ev = _pick(
         form,
@@ -363,6 +370,27 @@ def _pick(
         if name in form.owned:
             return None, None
     return rules()
+
+
+def _title_in_running_header(running: Sequence[str], reference: str) -> str | None:
+    """The name a running header prints beside the document's reference ("ID0119 - Centers of
+    Excellence Discovery BPA", "Janitorial services | RFP 2027-15"): a document's header names
+    it, and the reference beside the name says the header is about this procurement."""
+    key = re.sub(r"\s", "", reference).lower()
+    for line in running:
+        flat = re.sub(r"\s", "", line).lower()
+        if key not in flat:
+            continue
+        for part in re.split(r"\s+[-|:]\s+|\s*\|\s*", line):
+            part = _clean_text_value(part) or ""
+            if (
+                re.sub(r"\s", "", part).lower().endswith(key)
+                or key in re.sub(r"\s", "", part).lower()
+            ):
+                continue
+            if len(part.split()) >= 2 and _plausible_title(part) and _not_a_title(part) is None:
+                return part
+    return None
 
 
 #: Pages of a document read first; a longer document's later pages are read only for a field

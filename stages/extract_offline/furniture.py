@@ -71,3 +71,21 @@ def _split_at_page_numbers(lines: list[str]) -> list[list[str]]:
     if len(pages) > 1 and not any(pages[-1]):
         pages[-2].extend(pages.pop())
     return pages
+
+
+def running_lines(pages: Sequence[list[str]]) -> list[str]:
+    """The lines repeated at the top or bottom of at least three pages, as printed (the first
+    time), most repeated first: a document's running header often names it ("ID0119 -
+    Centers of Excellence Discovery BPA")."""
+    if len(pages) < 3:
+        return []
+    counts: Counter[str] = Counter()
+    first: dict[str, str] = {}
+    for page in pages:
+        for i in _edges(page):
+            line = page[i]
+            if line and len(line) <= MAX_FURNITURE_CHARS and not is_page_number(line):
+                key = _key(line)
+                counts[key] += 1
+                first.setdefault(key, line)
+    return [first[key] for key, n in counts.most_common() if n >= 3]

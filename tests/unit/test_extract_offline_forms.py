@@ -365,3 +365,15 @@ def test_a_long_dossier_takes_fields_from_its_first_pages_and_believes_later_one
     assert got.reference == "ABC-2027-99"
     assert "past the first pages" in got.evidence["reference"].rule
     assert got.evidence["reference"].confidence < 0.9
+
+
+def test_a_running_header_beside_the_reference_names_the_document() -> None:
+    body = [f"Clause {n}. The contractor shall comply with the requirements.\n" for n in range(4)]
+    pages = ["Solicitation Number: RFQ-2027-0042\nBackground text of the request.\n"] + [
+        f"RFQ-2027-0042 - Grounds Maintenance Services\n{text}Page {n + 2} of 6\n"
+        for n, text in enumerate(body)
+    ]
+    got = extract_offline_explained(pages)
+    assert got.reference == "RFQ-2027-0042"
+    assert got.title == "Grounds Maintenance Services"
+    assert got.evidence["title"].rule == "running header beside the reference"
