@@ -296,16 +296,24 @@ def _label_alone(line: str) -> str | None:
 def _sentence_case_label(line: str, field: str) -> Split | None:
     """A label in sentence case with words the roots lack, then a capitalised value on the same
     line: "Title attributed to the contract Catering services for school canteens"."""
+    return next((split for named, split in _sentence_case_splits(line) if named == field), None)
+
+
+@lru_cache(maxsize=32768)  # each field's pass asks about the same lines
+def _sentence_case_splits(line: str) -> tuple[tuple[str, Split], ...]:
+    """Every field's first sentence-case label of the line, with its split."""
     raw = _LEAD.sub("", line).split()
+    found: dict[str, Split] = {}
     for k in range(2, min(len(raw) - 1, MAX_LABEL_WORDS // 2) + 1):
         head, rest = raw[:k], raw[k]
         if any(not w.islower() for w in head[1:]) or re.search(r"\d", " ".join(head)):
-            return None
-        if fold(head[-1]) in ARTICLES:
+            break
+        if fold(head[-1]) in ARTICLES or not rest[:1].isupper():
             continue
-        if rest[:1].isupper() and label_field(" ".join(head)) == field:
-            return Split(" ".join(head), " ".join(raw[k:]), False)
-    return None
+        named = label_field(" ".join(head))
+        if named is not None and named not in found:
+            found[named] = Split(" ".join(head), " ".join(raw[k:]), False)
+    return tuple(found.items())
 
 
 def _is_label_line(line: str) -> bool:
