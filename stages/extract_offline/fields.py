@@ -618,14 +618,12 @@ def _input_warnings(lines: Sequence[str]) -> list[str]:
     if latin < 0.6 * min(len(letters), 20_000):
         return ["the text is mostly in a script the rules do not read (not Latin)"]
     # Words of the Latin script only: a bilingual form's other script is not OCR noise.
-    words = [
-        w for w in re.findall(r"[^\W\d_]+", text[:200_000]) if w.isascii() or _LATIN_WORD.match(w)
-    ]
+    words = _LATIN_WORDS.findall(text[:200_000])
     wordlike = sum(bool(_WORDLIKE.fullmatch(w)) for w in words)
     if len(words) >= 20 and wordlike < 0.5 * len(words):
         return [f"the text looks like OCR {_GARBAGE}: few word-like tokens"]
     return []
 
 
-_LATIN_WORD = re.compile(r"^[A-Za-zÀ-ÖØ-öø-ɏ]+$")
+_LATIN_WORDS = re.compile(r"(?<![^\W\d_])[A-Za-zÀ-ÖØ-öø-ɏ]+(?![^\W\d_])")
 _WORDLIKE = re.compile(r"(?i:[a-zß-ÿ]*[aeiouyàâäéèêëîïôöûüÿ][a-zß-ÿ]*)|[A-Z]{2,6}")

@@ -263,9 +263,10 @@ def test_many_label_like_lines_stay_fast() -> None:
     text = "\n".join(
         f"Angebotsfrist bis {n % 28 + 1}.03.2027 Angebote Los {n}" for n in range(20_000)
     )
-    started = time.monotonic()
+    # CPU time of this process: the bound holds on a loaded machine and still catches a blow-up.
+    started = time.process_time()
     got = extract_offline_explained(text)
-    assert time.monotonic() - started < 10
+    assert time.process_time() - started < 10
     assert got.submission_deadline == datetime(2027, 3, 1)
 
 

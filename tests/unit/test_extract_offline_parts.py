@@ -268,9 +268,30 @@ def test_input_without_tender_fields_gives_nulls_and_a_warning(text: str, warnin
         "EUR " + "1 " * 500_000,
         "Deadline: " + "12.12.2027 " * 100_000,
         "Lot 1: x EUR 1,000\n" * 60_000,
+        "x\n" * 10_000,
+        "1\n2\n" * 5_000,
     ],
 )
 def test_pathological_input_is_bounded(text: str) -> None:
-    started = time.monotonic()
+    # CPU time of this process: the bound holds on a loaded machine and still catches a blow-up.
+    started = time.process_time()
     extract_offline_explained(text)
-    assert time.monotonic() - started < 10
+    assert time.process_time() - started < 10
+
+
+def test_a_400_page_dossier_is_read_within_bounds_with_fields_from_its_first_pages() -> None:
+    clause = (
+        "The contractor shall provide the services described in this section in accordance "
+        "with the specification, the programme and the instructions of the contract manager.\n"
+    )
+    first = (
+        "Invitation to Tender\nTitle: Grounds maintenance of parks and open spaces\n"
+        "Reference: GM-2027-114\nClosing date: 14 May 2027 at 12:00\n"
+    )
+    pages = [first] + [f"{n}.1 Clause\n" + clause * 45 for n in range(2, 401)]
+    pages[250] += "Deadline for receipt of tenders: 1 June 2027\nReference: OTHER-99\n"
+    started = time.process_time()
+    got = extract_offline_explained(pages)
+    assert time.process_time() - started < 20
+    assert got.reference == "GM-2027-114"
+    assert got.submission_deadline == datetime(2027, 5, 14, 12, 0)
