@@ -213,6 +213,12 @@ def _spellfix_domain(domain: str, text: str, authority: str | None) -> str:
 # (the next field, a lot, a title) says nothing about the address.
 _ROLE = re.compile(r"\b(?:roles?|r[ôo]les?|rolle)\b", re.I)
 
+# A line that is part of an address block (a street, a postcode, a phone number): the label
+# above it says whose address it is.
+_ADDRESS_BLOCK = re.compile(
+    r"\b(?:t[ée]l|phone|telephone|fax|t[ée]l[ée]copieur)\b|\b\d{4,5}\s+[A-Z]", re.I
+)
+
 # Mailboxes that are never the contact for a tender, whatever the label says.
 _NOT_CONTACT_LOCAL = re.compile(
     r"^(?:no-?reply|do-?not-?reply|support|helpdesk|help|assistance|webmaster|ted|info)\b"
@@ -281,11 +287,17 @@ def _email(text: str, authority: str | None) -> str | None:
             context = line[max(0, m.start() - 60) : m.start()]
             if len(context.strip()) < 12:  # "E-mail: x@y" or a bare address under its label
                 near = [ln for ln in lines[max(0, n - 2) : n] if ln.strip()][-1:]
-                # The line after counts when it describes this address ("Roles of this
-                # organisation: Review organisation"), not when it is another address's.
-                after = [ln for ln in lines[n + 1 : n + 4] if ln.strip()][:1]
-                after = [ln for ln in after if "@" not in ln and _ROLE.search(ln)]
-                context = " ".join([*near, context, *after])
+            else:
+                # An address line under the label that says whose it is: "Adresse auprès de
+                # laquelle des renseignements d'ordre technique ..." / "150, rue ..., courriel
+                # : x". The label counts unless another address stands between.
+                above = [ln for ln in lines[max(0, n - 2) : n] if ln.strip()][-1:]
+                near = [ln for ln in above if "@" not in ln and _ADDRESS_BLOCK.search(line)]
+            # The line after counts when it describes this address ("Roles of this
+            # organisation: Review organisation"), not when it is another address's.
+            after = [ln for ln in lines[n + 1 : n + 4] if ln.strip()][:1]
+            after = [ln for ln in after if "@" not in ln and _ROLE.search(ln)]
+            context = " ".join([*near, context, *after])
             if _NOT_CONTACT.search(context):
                 continue
             return f"{local.rstrip('.')}@{_spellfix_domain(domain, text, authority)}"

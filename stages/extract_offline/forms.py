@@ -369,6 +369,7 @@ BOAMP_HEADINGS: dict[str, tuple[str, ...]] = {
     ),
     "cpv": ("cpv - objet principal", "c.p.v. - objet principal", "objets supplementaires"),
     "lots": ("renseignements relatifs aux lots",),
+    "divided": ("prestations divisees en lots",),
 }
 #: What marks a document as a BOAMP avis (one of them, and two headings of the table).
 BOAMP_MARKS = ("avis d'appel public a la concurrence", "boamp")
@@ -414,9 +415,12 @@ def read_boamp(lines: Sequence[str]) -> FormReading | None:
         return None
     out = FormReading("BOAMP avis")
     # Only the headings that are there own their fields: a newer avis words them otherwise.
-    out.owned = {name for name, _, _ in found}
+    out.owned = {name for name, _, _ in found} | (
+        {"lots"} if any(name == "divided" for name, _, _ in found) else set()
+    )
     codes: list[str] = []
     cpv_line: int | None = None
+    undivided = False
     for name, i, raw in found:
         value, last = _boamp_value(lines, i, raw)
         text = _clean_text_value(value.rstrip(". ")) if value else None
@@ -450,6 +454,10 @@ def read_boamp(lines: Sequence[str]) -> FormReading | None:
                     cpv_line = i if cpv_line is None else cpv_line
         elif name == "lots":
             out.lots = _boamp_lots(lines, i)
+        elif name == "divided":
+            undivided = fold(value).startswith("non")
+    if undivided:
+        out.lots = []  # "Prestations divisées en lots : non": whatever reads like a lot is not
     if codes and cpv_line is not None:
         out.cpv = (codes, _ev(cpv_line, "BOAMP CPV headings"))
     # The buyer's correspondent follows the buyer's name: its address is the contact.

@@ -377,3 +377,19 @@ def test_a_running_header_beside_the_reference_names_the_document() -> None:
     assert got.reference == "RFQ-2027-0042"
     assert got.title == "Grounds Maintenance Services"
     assert got.evidence["title"].rule == "running header beside the reference"
+
+
+def test_an_address_block_under_a_technical_contacts_label_is_not_the_buyers() -> None:
+    text = (
+        "Adresse auprès de laquelle des renseignements d'ordre technique peuvent être obtenus :\n"
+        "12, rue des Lilas, 84120 Pertuis, tél. : 06-00-00-00-00, courriel : atelier@ar.example\n"
+        "Correspondant : Mme Durand, courriel : marches@commune.example\n"
+    )
+    assert extract_offline_explained(text).contact_email == "marches@commune.example"
+
+
+def test_a_boamp_avis_not_divided_into_lots_has_none() -> None:
+    text = BOAMP.replace(
+        "Prestations divisées en lots : oui.", "Prestations divisées en lots : non."
+    )
+    assert extract_offline_explained(text).lots == []
