@@ -1,5 +1,6 @@
 """pg-pipeline: durable, typed job pipelines on the Postgres you already run."""
 
+from pipeline import inputs  # the value checks, for plug-ins' own input too
 from pipeline.blobs import (
     BlobNotFound,
     BlobStore,
@@ -75,6 +76,7 @@ __all__ = [
     "enqueue",
     "enqueue_many",
     "enqueue_once",
+    "inputs",
     "live_workers",
     "migrate",
     "open_db",

@@ -9,42 +9,29 @@ rows, so no leader is needed. This module is the one home of the table's SQL.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from typing import Any, Literal, TypeVar
+from zoneinfo import ZoneInfo
 
 import psycopg
-from cronsim import CronSim, CronSimError
+from cronsim import CronSim
 from psycopg.types.json import Jsonb
 from pydantic import BaseModel
 
+from pipeline import inputs
 from pipeline.errors import PipelineError
+from pipeline.inputs import CATCH_UP_MAX as CATCH_UP_MAX  # the limits are the checks': re-exported
+from pipeline.inputs import CRON_ALIASES as CRON_ALIASES
+from pipeline.inputs import EVERY_MAX_S as EVERY_MAX_S
+from pipeline.inputs import EVERY_MIN_S as EVERY_MIN_S
+from pipeline.inputs import NAME_MAX as NAME_MAX
+from pipeline.inputs import cron_expression
 from pipeline.queries import Q
 from pipeline.stage import REGISTRY, Registry
-from pipeline.validation import find_unstorable
 
-#: Most missed fire times one schedule replays after an outage. Each is a job inserted in one
-#: scheduler transaction, so a typo must not be able to ask for millions.
-CATCH_UP_MAX = 1000
-#: Shortest --every. Shorter periods round to nothing in timestamptz's microseconds.
-EVERY_MIN_S = 0.001
-#: Longest --every: far beyond any real period, far below where timestamps overflow.
-EVERY_MAX_S = 100 * 365 * 86_400.0
-NAME_MAX = 200  #: characters in a schedule's name; it is part of every fired job's dedup key
-
-#: The shorthands of Vixie cron, which cronsim does not read itself.
-CRON_ALIASES = {
-    "@yearly": "0 0 1 1 *",
-    "@annually": "0 0 1 1 *",
-    "@monthly": "0 0 1 * *",
-    "@weekly": "0 0 * * 0",
-    "@daily": "0 0 * * *",
-    "@midnight": "0 0 * * *",
-    "@hourly": "0 * * * *",
-}
+T = TypeVar("T")
 
 Source = Literal["code", "cli"]
 
@@ -59,67 +46,36 @@ class ScheduleOwnedByCode(PipelineError):
     would overwrite the change, so it is refused."""
 
 
-# -- checking a definition ----------------------------------------------------------------------
+# -- checking a definition: pipeline.inputs' checks, raised as InvalidSchedule -------------------
+
+
+def _checked(check: Callable[[Any], T], value: Any) -> T:
+    try:
+        return check(value)
+    except ValueError as exc:
+        raise InvalidSchedule(str(exc)) from None
 
 
 def check_name(name: str) -> str:
-    if not isinstance(name, str) or not name.strip():
-        raise InvalidSchedule("a schedule needs a non-empty name")
-    if "\x00" in name:
-        raise InvalidSchedule("a schedule's name cannot contain a NUL character")
-    if len(name) > NAME_MAX:
-        raise InvalidSchedule(f"a schedule's name is at most {NAME_MAX} characters")
-    return name
+    return _checked(inputs.schedule_name, name)
 
 
 def check_timezone(name: str) -> ZoneInfo:
-    try:
-        return ZoneInfo(name)
-    # ValueError: a path-like or otherwise malformed key, which zoneinfo refuses outright.
-    except (ZoneInfoNotFoundError, ValueError, TypeError):
-        raise InvalidSchedule(
-            f"unknown timezone {name!r}: use an IANA name such as 'Europe/Berlin' or 'UTC'"
-        ) from None
-
-
-def _expression(cron: str) -> str:
-    return CRON_ALIASES.get(cron.strip().lower(), cron)
+    return ZoneInfo(_checked(inputs.timezone, name))
 
 
 def check_cron(cron: str) -> str:
     """`cron`, whitespace collapsed, if cronsim reads it and it fires at all; else
     InvalidSchedule with cronsim's reason. Five fields, or six with seconds first."""
-    if not isinstance(cron, str) or not cron.strip():
-        raise InvalidSchedule("the cron expression is empty")
-    text = " ".join(cron.split())
-    try:
-        next(CronSim(_expression(text), datetime.now(UTC)))
-    except CronSimError as exc:
-        raise InvalidSchedule(f"invalid cron expression {cron!r}: {exc}") from None
-    except StopIteration:  # no match within cronsim's 50-year horizon, e.g. `0 0 31 4 *`
-        raise InvalidSchedule(f"cron expression {cron!r} never fires") from None
-    return text
+    return _checked(inputs.cron, cron)
 
 
 def check_every(every: float | timedelta) -> float:
-    seconds = every.total_seconds() if isinstance(every, timedelta) else every
-    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
-        raise InvalidSchedule(f"every must be a number of seconds, not {every!r}")
-    if not (math.isfinite(seconds) and seconds > 0):
-        raise InvalidSchedule(f"every must be more than 0 seconds, not {seconds!r}")
-    if not EVERY_MIN_S <= seconds <= EVERY_MAX_S:
-        raise InvalidSchedule(
-            f"every must be within {EVERY_MIN_S}..{EVERY_MAX_S:.0f} seconds, not {seconds!r}"
-        )
-    return float(seconds)
+    return _checked(inputs.every, every)
 
 
 def check_catch_up(catch_up: int) -> int:
-    if isinstance(catch_up, bool) or not isinstance(catch_up, int):
-        raise InvalidSchedule(f"catch_up must be an integer, not {catch_up!r}")
-    if not 1 <= catch_up <= CATCH_UP_MAX:
-        raise InvalidSchedule(f"catch_up must be within 1..{CATCH_UP_MAX}, not {catch_up}")
-    return catch_up
+    return _checked(inputs.catch_up, catch_up)
 
 
 # -- fire times ---------------------------------------------------------------------------------
@@ -193,7 +149,7 @@ class Timing:
         # handles DST as Debian cron does: a time skipped in spring runs at the jump, a time
         # repeated in autumn runs once.
         try:
-            found = next(CronSim(_expression(self.cron), now.astimezone(zone)))
+            found = next(CronSim(cron_expression(self.cron), now.astimezone(zone)))
         except StopIteration:
             raise InvalidSchedule(f"cron expression {self.cron!r} never fires again") from None
         return found.astimezone(UTC)
@@ -204,7 +160,7 @@ class Timing:
         # Backwards from `now`, inclusive: cronsim's reverse iteration starts one second before
         # a whole-second datetime, so it starts from the second after `now`.
         start = now.replace(microsecond=0) + timedelta(seconds=1)
-        backwards = CronSim(_expression(self.cron), start.astimezone(zone), reverse=True)
+        backwards = CronSim(cron_expression(self.cron), start.astimezone(zone), reverse=True)
         found: list[datetime] = []
         for moment in backwards:
             fire = moment.astimezone(UTC)
@@ -253,12 +209,13 @@ class Schedule:
         if isinstance(payload, BaseModel):
             payload = payload.model_dump(mode="json")
         payload = {} if payload is None else payload
-        problem = find_unstorable(payload)
-        if problem is not None:
-            raise InvalidSchedule(f"schedule {name!r}: payload cannot be stored: {problem}")
         tenant = None if tenant_id is None else str(tenant_id)
-        if tenant is not None and "\x00" in tenant:
-            raise InvalidSchedule(f"schedule {name!r}: tenant_id cannot contain a NUL character")
+        try:
+            inputs.payload(payload)
+            if tenant is not None:
+                inputs.text(tenant, "tenant_id")
+        except ValueError as exc:
+            raise InvalidSchedule(f"schedule {name!r}: {exc}") from None
         if not isinstance(stage, str) or not stage:
             raise InvalidSchedule(f"schedule {name!r} needs a stage")
         return cls(

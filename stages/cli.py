@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import signal
 import subprocess
@@ -22,6 +21,7 @@ from pipeline import (
     data_dir,
     database_url,
     enqueue_once,
+    inputs,
     live_workers,
     run_output,
     run_progress,
@@ -33,7 +33,10 @@ from pipeline.commands.api import (
     CliError,
     Subcommands,
     add_command,
+    integer_arg,
     open_db,
+    seconds_arg,
+    tenant_arg,
 )
 from stages.documents import MAX_PAGES, Upload, blob_store, worker_count
 from stages.errors import DocumentError
@@ -42,48 +45,8 @@ from stages.tender import TenderExtraction
 
 STAGE_ORDER = ("upload", "ocr", "extract")
 POLL_S = 0.2  #: how often --wait looks at the run
-MAX_WORKER_THREADS = 1024  #: WorkerSettings.concurrency's limit
+MAX_WORKER_THREADS = 1024  #: WorkerSettings.concurrency's limit; 0: one thread per core
 LOG_TAIL_LINES = 20  #: lines of a dead worker's log that --wait shows
-
-
-def _tenant_arg(text: str) -> str:
-    # Empty is most likely an unset shell variable; bytes that are not UTF-8 (surrogates here)
-    # cannot be sent to PostgreSQL, and would fail only after the file is stored.
-    if not text:
-        raise argparse.ArgumentTypeError("the tenant cannot be empty; leave --tenant out instead")
-    if not _is_utf8(text):
-        raise argparse.ArgumentTypeError(f"{printable(text)!r} is not valid UTF-8")
-    return text
-
-
-def _timeout_arg(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text!r}")
-    return value
-
-
-def _workers_arg(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a number of threads") from None
-    if not 0 <= value <= MAX_WORKER_THREADS:
-        raise argparse.ArgumentTypeError(
-            f"must be within 0..{MAX_WORKER_THREADS} (0: one per core), not {value}"
-        )
-    return value
-
-
-def _is_utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def printable(path: str | Path) -> str:
@@ -102,7 +65,7 @@ def add_commands(sub: Subcommands) -> None:
     )
     p.add_argument("files", nargs="+", type=Path)
     p.add_argument(
-        "--tenant", type=_tenant_arg, help="tenant the documents belong to (dedup is per tenant)"
+        "--tenant", type=tenant_arg, help="tenant the documents belong to (dedup is per tenant)"
     )
     p.add_argument(
         "--wait",
@@ -110,7 +73,10 @@ def add_commands(sub: Subcommands) -> None:
         help="wait for the fields; starts local workers when none is running",
     )
     p.add_argument(
-        "--timeout", type=_timeout_arg, default=1800, help="seconds --wait waits at most"
+        "--timeout",
+        type=seconds_arg(above_zero=True),
+        default=1800,
+        help="seconds --wait waits at most",
     )
     p.add_argument(
         "--explain",
@@ -119,7 +85,7 @@ def add_commands(sub: Subcommands) -> None:
     )
     p.add_argument(
         "--workers",
-        type=_workers_arg,
+        type=integer_arg(0, MAX_WORKER_THREADS),
         default=0,
         help="threads of the local worker --wait starts (default: one per core)",
     )
@@ -146,8 +112,10 @@ def submit_one(conn: psycopg.Connection[Any], path: Path, tenant: str | None) ->
             raise DocumentError("no such file")
         # The name goes into the job's payload: checked now, or it would fail after the blob
         # is stored.
-        if not _is_utf8(path.name):
-            raise DocumentError("the file name is not valid UTF-8; rename the file")
+        try:
+            inputs.text(path.name, "the file name")
+        except ValueError:  # a path holds no NUL: its bytes are not UTF-8
+            raise DocumentError("the file name is not valid UTF-8; rename the file") from None
         info = inspect_pdf(path, max_pages=MAX_PAGES)
     except OSError as exc:  # unreadable, a name too long: refused before anything is stored
         raise DocumentError(f"cannot read it: {exc.strerror or type(exc).__name__}") from exc

@@ -12,23 +12,20 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import logging
 import math
 import os
-import re
 import sys
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from functools import partial
 from importlib.metadata import entry_points
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
 
 import psycopg
 
+from pipeline import inputs
 from pipeline.db import connect, database_url, describe
 from pipeline.migrate import migrate, pending
-from pipeline.validation import InvalidJob, check_priority, find_unstorable
-from pipeline.vocabulary import DELAY_MAX_S
 
 #: The `pipeline` parser's subcommands, which a command module's `add_commands` adds to.
 Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -40,18 +37,24 @@ __all__ = [
     "CliError",
     "Subcommands",
     "add_command",
+    "argument",
+    "cap_arg",
     "duration_arg",
     "instant_arg",
     "integer_arg",
+    "job_id_arg",
     "load_apps",
     "log_level_arg",
     "open_db",
     "parse_payload",
     "priority_arg",
     "seconds_arg",
+    "stage_arg",
     "tenant_arg",
     "text_arg",
 ]
+
+T = TypeVar("T")
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 
@@ -122,109 +125,52 @@ def load_apps(modules: Sequence[str]) -> None:
 def parse_payload(text: str) -> Any:
     """A payload given as JSON text, refused (exit 2) when jsonb could not store it."""
     try:
-        payload = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CliError(f"payload is not valid JSON: {exc}", EXIT_USAGE) from exc
-    except (ValueError, RecursionError) as exc:  # an integer of 4301+ digits; deep nesting
-        raise CliError(f"payload cannot be read: {exc}", EXIT_USAGE) from exc
-    problem = find_unstorable(payload)
-    if problem is not None:
-        raise CliError(f"payload cannot be stored: {problem}", EXIT_USAGE)
-    return payload
+        return inputs.payload_text(text)
+    except ValueError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from None
 
 
-# -- checking arguments -------------------------------------------------------------------------
+# -- argument types -----------------------------------------------------------------------------
 # argparse runs these on every value, and on string defaults such as PIPELINE_LOG_LEVEL's, so bad
-# input is a one-line usage error (exit 2) before anything is imported, connected or stored.
+# input is a one-line usage error (exit 2) before anything is imported, connected or stored. The
+# checks are pipeline.inputs', the same the library and the dashboard use.
 
 
-def _shown(text: str, limit: int = 40) -> str:
-    """`text` as a quoted, printable and short excerpt, for an error message."""
-    try:
-        text = os.fsencode(text).decode("utf-8", "backslashreplace")
-    except UnicodeError:
-        text = text.encode("utf-8", "backslashreplace").decode("ascii")
-    return f"'{text if len(text) <= limit else text[:limit] + '...'}'"
+def argument(check: Callable[[str], T]) -> Callable[[str], T]:
+    """`check` (one of pipeline.inputs', or any that raises ValueError with its reason) as an
+    argparse type: the reason becomes the usage error."""
 
+    def parse(text: str) -> T:
+        try:
+            return check(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
 
-def text_arg(text: str) -> str:
-    """A string that can be sent to PostgreSQL: argv bytes that are not UTF-8 cannot."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise argparse.ArgumentTypeError(f"{_shown(text)} is not valid UTF-8") from None
-    return text
-
-
-def tenant_arg(text: str) -> str:
-    # An empty tenant is most likely an unset shell variable: as a tenant of its own it would
-    # be a silent namespace nobody meant.
-    if not text:
-        raise argparse.ArgumentTypeError("the tenant cannot be empty; leave --tenant out instead")
-    return text_arg(text)
+    parse.__name__ = getattr(check, "__name__", "value")  # what argparse calls the value
+    return parse
 
 
 def integer_arg(low: int, high: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:  # also 4301+ digits, which int() refuses to read
-            raise argparse.ArgumentTypeError(
-                f"{_shown(text)} is not an integer within {low}..{high}"
-            ) from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"must be within {low}..{high}, not {_shown(text)}")
-        return value
-
-    return parse
+    return argument(partial(inputs.whole_number, low=low, high=high))
 
 
-def priority_arg(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{_shown(text)} is not an integer") from None
-    try:
-        return check_priority(value)
-    except InvalidJob as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+def seconds_arg(high: float = math.inf, *, above_zero: bool = False) -> Callable[[str], float]:
+    return argument(partial(inputs.seconds, high=high, above_zero=above_zero))
 
 
-def seconds_arg(high: float) -> Callable[[str], float]:
-    """Seconds within 0..high: finite, because `nan` and `inf` parse as floats too."""
-
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{_shown(text)} is not a number of seconds") from None
-        if not (math.isfinite(value) and 0 <= value <= high):
-            raise argparse.ArgumentTypeError(
-                f"must be a number of seconds within 0..{high:.0f}, not {_shown(text)}"
-            )
-        return value
-
-    return parse
+def _priority(text: str) -> int:
+    return inputs.priority(inputs.integer(text))
 
 
-#: Units of a duration (--since, --older-than, --retention), in seconds.
-DURATION_UNITS = {"s": 1, "m": 60, "h": 3_600, "d": 86_400}
-
-
-def duration_arg(text: str) -> float:
-    """Seconds from a whole number and its unit: 90s, 15m, 2h, 7d. More than 0 (a retention of
-    nothing is a typo more likely than a wish) and at most DELAY_MAX_S."""
-    match = re.fullmatch(r"([0-9]{1,12})([smhd])", text)  # ASCII digits, no sign, no spaces
-    if match is None:
-        raise argparse.ArgumentTypeError(
-            f"{_shown(text)} is not a duration such as 90s, 15m, 2h or 7d"
-        )
-    seconds = int(match[1]) * DURATION_UNITS[match[2]]
-    if not 0 < seconds <= DELAY_MAX_S:
-        raise argparse.ArgumentTypeError(
-            f"must be more than 0 and at most {DELAY_MAX_S // 86_400}d, not {_shown(text)}"
-        )
-    return float(seconds)
+text_arg = argument(inputs.text)
+tenant_arg = argument(inputs.tenant)
+stage_arg = argument(inputs.stage_name)
+job_id_arg = argument(inputs.job_id)
+cap_arg = argument(inputs.cap)
+priority_arg = argument(_priority)
+duration_arg = argument(inputs.duration)
+#: A time a job may start at: with a UTC offset, at most 100 years ahead.
+instant_arg = argument(inputs.start_time)
 
 
 def log_level_arg(text: str) -> str:
@@ -232,31 +178,7 @@ def log_level_arg(text: str) -> str:
     if level not in logging.getLevelNamesMapping():
         names = ", ".join(("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"))
         raise argparse.ArgumentTypeError(
-            f"unknown log level {_shown(text)} (from --log-level or PIPELINE_LOG_LEVEL); "
+            f"unknown log level {inputs.shown(text)} (from --log-level or PIPELINE_LOG_LEVEL); "
             f"use one of {names}"
         )
     return level
-
-
-def instant_arg(text: str) -> datetime:
-    """An ISO 8601 time with a UTC offset (`Z` counts), at most 100 years ahead. A time without
-    one is refused, not guessed: read as UTC or as the shell's local time, it would be an hour or
-    more off for someone, silently."""
-    try:
-        value = datetime.fromisoformat(text_arg(text).strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{_shown(text)} is not an ISO 8601 time such as 2026-12-01T09:30:00+01:00"
-        ) from None
-    if value.tzinfo is None or value.utcoffset() is None:
-        raise argparse.ArgumentTypeError(
-            f"{_shown(text)} has no UTC offset: add one, e.g. Z or +01:00 "
-            "(a time without one is ambiguous)"
-        )
-    try:
-        ahead = (value - datetime.now(UTC)).total_seconds()
-    except OverflowError:  # an offset that pushes year 1 or 9999 out of range
-        ahead = math.inf
-    if ahead > DELAY_MAX_S:
-        raise argparse.ArgumentTypeError(f"{_shown(text)} is more than 100 years from now")
-    return value

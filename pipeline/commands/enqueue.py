@@ -17,6 +17,7 @@ from pipeline.commands.api import (
     parse_payload,
     priority_arg,
     seconds_arg,
+    stage_arg,
     tenant_arg,
     text_arg,
 )
@@ -28,7 +29,7 @@ from pipeline.vocabulary import DELAY_MAX_S
 
 def add_commands(sub: Subcommands) -> None:
     e = add_command(sub, "enqueue", run, "enqueue one job; prints its id")
-    e.add_argument("type", type=text_arg)
+    e.add_argument("type", type=stage_arg)
     e.add_argument("payload", help="JSON object")
     e.add_argument("--app", action="append", type=text_arg, default=[])
     e.add_argument("--tenant", type=tenant_arg)

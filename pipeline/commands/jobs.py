@@ -24,11 +24,13 @@ from pipeline.commands.api import (
     add_command,
     duration_arg,
     integer_arg,
+    job_id_arg,
     open_db,
+    stage_arg,
     tenant_arg,
     text_arg,
 )
-from pipeline.vocabulary import JOB_ID_MAX, JOB_STATUSES
+from pipeline.vocabulary import JOB_STATUSES
 
 BATCH_MAX = 10_000  #: largest --batch of a bulk change: one transaction's row locks
 LIST_LIMIT_MAX = 10_000  #: rows `jobs list` prints at most; they are all held in memory
@@ -54,7 +56,7 @@ def add_commands(sub: Subcommands) -> None:
     ls = verbs.add_parser("list", help="the newest jobs, filtered")
     ls.add_argument("--status", choices=JOB_STATUSES)
     # --type: the flag's name before stages were called stages here.
-    ls.add_argument("--stage", "--type", dest="stage", type=text_arg, help="only this stage")
+    ls.add_argument("--stage", "--type", dest="stage", type=stage_arg, help="only this stage")
     tenant_option(ls)
     ls.add_argument("--since", type=duration_arg, help="created within, e.g. 90s, 15m, 2h, 7d")
     ls.add_argument(
@@ -62,32 +64,32 @@ def add_commands(sub: Subcommands) -> None:
     )
     ls.add_argument(
         "--before",
-        type=integer_arg(1, JOB_ID_MAX),
+        type=job_id_arg,
         help="only ids below this one: the last id of the previous page",
     )
     ls.add_argument("--json", action="store_true", help="print a JSON array")
 
     show = verbs.add_parser("show", help="one job as JSON: payload, attempts, timeline, run")
-    show.add_argument("id", type=integer_arg(1, JOB_ID_MAX))
+    show.add_argument("id", type=job_id_arg)
     tenant_option(show)
 
     retry = verbs.add_parser(
         "retry", help="queue a failed or cancelled job again (or every failed one: --failed)"
     )
-    retry.add_argument("id", nargs="?", type=integer_arg(1, JOB_ID_MAX))
+    retry.add_argument("id", nargs="?", type=job_id_arg)
     retry.add_argument("--failed", action="store_true", help="every failed job that matches")
-    retry.add_argument("--stage", type=text_arg, help="with --failed: only this stage")
+    retry.add_argument("--stage", type=stage_arg, help="with --failed: only this stage")
     tenant_option(retry)
     batch_option(retry)
 
     cancel = verbs.add_parser(
         "cancel", help="cancel a queued or running job (or a stage's queued ones: --queued)"
     )
-    cancel.add_argument("id", nargs="?", type=integer_arg(1, JOB_ID_MAX))
+    cancel.add_argument("id", nargs="?", type=job_id_arg)
     cancel.add_argument(
         "--queued", action="store_true", help="every queued job of --stage (never running ones)"
     )
-    cancel.add_argument("--stage", type=text_arg, help="with --queued: the stage")
+    cancel.add_argument("--stage", type=stage_arg, help="with --queued: the stage")
     cancel.add_argument("--reason", type=text_arg)
     tenant_option(cancel)
     batch_option(cancel)

@@ -11,30 +11,29 @@ from zoneinfo import ZoneInfo
 
 from pydantic import ValidationError
 
+from pipeline import inputs
 from pipeline.commands.api import (
     EXIT_OK,
     EXIT_USAGE,
     CliError,
     Subcommands,
     add_command,
+    argument,
+    integer_arg,
     load_apps,
     open_db,
     parse_payload,
+    stage_arg,
     tenant_arg,
     text_arg,
 )
 from pipeline.errors import InvalidPayload, UnknownStage
+from pipeline.inputs import CATCH_UP_MAX
 from pipeline.schedules import (
-    CATCH_UP_MAX,
     InvalidSchedule,
     Schedule,
     ScheduleOwnedByCode,
     ScheduleRow,
-    check_catch_up,
-    check_cron,
-    check_every,
-    check_name,
-    check_timezone,
     list_schedules,
     pause_schedule,
     remove_schedule,
@@ -43,52 +42,18 @@ from pipeline.schedules import (
 )
 from pipeline.stage import REGISTRY
 
-# -- argument types: a bad value is a one-line usage error (exit 2) before anything is imported,
-# connected or stored.
+# -- argument types (pipeline.inputs' checks, as the library applies them to a definition)
 
 
-def _excerpt(text: str) -> str:
-    return repr(text if len(text) <= 40 else text[:40] + "...")
+def _every(text: str) -> float:
+    return inputs.every(inputs.number_of_seconds(text))
 
 
-def _checked(check: Any, text: str) -> Any:
-    try:
-        return check(text_arg(text))
-    except InvalidSchedule as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def name_arg(text: str) -> str:
-    return str(_checked(check_name, text))
-
-
-def cron_arg(text: str) -> str:
-    return str(_checked(check_cron, text))
-
-
-def timezone_arg(text: str) -> str:
-    _checked(check_timezone, text)
-    return text
-
-
-def every_arg(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{_excerpt(text)} is not a number of seconds") from None
-    try:
-        return check_every(value)
-    except InvalidSchedule as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def catch_up_arg(text: str) -> int:
-    try:
-        return check_catch_up(int(text))
-    except ValueError:  # int() on a non-integer, and InvalidSchedule, a ValueError too
-        raise argparse.ArgumentTypeError(
-            f"must be an integer within 1..{CATCH_UP_MAX}, not {_excerpt(text)}"
-        ) from None
+name_arg = argument(inputs.schedule_name)
+cron_arg = argument(inputs.cron)
+timezone_arg = argument(inputs.timezone)
+every_arg = argument(_every)
+catch_up_arg = integer_arg(1, CATCH_UP_MAX)
 
 
 # -- the commands -------------------------------------------------------------------------------
@@ -106,7 +71,7 @@ def add_commands(sub: Subcommands) -> None:
     ssub = s.add_subparsers(dest="schedule_command", required=True)
     a = ssub.add_parser("add", help="add or replace a schedule made from the command line")
     a.add_argument("name", type=name_arg)
-    a.add_argument("--stage", required=True, type=text_arg)
+    a.add_argument("--stage", required=True, type=stage_arg)
     timing = a.add_mutually_exclusive_group(required=True)
     timing.add_argument(
         "--cron", type=cron_arg, help="cron expression, e.g. '0 2 * * *' or '@hourly'"

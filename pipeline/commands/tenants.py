@@ -13,14 +13,14 @@ from pipeline.commands.api import (
     CliError,
     Subcommands,
     add_command,
-    integer_arg,
+    cap_arg,
     load_apps,
     open_db,
+    stage_arg,
     tenant_arg,
     text_arg,
 )
 from pipeline.stage import REGISTRY
-from pipeline.vocabulary import CAP_MAX
 
 
 def add_commands(sub: Subcommands) -> None:
@@ -35,12 +35,12 @@ def add_commands(sub: Subcommands) -> None:
     tsub = t.add_subparsers(dest="tenants_command", required=True)
     s = tsub.add_parser("set-cap", help="cap TENANT's running jobs of a stage")
     s.add_argument("tenant", type=tenant_arg)
-    s.add_argument("cap", type=integer_arg(0, CAP_MAX), help="running jobs at most (0 pauses)")
-    s.add_argument("--stage", required=True, type=text_arg)
+    s.add_argument("cap", type=cap_arg, help="running jobs at most (0 pauses)")
+    s.add_argument("--stage", required=True, type=stage_arg)
     s.add_argument("--app", action="append", type=text_arg, default=[])
     c = tsub.add_parser("clear-cap", help="remove TENANT's cap for a stage")
     c.add_argument("tenant", type=tenant_arg)
-    c.add_argument("--stage", required=True, type=text_arg)
+    c.add_argument("--stage", required=True, type=stage_arg)
     c.add_argument("--app", action="append", type=text_arg, default=[])
     ls = tsub.add_parser("list", help="caps, running and queued jobs per (tenant, stage)")
     ls.add_argument("--tenant", type=tenant_arg)

@@ -15,16 +15,17 @@ from pipeline.commands.api import (
     CliError,
     Subcommands,
     add_command,
+    cap_arg,
     duration_arg,
     integer_arg,
     load_apps,
     open_db,
     seconds_arg,
+    stage_arg,
     text_arg,
 )
 from pipeline.errors import UnknownStage
 from pipeline.settings import WorkerSettings
-from pipeline.vocabulary import CAP_MAX
 from pipeline.worker import Worker
 
 log = logging.getLogger("pipeline")
@@ -56,7 +57,11 @@ def add_commands(sub: Subcommands) -> None:
         help="module defining stages (repeatable)",
     )
     w.add_argument(
-        "--stage", action="append", type=text_arg, default=[], help="only these stages (repeatable)"
+        "--stage",
+        action="append",
+        type=stage_arg,
+        default=[],
+        help="only these stages (repeatable)",
     )
     w.add_argument("--concurrency", type=int, default=defaults.concurrency)  # range: settings
     w.add_argument(
@@ -103,7 +108,7 @@ def add_commands(sub: Subcommands) -> None:
     )
     w.add_argument(
         "--tenant-cap",
-        type=integer_arg(0, CAP_MAX),
+        type=cap_arg,
         default=None,
         help="running jobs one tenant may hold per stage, for stages that declare no cap",
     )

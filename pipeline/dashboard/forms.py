@@ -1,21 +1,40 @@
 """Reading the dashboard's query strings and forms: a value that cannot be right is refused
-with the reason (400), never passed on to a query or left to raise."""
+with the reason (400), never passed on to a query or left to raise.
+
+The checks are pipeline.inputs', the ones the CLI and the library use; `_checked` turns their
+reason into a BadInput that names the field.
+"""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
-from datetime import UTC, datetime
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any, TypeVar
 
+from pipeline import inputs
 from pipeline.dashboard.data import JobQuery
-from pipeline.vocabulary import JOB_ID_MAX, JOB_STATUSES
+from pipeline.vocabulary import JOB_STATUSES
 
 TEXT_MAX = 200  #: characters of a stage, tenant or search text
 PAGE_SIZES = (20, 50, 100, 200)
+#: The field that states the UTC offset of the jobs page's time fields. Those are
+#: datetime-local inputs, which send a time without one; the page labels them UTC and sends
+#: `zone=Z` along, so that a time is never read in a zone nobody stated.
+ZONE_FIELD = "zone"
+
+T = TypeVar("T")
 
 
 class BadInput(ValueError):
     """A parameter the dashboard cannot use; the message says which and why."""
+
+
+def _checked(check: Callable[..., T], value: str, name: str, **options: Any) -> T:
+    """`check`, one of pipeline.inputs', on the field `name`: its reason, a BadInput."""
+    try:
+        return check(value, what=name, **options)
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
 
 
 def text(params: Mapping[str, str], name: str) -> str | None:
@@ -25,29 +44,19 @@ def text(params: Mapping[str, str], name: str) -> str | None:
         return None
     if len(value) > TEXT_MAX:
         raise BadInput(f"{name} is longer than {TEXT_MAX} characters")
-    if "\x00" in value:
-        raise BadInput(f"{name} contains a NUL character")
-    return value
+    return _checked(inputs.text, value, name)
 
 
 def job_id(raw: str, what: str = "job id") -> int:
-    if not re.fullmatch(r"[0-9]{1,19}", raw) or not 1 <= int(raw) <= JOB_ID_MAX:
-        raise BadInput(f"{what} must be a whole number within 1..{JOB_ID_MAX}")
-    return int(raw)
+    return _checked(inputs.job_id, raw, what)
 
 
 def instant(params: Mapping[str, str], name: str) -> datetime | None:
-    """An ISO 8601 time; without an offset (what a datetime-local field sends) it is UTC."""
+    """An ISO 8601 time with its UTC offset, or in the zone the form states (ZONE_FIELD)."""
     value = text(params, name)
     if value is None:
         return None
-    try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise BadInput(
-            f"{name} is not a time such as 2026-12-01T09:30 or 2026-12-01T09:30+01:00"
-        ) from None
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+    return _checked(inputs.instant, value, name, offset=text(params, ZONE_FIELD))
 
 
 def job_query(params: Mapping[str, str], tenant: str | None) -> JobQuery:

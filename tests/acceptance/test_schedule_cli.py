@@ -124,7 +124,7 @@ BAD_ADDS = {
         ["--every", "5", "--payload", '{"n": "many"}'],
         "invalid payload for stage 'noop': n: Input should be a valid integer",
     ),
-    "catch-up 0": (["--every", "5", "--catch-up", "0"], "must be an integer within 1..1000"),
+    "catch-up 0": (["--every", "5", "--catch-up", "0"], "must be a whole number within 1..1000"),
     "empty tenant": (["--every", "5", "--tenant", ""], "the tenant cannot be empty"),
 }
 

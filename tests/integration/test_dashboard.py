@@ -158,8 +158,8 @@ def test_jobs_filters_narrow_the_table(client: TestClient, conn: Conn) -> None:
     since = conn.execute("SELECT to_char(now() - interval '1 day', 'YYYY-MM-DD\"T\"HH24:MI')")
     row = since.fetchone()
     assert row is not None
-    assert old not in job_ids(client.get(f"/jobs?since={row[0]}").text)
-    assert job_ids(client.get(f"/jobs?until={row[0]}").text) == [old]
+    assert old not in job_ids(client.get(f"/jobs?since={row[0]}&zone=Z").text)
+    assert job_ids(client.get(f"/jobs?until={row[0]}Z").text) == [old]
 
 
 def test_jobs_pages_by_keyset_without_gaps_or_repeats(client: TestClient, conn: Conn) -> None:
@@ -176,12 +176,19 @@ def test_jobs_pages_by_keyset_without_gaps_or_repeats(client: TestClient, conn: 
     assert seen == sorted(ids, reverse=True)
 
 
+def test_the_jobs_form_labels_its_time_fields_utc_and_sends_that_zone(client: TestClient) -> None:
+    form = client.get("/jobs").text
+    assert 'name="zone" value="Z"' in form
+    assert 'created from (UTC) <input type="datetime-local" name="since"' in form
+
+
 @pytest.mark.parametrize(
     ("query", "reason"),
     [
         ("status=exploded", "status must be one of"),
-        ("since=yesterday", "since is not a time"),
-        ("since=2026-01-02&until=2026-01-01", "since must be before until"),
+        ("since=yesterday", "since is not an ISO 8601 time"),
+        ("since=2026-01-02T10:00", "since has no UTC offset"),
+        ("since=2026-01-02&until=2026-01-01&zone=Z", "since must be before until"),
         ("limit=7", "limit must be one of"),
         ("before=-3", "before must be a whole number"),
         ("stage=" + "x" * 201, "longer than 200"),

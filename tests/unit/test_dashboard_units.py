@@ -34,6 +34,7 @@ def test_job_query_reads_every_filter() -> None:
             "stage": " ocr ",
             "since": "2026-12-01T09:30",
             "until": "2026-12-01T11:30+01:00",
+            "zone": "Z",
             "q": "xref",
             "before": "42",
             "limit": "20",
@@ -48,7 +49,7 @@ def test_job_query_reads_every_filter() -> None:
         42,
         20,
     )
-    assert q.since == datetime(2026, 12, 1, 9, 30, tzinfo=UTC)  # no offset: UTC
+    assert q.since == datetime(2026, 12, 1, 9, 30, tzinfo=UTC)  # no offset: the form's zone
     assert q.until is not None and q.until.utcoffset() == timedelta(hours=1)
 
 
@@ -62,6 +63,8 @@ def test_empty_fields_mean_no_filter() -> None:
     [
         {"status": "done;drop"},
         {"since": "last tuesday"},
+        {"since": "2026-12-01T09:30"},  # no offset, and no zone stated by the form
+        {"since": "2026-12-01T09:30", "zone": "CET"},
         {"before": "0"},
         {"before": "9" * 20},
         {"limit": "100000"},
