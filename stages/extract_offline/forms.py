@@ -91,7 +91,11 @@ def _joined(lines: Sequence[str], start: int, end: int, *, limit: int = 4) -> tu
 # TED standard forms: sections by number.
 # --------------------------------------------------------------------------------------------
 
-_TED_SECTION = re.compile(r"^(?P<key>[IVX]{1,4}(?:\.\d{1,2}){1,3})\)\s*(?P<head>.*)$")
+_TED_SECTION = re.compile(
+    r"^(?P<key>(?:[IVX]{1,4}|1{2,3}(?=\.\d\.))(?:\.\d{1,2}){1,3})\)\s*(?P<head>.*)$"
+)
+# OCR reads the Roman II and III of a section number as the digits 11 and 111.
+_ROMAN_AS_DIGITS = {"11": "II", "111": "III"}
 
 #: Where a TED standard form states each field (the same numbers in every language).
 TED_SECTIONS = {
@@ -118,7 +122,7 @@ class _Section:
 
 def _ted_sections(lines: Sequence[str]) -> list[_Section]:
     found = [
-        (i, m.group("key"), m.group("head").strip())
+        (i, _roman(m.group("key")), m.group("head").strip())
         for i, line in enumerate(lines)
         if (m := _TED_SECTION.match(line))
     ]
@@ -126,6 +130,11 @@ def _ted_sections(lines: Sequence[str]) -> list[_Section]:
         _Section(key, head, i, found[k + 1][0] if k + 1 < len(found) else len(lines))
         for k, (i, key, head) in enumerate(found)
     ]
+
+
+def _roman(key: str) -> str:
+    first, _, rest = key.partition(".")
+    return f"{_ROMAN_AS_DIGITS.get(first, first)}.{rest}"
 
 
 def _head_value(head: str) -> str:

@@ -393,3 +393,8 @@ def test_a_boamp_avis_not_divided_into_lots_has_none() -> None:
         "Prestations divisées en lots : oui.", "Prestations divisées en lots : non."
     )
     assert extract_offline_explained(text).lots == []
+
+
+def test_a_ted_section_number_ocr_read_as_digits_is_still_its_section() -> None:
+    text = TED_GERMAN.replace("II.1.2) CPV-Code Hauptteil", "11.1.2) CPV-Code Hauptteil")
+    assert extract_offline_explained(text).cpv_codes == ["34993000", "31527260"]
