@@ -71,7 +71,7 @@ PATTERNS: Roots = {
     },
     "reference": {
         "en": (
-            "reference|ref",
+            "reference|=ref",
             "number|=no|=nr|=id|identifier|code contract|tender|procurement|file|bid|solicitation"
             "|itt|rfp|rfq|rft|procedure|project|dossier|requisition",
         ),
@@ -85,7 +85,7 @@ PATTERNS: Roots = {
             "=id|identifikation vergabe|verfahren|ausschreibung|auftrag",
         ),
         "fr": (
-            "reference|ref",
+            "reference|=ref",
             "numero|=n|=no|identifiant marche|consultation|procedure|dossier",
             "numero",
         ),

@@ -398,3 +398,11 @@ def test_a_boamp_avis_not_divided_into_lots_has_none() -> None:
 def test_a_ted_section_number_ocr_read_as_digits_is_still_its_section() -> None:
     text = TED_GERMAN.replace("II.1.2) CPV-Code Hauptteil", "11.1.2) CPV-Code Hauptteil")
     assert extract_offline_explained(text).cpv_codes == ["34993000", "31527260"]
+
+
+def test_a_title_that_opens_with_ref_is_no_reference_label() -> None:
+    got = extract_offline_explained("Title: Refurbishment of the Leisure Centre changing rooms\n")
+    assert got.title == "Refurbishment of the Leisure Centre changing rooms"
+    assert (
+        extract_offline_explained("Refuse collection 2027 and street cleansing\n").reference is None
+    )
