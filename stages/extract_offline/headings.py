@@ -135,7 +135,7 @@ def _plausible(text: str, not_title: Callable[[str], str | None]) -> str | None:
         return None  # a date, a number, a reference
     if re.search(r"[^\W\d_][^:]{0,40}:\s*\S", value):
         return None  # a label and its value ("Solicitation Number: ...")
-    if _AUTHORITY_WORDS.search(value) and len(words) <= 6 and not _BUYS.search(value):
+    if _AUTHORITY_WORDS.search(value) and len(words) <= 6 and not says_what_is_bought(value):
         return None  # a body's name: the buyer, its department
     return value
 
@@ -149,6 +149,11 @@ _BUYS = re.compile(
     r"lieferung|bau|sanierung|neubau|erneuerung)\b",
     re.I,
 )
+
+
+def says_what_is_bought(value: str) -> bool:
+    """Whether a name holds words that name a purchase ("Supply of ...", "... works")."""
+    return bool(_BUYS.search(value))
 
 
 def title_from_headings(
@@ -180,7 +185,7 @@ def title_from_headings(
     pick = (bold or top)[0]
     heading, value = pick
     alone = len(bold or top) == 1
-    vouched = bool(_BUYS.search(value)) or _repeated(value, heading.text, text)
+    vouched = says_what_is_bought(value) or _repeated(value, heading.text, text)
     confidence = 0.6 if alone and vouched else 0.4
     return value, _Ev(-1, "largest heading of the first pages", confidence)
 

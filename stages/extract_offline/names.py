@@ -21,6 +21,7 @@ from stages.extract_offline.concepts import (
 )
 from stages.extract_offline.dates import _find_date
 from stages.extract_offline.evidence import _Ev, _Result
+from stages.extract_offline.headings import says_what_is_bought
 from stages.extract_offline.label_roots import QUALIFIERS
 from stages.extract_offline.labels import (
     _ADDRESS_LINE,
@@ -272,6 +273,10 @@ def _title(lines: Sequence[str], lot_lines: set[int], authority: str | None) -> 
             # The line right under the heading is where notices print their title; a line
             # further down, after others were skipped, may be any unlabelled line, and is
             # believed only when the notice prints it again (under a label it has).
+            if k == 0 and value and says_what_is_bought(value):
+                # Right under the heading, in words that name a purchase ("Refurbishment of
+                # ...", "Supply of ..."): what notices print there.
+                return value, _Ev(j, "line under the notice heading, naming a purchase", 0.6)
             return value, _Ev(j, "line under the notice heading", 0.45 if k == 0 else 0.4)
         break
     return None, None

@@ -406,3 +406,12 @@ def test_a_title_that_opens_with_ref_is_no_reference_label() -> None:
     assert (
         extract_offline_explained("Refuse collection 2027 and street cleansing\n").reference is None
     )
+
+
+def test_the_line_under_a_notice_heading_is_the_title_when_it_names_a_purchase() -> None:
+    head = "Borough of Westvale\nINVITATION TO TENDER\n"
+    got = extract_offline_explained(head + "Refurbishment of the Leisure Centre changing rooms\n")
+    assert got.title == "Refurbishment of the Leisure Centre changing rooms"
+    got = extract_offline_explained(head + "Westvale Leisure Centre and Gardens\n")
+    assert got.title is None
+    assert got.evidence["title"].rejected == "Westvale Leisure Centre and Gardens"
