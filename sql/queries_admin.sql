@@ -1,27 +1,133 @@
--- What operators run: `pipeline jobs` (pipeline/admin/jobs.py) and retention, `pipeline prune`
+-- What operators read and change, job by job: `pipeline jobs` and the dashboard's job, run and
+-- action pages (pipeline/admin/jobs.py, runs.py, schedules.py), and retention, `pipeline prune`
 -- and the worker's Pruner (pipeline/maintenance/retention.py).
 --
 -- A filter parameter that is NULL means "any". Each statement is planned for the values it is
 -- given, which folds "NULL IS NULL OR ..." away, so every filter that is set still reaches its
 -- index. Tenant scoping: every statement that reads or changes a job matches %(tenant)s when it
 -- is set, so a caller scoped to one tenant neither sees nor touches another tenant's jobs; to
--- it, such a job does not exist.
+-- it, such a job does not exist. Every read is bounded (a LIMIT, and filters that reach an
+-- index), so a page costs the same over ten finished rows or a million.
 
 -- name: jobs_list
--- Newest first, by id, so the primary key gives the order and an unfiltered page reads `limit`
--- rows. A filter that matches few of a million rows reads them through jobs_tenant,
--- jobs_failed or jobs_created (migration 0007) instead of scanning. before: the smallest id
--- of the previous page (keyset paging: no OFFSET, which would read every skipped row).
+-- The jobs that match, newest first, keyset-paged by id (before: the smallest id of the newer
+-- page; no OFFSET, which would read every skipped row). Each filter reaches an index of its
+-- own: tenant jobs_tenant, failed/cancelled jobs_failed, running jobs_running, a time range
+-- (since_s: seconds back by the database's clock; since/until: times) the BRIN index
+-- jobs_created (migration 0007); with none, the primary key reads `limit` rows. Queued rows are
+-- in two partial indexes, tenanted or not, and "status = 'queued'" alone implies neither
+-- predicate: the always-true "tenant_id IS NOT NULL OR tenant_id IS NULL" lets the planner OR
+-- the two (BitmapOr) and sort the backlog, or walk the primary key back when the backlog is
+-- large. A stage alone has no index of its own and walks the primary key back: fast while the
+-- stage is common among recent jobs, and a snapshot's statement_timeout bounds it otherwise.
+-- The text search in last_error (%(search)s, an ILIKE pattern) is jobs_search among failed and
+-- cancelled jobs; here only among queued or running ones, whose indexes bound it. Parameters
+-- are typed so that each NULL folds away when the statement is planned for its values.
 SELECT id, type, tenant_id, status, attempts, max_attempts, created_at, finished_at, last_error
 FROM jobs
 WHERE (%(status)s::text IS NULL OR status = %(status)s)
+  AND (%(status)s::text IS DISTINCT FROM 'queued' OR tenant_id IS NOT NULL OR tenant_id IS NULL)
   AND (%(stage)s::text IS NULL OR type = %(stage)s)
   AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
   AND (%(since_s)s::float8 IS NULL
        OR created_at >= now() - make_interval(secs => %(since_s)s::float8))
+  AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)
+  AND (%(until)s::timestamptz IS NULL OR created_at < %(until)s)
+  AND (%(search)s::text IS NULL OR last_error ILIKE %(search)s)
   AND (%(before)s::bigint IS NULL OR id < %(before)s)
 ORDER BY id DESC
 LIMIT %(limit)s;
+
+-- name: jobs_list_newer
+-- jobs_list the other way: the `limit` matches just above `after` (the largest id of the
+-- older page), oldest first, for the "newer" link. Keep its filters as jobs_list's.
+SELECT id, type, tenant_id, status, attempts, max_attempts, created_at, finished_at, last_error
+FROM jobs
+WHERE (%(status)s::text IS NULL OR status = %(status)s)
+  AND (%(status)s::text IS DISTINCT FROM 'queued' OR tenant_id IS NOT NULL OR tenant_id IS NULL)
+  AND (%(stage)s::text IS NULL OR type = %(stage)s)
+  AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
+  AND (%(since_s)s::float8 IS NULL
+       OR created_at >= now() - make_interval(secs => %(since_s)s::float8))
+  AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)
+  AND (%(until)s::timestamptz IS NULL OR created_at < %(until)s)
+  AND (%(search)s::text IS NULL OR last_error ILIKE %(search)s)
+  AND id > %(after)s
+ORDER BY id
+LIMIT %(limit)s;
+
+-- name: jobs_search
+-- The text search in last_error among failed and cancelled jobs, bounded: it reads the newest
+-- %(window)s of them (of the tenant) below `before`, through jobs_failed, and matches within
+-- those. No index serves a substring ILIKE (a trigram index would, at a write cost on the hot
+-- table), and a walk of the whole table would take seconds on millions of rows; the page says
+-- how far it read, and its "older" link continues below the window. One more row is read to
+-- tell whether there is anything below it. One row even when nothing matches: the window's
+-- size, ids and whether more lie beyond, with the job columns NULL.
+WITH win AS MATERIALIZED (
+    SELECT id, type, tenant_id, status, attempts, max_attempts, created_at, finished_at,
+           last_error, row_number() OVER (ORDER BY id DESC) AS rn
+    FROM jobs
+    WHERE status IN ('failed', 'cancelled')
+      AND (%(status)s::text IS NULL OR status = %(status)s)
+      AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
+      AND (%(before)s::bigint IS NULL OR id < %(before)s)
+    ORDER BY id DESC
+    LIMIT %(window)s + 1  -- one more: is there anything beyond the window?
+), edge AS (
+    SELECT count(*) FILTER (WHERE rn <= %(window)s) AS n,
+           min(id) FILTER (WHERE rn <= %(window)s) AS low,
+           max(id) FILTER (WHERE rn <= %(window)s) AS high,
+           count(*) > %(window)s AS more
+    FROM win
+)
+SELECT m.id, m.type, m.tenant_id, m.status, m.attempts, m.max_attempts, m.created_at,
+       m.finished_at, m.last_error, edge.n, edge.low, edge.high, edge.more
+FROM edge
+LEFT JOIN LATERAL (
+    SELECT * FROM win
+    WHERE rn <= %(window)s AND last_error ILIKE %(search)s
+      AND (%(stage)s::text IS NULL OR type = %(stage)s)
+      AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)
+      AND (%(until)s::timestamptz IS NULL OR created_at < %(until)s)
+    ORDER BY id DESC
+    LIMIT %(limit)s
+) AS m ON true
+ORDER BY m.id DESC;
+
+-- name: jobs_search_newer
+-- jobs_search the other way: the window is the %(window)s failed or cancelled jobs
+-- just above `after`, the matches oldest first. Keep its filters as jobs_search's.
+WITH win AS MATERIALIZED (
+    SELECT id, type, tenant_id, status, attempts, max_attempts, created_at, finished_at,
+           last_error, row_number() OVER (ORDER BY id) AS rn
+    FROM jobs
+    WHERE status IN ('failed', 'cancelled')
+      AND (%(status)s::text IS NULL OR status = %(status)s)
+      AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
+      AND id > %(after)s
+    ORDER BY id
+    LIMIT %(window)s + 1  -- one more: is there anything beyond the window?
+), edge AS (
+    SELECT count(*) FILTER (WHERE rn <= %(window)s) AS n,
+           min(id) FILTER (WHERE rn <= %(window)s) AS low,
+           max(id) FILTER (WHERE rn <= %(window)s) AS high,
+           count(*) > %(window)s AS more
+    FROM win
+)
+SELECT m.id, m.type, m.tenant_id, m.status, m.attempts, m.max_attempts, m.created_at,
+       m.finished_at, m.last_error, edge.n, edge.low, edge.high, edge.more
+FROM edge
+LEFT JOIN LATERAL (
+    SELECT * FROM win
+    WHERE rn <= %(window)s AND last_error ILIKE %(search)s
+      AND (%(stage)s::text IS NULL OR type = %(stage)s)
+      AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)
+      AND (%(until)s::timestamptz IS NULL OR created_at < %(until)s)
+    ORDER BY id
+    LIMIT %(limit)s
+) AS m ON true
+ORDER BY m.id;
 
 -- name: job_get
 SELECT id, type, tenant_id, status, priority, payload, attempts, max_attempts, claims,
@@ -31,6 +137,12 @@ SELECT id, type, tenant_id, status, priority, payload, attempts, max_attempts, c
 FROM jobs
 WHERE id = %(id)s AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s);
 
+-- name: job_exists
+-- Whether the job is there, for this tenant: before a change by id, and before the page that
+-- asks to confirm one. By the primary key.
+SELECT 1 FROM jobs
+WHERE id = %(id)s AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s);
+
 -- name: job_children
 -- Through jobs_parent. A fan-out can have thousands of children: their count, and the first
 -- `limit` ids.
@@ -38,10 +150,60 @@ SELECT count(*), coalesce((array_agg(id ORDER BY id))[1:%(limit)s], '{}')
 FROM jobs
 WHERE parent_id = %(id)s AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s);
 
+-- name: runs_list
+-- The newest runs (root jobs with descendants), found by skipping down jobs_run one root at a
+-- time: a run of 400 pages costs one index probe, not 400 rows. At most %(probes)s probes, so
+-- a tenant with few runs among many cannot make it walk the whole index.
+WITH RECURSIVE roots(root_id, n) AS (
+    SELECT (SELECT max(root_id) FROM jobs WHERE root_id IS NOT NULL
+              AND (%(before)s::bigint IS NULL OR root_id < %(before)s)), 1
+    UNION ALL
+    SELECT (SELECT max(j.root_id) FROM jobs j
+            WHERE j.root_id IS NOT NULL AND j.root_id < r.root_id), r.n + 1
+    FROM roots r
+    WHERE r.root_id IS NOT NULL AND r.n < %(probes)s
+)
+SELECT j.id, j.type, j.tenant_id, j.status, j.created_at, j.finished_at,
+       p.total, p.done, p.failed
+FROM roots r
+JOIN jobs j ON j.id = r.root_id
+CROSS JOIN LATERAL (
+    SELECT count(*) AS total,
+           count(*) FILTER (WHERE d.status = 'done') AS done,
+           count(*) FILTER (WHERE d.status IN ('failed', 'cancelled')) AS failed
+    FROM jobs d WHERE d.root_id = r.root_id
+      AND (%(tenant)s::text IS NULL OR d.tenant_id = %(tenant)s)
+) AS p
+WHERE (%(tenant)s::text IS NULL OR j.tenant_id = %(tenant)s)
+ORDER BY j.id DESC
+LIMIT %(limit)s;
+
+-- name: run_jobs
+-- Every job of one run in id order (the order a fan-out enqueued its pages), through the
+-- primary key and jobs_run. total: how many there are beyond the limit.
+SELECT id, type, tenant_id, status, attempts, max_attempts, parent_id, last_error,
+       created_at, started_at, finished_at, count(*) OVER () AS total
+FROM jobs
+WHERE (id = %(run_id)s OR root_id = %(run_id)s)
+  AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
+ORDER BY id
+LIMIT %(limit)s;
+
+-- name: run_single_outputs
+-- The outputs of a run's single jobs (part NULL: not the pages of a fan-out, whose text is
+-- large and shown per page), through job_outputs_run.
+SELECT o.stage, o.job_id, o.output
+FROM job_outputs o
+JOIN jobs j ON j.id = o.job_id
+WHERE o.root_id = %(run_id)s AND o.part IS NULL
+  AND (%(tenant)s::text IS NULL OR j.tenant_id = %(tenant)s)
+ORDER BY o.job_id
+LIMIT %(limit)s;
+
 -- name: retry
 -- A failed or cancelled job back in the queue with at least one attempt left. In a fan-out,
 -- the join trigger takes it out of the finished count, so the join waits for it again. By id
--- alone: pipeline/admin/jobs.py checks the tenant with job_get first, which is as good as a
+-- alone: pipeline/admin/jobs.py checks the tenant with job_exists first, which is as good as a
 -- filter here because no statement ever changes a job's tenant.
 UPDATE jobs
 SET status = 'queued', run_after = now(), finished_at = NULL, leased_until = NULL,
@@ -112,6 +274,10 @@ SET status = 'cancelled', leased_until = NULL, finished_at = now(),
 FROM (SELECT id FROM tenanted UNION ALL SELECT id FROM untenanted) AS picked
 WHERE j.id = picked.id
 RETURNING j.id;
+
+-- name: schedule_tenant
+-- Whose schedule it is, before a pause or resume scoped to a tenant (pipeline/admin/schedules.py).
+SELECT tenant_id FROM pipeline_schedules WHERE name = %(name)s;
 
 -- name: prune_cutoff
 -- By the database's clock, once per pass: every batch of a pass uses the same cutoff.

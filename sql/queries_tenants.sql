@@ -13,15 +13,35 @@ DELETE FROM tenant_caps WHERE tenant_id = %(tenant_id)s AND stage = %(stage)s
 RETURNING cap;
 
 -- name: tenant_caps
--- Every (tenant, stage) with a cap or with slots in use; code defaults are the caller's to add.
-SELECT coalesce(c.tenant_id, s.tenant_id) AS tenant_id, coalesce(c.stage, s.stage) AS stage,
-       c.cap, coalesce(s.running, 0) AS running,
-       (SELECT count(*) FROM jobs j
-        WHERE j.status = 'queued' AND j.type = coalesce(c.stage, s.stage)
-          AND j.tenant_id = coalesce(c.tenant_id, s.tenant_id)) AS queued
-FROM tenant_caps c
-FULL JOIN tenant_slots s ON s.tenant_id = c.tenant_id AND s.stage = c.stage
-WHERE (%(tenant_id)s::text IS NULL OR coalesce(c.tenant_id, s.tenant_id) = %(tenant_id)s)
-  AND (c.cap IS NOT NULL OR s.running > 0)
-ORDER BY 1, 2
+-- Every (tenant, stage) with a cap or with slots in use (pipeline_tenant_load), by tenant and
+-- stage; code defaults are the caller's to add.
+SELECT tenant_id, stage, cap, running, queued
+FROM pipeline_tenant_load
+WHERE (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
+ORDER BY tenant_id, stage
+LIMIT %(limit)s;
+
+-- name: tenants_queued
+-- Queued jobs per tenant, the longest backlog first: reads the queued rows through jobs_ready,
+-- as pipeline_stage_counts does, so it costs the backlog, never the finished rows.
+SELECT tenant_id, count(*) AS queued
+FROM jobs
+WHERE status = 'queued' AND tenant_id IS NOT NULL
+  AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
+GROUP BY tenant_id
+ORDER BY queued DESC, tenant_id
+LIMIT %(limit)s;
+
+-- name: tenants_noisiest
+-- The tenants that enqueued most in the last hour, with how many of those jobs failed: the
+-- BRIN index jobs_created reads the last hour's blocks alone.
+SELECT tenant_id,
+       count(*) AS enqueued_1h,
+       count(*) FILTER (WHERE status = 'failed') AS failed_1h,
+       count(*) FILTER (WHERE status IN ('queued', 'running')) AS pending
+FROM jobs
+WHERE created_at >= now() - interval '1 hour' AND tenant_id IS NOT NULL
+  AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
+GROUP BY tenant_id
+ORDER BY enqueued_1h DESC, tenant_id
 LIMIT %(limit)s;

@@ -1,1 +1,10 @@
-"""What operators read and steer: status and monitoring views, metrics, jobs, tenants."""
+"""What operators read and change, for every surface: `pipeline status`/`jobs`/`tenants`, the
+dashboard and the queue gauges of a worker's /metrics all go through here, not through SQL of
+their own.
+
+Every read and change takes `tenant`: None for every tenant, else that tenant's rows alone, in
+every statement (how a dashboard's tenant token is kept to its tenant). `status.py` holds the
+queue's figures (one snapshot of the monitoring views), `jobs.py` and `runs.py` the jobs one by
+one, `tenants.py` caps and per-tenant load, `schedules.py` pausing and resuming, `metrics.py`
+the figures as Prometheus gauges.
+"""

@@ -1,4 +1,6 @@
-"""Jobs as operators see and steer them: list, show, retry and cancel, one or in bulk.
+"""Jobs as operators see and steer them: list (a page either side of a cursor, with a bounded
+search of their errors), show, retry and cancel, one or in bulk. `pipeline jobs` and the
+dashboard's job pages both go through here.
 
 Every function takes `tenant`. When it is set, every statement matches it: a caller scoped to
 one tenant cannot read or change another tenant's job, which to it does not exist. Bulk
@@ -11,9 +13,9 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, LiteralString
 
 import psycopg
 
@@ -21,6 +23,8 @@ from pipeline.queries import Q
 
 BULK_BATCH = 500  #: jobs changed per transaction by a bulk retry or cancel
 CHILDREN_SHOWN = 100  #: child ids `show` returns at most (a fan-out can have thousands)
+#: Failed and cancelled jobs the text search reads per page at most, newest first.
+SEARCH_WINDOW = 10_000
 
 
 @dataclass(frozen=True)
@@ -30,8 +34,31 @@ class JobFilter:
     status: str | None = None
     stage: str | None = None
     tenant: str | None = None
-    #: created at most this many seconds ago
+    #: created at most this many seconds ago, by the database's clock
     since_s: float | None = None
+    #: created at or after this time
+    since: datetime | None = None
+    #: created before this time
+    until: datetime | None = None
+    #: a substring of last_error, matched case-insensitively (see JobQuery.windowed)
+    search: str | None = None
+
+
+@dataclass(frozen=True)
+class JobQuery(JobFilter):
+    """A page of the jobs that match, either side of a cursor."""
+
+    #: the page of matches just older than this id (an "older" link), or
+    before: int | None = None
+    #: just newer than this id (a "newer" link); neither: the newest page
+    after: int | None = None
+    limit: int = 50
+
+    @property
+    def windowed(self) -> bool:
+        """Whether the text search reads a window of failed and cancelled jobs (any status,
+        failed or cancelled); among queued or running jobs their own index bounds it."""
+        return self.search is not None and self.status in (None, "failed", "cancelled")
 
 
 @dataclass(frozen=True)
@@ -94,6 +121,27 @@ class Change(enum.Enum):
     REFUSED = "refused"  #: the job is not in a state the change applies to
 
 
+@dataclass(frozen=True)
+class Searched:
+    """The window a text search read: how many failed or cancelled jobs, and their ids."""
+
+    jobs: int
+    low: int | None
+    high: int | None
+    #: there are failed or cancelled jobs beyond the window, left to the next page
+    full: bool
+
+
+@dataclass(frozen=True)
+class JobsPage:
+    rows: list[JobSummary]  #: newest first
+    #: the `before` of the next older page, or None: there is none
+    older: int | None
+    #: the `after` of the next newer page, or None: this is the newest
+    newer: int | None
+    searched: Searched | None = None
+
+
 def list_jobs(
     conn: psycopg.Connection[Any],
     where: JobFilter,
@@ -102,19 +150,92 @@ def list_jobs(
     before: int | None = None,
 ) -> list[JobSummary]:
     """The newest `limit` jobs that match, newest first; `before`: only ids below it (the
-    smallest id of the previous page)."""
-    rows = conn.execute(
-        Q["jobs_list"],
-        {
-            "status": where.status,
-            "stage": where.stage,
-            "tenant": where.tenant,
-            "since_s": where.since_s,
-            "before": before,
-            "limit": limit,
-        },
-    ).fetchall()
-    return [JobSummary(*row) for row in rows]
+    smallest id of the previous page). The rows of page_jobs's page."""
+    filters = {f.name: getattr(where, f.name) for f in fields(JobFilter)}
+    return page_jobs(conn, JobQuery(**filters, before=before, limit=limit)).rows
+
+
+def page_jobs(conn: psycopg.Connection[Any], q: JobQuery) -> JobsPage:
+    """A page of jobs, newest first, with the cursors of the pages either side."""
+    if q.after is None:
+        return _older_page(conn, q)
+    found = _newer_page(conn, q)
+    # Past the newest match: the first page, full, as the "first" link shows it.
+    return found if found is not None else _older_page(conn, replace(q, after=None))
+
+
+def _like(text: str) -> str:
+    # The user's text is a substring, not a pattern: its own % and _ match themselves.
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def _params(q: JobQuery) -> dict[str, Any]:
+    return {
+        "status": q.status,
+        "stage": q.stage,
+        "tenant": q.tenant,
+        "since_s": q.since_s,
+        "since": q.since,
+        "until": q.until,
+        "search": None if q.search is None else _like(q.search),
+        "before": q.before,
+        "after": q.after,
+        "limit": q.limit + 1,  # one more than shown: is there another page?
+        "window": SEARCH_WINDOW,
+    }
+
+
+def _older_page(conn: psycopg.Connection[Any], q: JobQuery) -> JobsPage:
+    searched = None
+    if q.windowed:
+        rows, searched = _search(conn, Q["jobs_search"], q)
+    else:
+        rows = [JobSummary(*r) for r in conn.execute(Q["jobs_list"], _params(q))]
+    shown = rows[: q.limit]
+    if len(rows) > q.limit:
+        older: int | None = shown[-1].id
+    elif searched is not None and searched.full:
+        older = searched.low  # no more matches in this window: search the next one
+    else:
+        older = None
+    # A page reached through "older" has a newer one: the page it came from. An empty one
+    # (its jobs deleted since) links to the jobs from `before` up.
+    if q.before is None:
+        newer = None
+    elif shown:
+        newer = shown[0].id
+    else:
+        newer = q.before - 1 if q.before > 1 else None
+    return JobsPage(shown, older, newer, searched)
+
+
+def _newer_page(conn: psycopg.Connection[Any], q: JobQuery) -> JobsPage | None:
+    """The page just newer than q.after, or None when it would be the newest."""
+    assert q.after is not None
+    searched = None
+    if q.windowed:
+        rows, searched = _search(conn, Q["jobs_search_newer"], q)
+    else:
+        rows = [JobSummary(*r) for r in conn.execute(Q["jobs_list_newer"], _params(q))]
+    if len(rows) > q.limit:
+        shown = rows[: q.limit]
+        newer: int | None = shown[-1].id
+    elif searched is not None and searched.full:
+        shown, newer = rows, searched.high
+    else:
+        return None
+    shown.reverse()
+    return JobsPage(shown, shown[-1].id if shown else q.after + 1, newer, searched)
+
+
+def _search(
+    conn: psycopg.Connection[Any], query: LiteralString, q: JobQuery
+) -> tuple[list[JobSummary], Searched]:
+    rows = conn.execute(query, _params(q)).fetchall()
+    n, low, high, more = rows[0][-4:]
+    found = [JobSummary(*r[:-4]) for r in rows if r[0] is not None]
+    return found, Searched(int(n), low, high, full=bool(more))
 
 
 def get_job(
@@ -135,10 +256,11 @@ def get_job(
 _TIMELINE = ("created_at", "run_after", "started_at", "finished_at")
 
 
-def _exists(conn: psycopg.Connection[Any], job_id: int, tenant: str | None) -> bool:
-    # The tenant check of a change by id. A job's tenant never changes once it is enqueued
-    # (no statement sets tenant_id), so a change by id that follows it is scoped as well.
-    return conn.execute(Q["job_get"], {"id": job_id, "tenant": tenant}).fetchone() is not None
+def job_exists(conn: psycopg.Connection[Any], job_id: int, *, tenant: str | None = None) -> bool:
+    """Whether there is such a job (for this tenant). Also the tenant check of a change by id:
+    a job's tenant never changes once it is enqueued (no statement sets tenant_id), so a change
+    by id that follows it is scoped as well."""
+    return conn.execute(Q["job_exists"], {"id": job_id, "tenant": tenant}).fetchone() is not None
 
 
 def _wake(conn: psycopg.Connection[Any], types: Sequence[str]) -> None:
@@ -150,7 +272,7 @@ def _wake(conn: psycopg.Connection[Any], types: Sequence[str]) -> None:
 
 def retry_job(conn: psycopg.Connection[Any], job_id: int, *, tenant: str | None = None) -> Change:
     """A failed or cancelled job back in the queue, with one more attempt if it had none left."""
-    if not _exists(conn, job_id, tenant):
+    if not job_exists(conn, job_id, tenant=tenant):
         return Change.MISSING
     rows = conn.execute(Q["retry"], {"id": job_id}).fetchall()
     if not rows:
@@ -190,7 +312,7 @@ def cancel_job(
 ) -> Change:
     """Cancel a queued job, or a running one: its worker is told (NOTIFY) and stops it, and
     whatever it still writes fails the fence."""
-    if not _exists(conn, job_id, tenant):
+    if not job_exists(conn, job_id, tenant=tenant):
         return Change.MISSING
     if not conn.execute(Q["cancel"], {"id": job_id, "reason": reason}).fetchall():
         return Change.REFUSED

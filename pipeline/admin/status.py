@@ -1,5 +1,10 @@
 """The queue's figures as operators read them: one consistent snapshot of the monitoring views
-(sql/migrations/0006_monitoring.sql), typed, for `pipeline status` and the metrics collector.
+(sql/migrations/0006_monitoring.sql), typed. The one read model of `pipeline status`, the
+dashboard's overview and the metrics collector (pipeline/admin/metrics.py).
+
+Every read takes `tenant`: None for the whole queue, else that tenant's figures alone, in
+every statement (a dashboard opened with a tenant's token reads through it). Workers serve
+every tenant, so a read scoped to one lists none.
 
 Windows are fixed by the views: failures, attempts and completions over the last hour and day,
 durations over the last hour. Finished jobs are only ever read through such a window, so a
@@ -8,14 +13,17 @@ snapshot costs the same with ten finished rows or ten million.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, LiteralString, TypeVar
 from uuid import UUID
 
 import psycopg
 
 from pipeline.queries import Q
+
+T = TypeVar("T")
 
 #: A snapshot that takes longer than this is cancelled by the server, not waited for.
 SNAPSHOT_TIMEOUT_MS = 5_000
@@ -27,6 +35,8 @@ TENANT_LIMIT = 50
 SCHEDULE_LIMIT = 50
 #: Share of its cap in use from which a capped tenant counts as near its cap.
 NEAR_CAP = 0.8
+#: (stage, running jobs) rows read_worker_stages returns at most, over every worker asked about.
+WORKER_STAGES_LIMIT = 500
 
 
 @dataclass(frozen=True)
@@ -78,10 +88,10 @@ class ExpiredLease:
 class TenantCapUse:
     tenant_id: str
     stage: str
-    running: int  #: jobs holding one of the pair's slots
     #: the operator's cap (tenant_caps); None when a default from the workers' code applies,
     #: which the database does not hold
     cap: int | None
+    running: int  #: jobs holding one of the pair's slots
     queued: int
 
     @property
@@ -131,6 +141,15 @@ class ScheduleStatus:
 
 
 @dataclass(frozen=True)
+class Minute:
+    """Jobs that finished within one minute of the last hour."""
+
+    minute: datetime
+    done: int
+    failed: int
+
+
+@dataclass(frozen=True)
 class Status:
     """One snapshot, every figure read in the same transaction."""
 
@@ -141,11 +160,13 @@ class Status:
     expired_leases_total: int
     tenants: list[TenantCapUse]
     tenants_total: int
-    workers: list[WorkerStatus]
+    workers: list[WorkerStatus]  #: none when scoped to a tenant: workers serve every tenant
     schedules: list[ScheduleStatus]
     schedules_total: int
     #: Caps that live in code are not in the database, so `tenants` cannot show them.
     notes: list[str] = field(default_factory=list)
+    #: the tenant the figures are scoped to; None: the whole queue
+    tenant: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready object whose keys are a stable interface for scripts: times in ISO 8601,
@@ -191,18 +212,67 @@ def begin_snapshot(
     return row[1] if row else datetime.now().astimezone()
 
 
-def read_stages(conn: psycopg.Connection[Any]) -> list[StageStatus]:
-    return [StageStatus(*row) for row in conn.execute(Q["monitoring_stages"]).fetchall()]
+def read_stages(conn: psycopg.Connection[Any], tenant: str | None = None) -> list[StageStatus]:
+    """Every stage with anything queued or running, or failed or done within the day."""
+    rows = _by_view(conn, Q["monitoring_stages"], Q["monitoring_tenant_stages"], tenant)
+    return [StageStatus(*row) for row in rows]
+
+
+def read_failures_hourly(
+    conn: psycopg.Connection[Any], tenant: str | None = None
+) -> list[FailureHour]:
+    whole, scoped = Q["monitoring_failures_hourly"], Q["monitoring_tenant_failures_hourly"]
+    return [FailureHour(*row) for row in _by_view(conn, whole, scoped, tenant)]
+
+
+def read_expired_leases(
+    conn: psycopg.Connection[Any], limit: int, tenant: str | None = None
+) -> tuple[list[ExpiredLease], int]:
+    """The `limit` longest expired leases, and how many there are in all."""
+    params = {"limit": limit, "tenant": tenant}
+    return _counted(conn.execute(Q["monitoring_expired_leases"], params), ExpiredLease)
+
+
+def read_cap_use(
+    conn: psycopg.Connection[Any], limit: int, tenant: str | None = None
+) -> tuple[list[TenantCapUse], int]:
+    """The `limit` capped (tenant, stage) pairs closest to their cap, and how many in all."""
+    params = {"limit": limit, "tenant": tenant}
+    return _counted(conn.execute(Q["monitoring_tenant_load"], params), TenantCapUse)
 
 
 def read_workers(conn: psycopg.Connection[Any]) -> list[WorkerStatus]:
+    """Every live worker (workers serve every tenant: no scope)."""
     return [WorkerStatus(*row) for row in conn.execute(Q["monitoring_workers"]).fetchall()]
 
 
-def read_schedules(conn: psycopg.Connection[Any], limit: int) -> tuple[list[ScheduleStatus], int]:
+def read_worker_stages(
+    conn: psycopg.Connection[Any], workers: list[UUID]
+) -> dict[UUID, list[tuple[str, int]]]:
+    """What each of `workers` runs now: (stage, running jobs) per worker."""
+    found: dict[UUID, list[tuple[str, int]]] = {}
+    if not workers:
+        return found
+    rows = conn.execute(
+        Q["monitoring_worker_stages"], {"workers": workers, "limit": WORKER_STAGES_LIMIT}
+    ).fetchall()
+    for worker_id, stage, running in rows:
+        found.setdefault(worker_id, []).append((stage, int(running)))
+    return found
+
+
+def read_schedules(
+    conn: psycopg.Connection[Any], limit: int, tenant: str | None = None
+) -> tuple[list[ScheduleStatus], int]:
     """The first `limit` schedules, soonest first, and how many there are in all."""
-    rows = conn.execute(Q["monitoring_schedules"], {"limit": limit}).fetchall()
-    return [ScheduleStatus(*row[:-1]) for row in rows], (rows[0][-1] if rows else 0)
+    params = {"limit": limit, "tenant": tenant}
+    return _counted(conn.execute(Q["monitoring_schedules"], params), ScheduleStatus)
+
+
+def read_throughput(conn: psycopg.Connection[Any], tenant: str | None = None) -> list[Minute]:
+    """Jobs done and failed per minute over the last hour; minutes without any have no row."""
+    rows = conn.execute(Q["monitoring_throughput"], {"tenant": tenant}).fetchall()
+    return [Minute(*row) for row in rows]
 
 
 def read_tenants_running(conn: psycopg.Connection[Any], top: int) -> list[TenantRunning]:
@@ -211,40 +281,72 @@ def read_tenants_running(conn: psycopg.Connection[Any], top: int) -> list[Tenant
     return [TenantRunning(t, stage, int(running), cap) for t, stage, running, cap in rows]
 
 
+def snapshot_status(
+    conn: psycopg.Connection[Any],
+    taken_at: datetime,
+    *,
+    tenant: str | None = None,
+    expired_limit: int = EXPIRED_LIMIT,
+    tenant_limit: int = TENANT_LIMIT,
+    schedule_limit: int = SCHEDULE_LIMIT,
+) -> Status:
+    """The Status within a snapshot the caller began (begin_snapshot returned `taken_at`), for a
+    caller that reads more in the same snapshot; read_status otherwise."""
+    expired, expired_total = read_expired_leases(conn, expired_limit, tenant)
+    tenants, tenants_total = read_cap_use(conn, tenant_limit, tenant)
+    schedules, schedules_total = read_schedules(conn, schedule_limit, tenant)
+    return Status(
+        taken_at=taken_at,
+        stages=read_stages(conn, tenant),
+        failures_hourly=read_failures_hourly(conn, tenant),
+        expired_leases=expired,
+        expired_leases_total=expired_total,
+        tenants=tenants,
+        tenants_total=tenants_total,
+        workers=read_workers(conn) if tenant is None else [],
+        schedules=schedules,
+        schedules_total=schedules_total,
+        notes=[CAP_NOTE] if any(t.cap is None for t in tenants) else [],
+        tenant=tenant,
+    )
+
+
 def read_status(
     conn: psycopg.Connection[Any],
     *,
+    tenant: str | None = None,
     expired_limit: int = EXPIRED_LIMIT,
     tenant_limit: int = TENANT_LIMIT,
     schedule_limit: int = SCHEDULE_LIMIT,
     timeout_ms: int = SNAPSHOT_TIMEOUT_MS,
 ) -> Status:
+    """One snapshot of the queue's figures (of `tenant`'s alone, when set)."""
     with conn.transaction():
         taken_at = begin_snapshot(conn, timeout_ms)
-        stages = read_stages(conn)
-        failures = [
-            FailureHour(*row) for row in conn.execute(Q["monitoring_failures_hourly"]).fetchall()
-        ]
-        expired_rows = conn.execute(
-            Q["monitoring_expired_leases"], {"limit": expired_limit}
-        ).fetchall()
-        tenant_rows = conn.execute(Q["monitoring_tenant_load"], {"limit": tenant_limit}).fetchall()
-        workers = read_workers(conn)
-        schedules, schedules_total = read_schedules(conn, schedule_limit)
-    tenants = [TenantCapUse(*row[:-1]) for row in tenant_rows]
-    return Status(
-        taken_at=taken_at,
-        stages=stages,
-        failures_hourly=failures,
-        expired_leases=[ExpiredLease(*row[:-1]) for row in expired_rows],
-        expired_leases_total=expired_rows[0][-1] if expired_rows else 0,
-        tenants=tenants,
-        tenants_total=tenant_rows[0][-1] if tenant_rows else 0,
-        workers=workers,
-        schedules=schedules,
-        schedules_total=schedules_total,
-        notes=[CAP_NOTE] if any(t.cap is None for t in tenants) else [],
-    )
+        return snapshot_status(
+            conn,
+            taken_at,
+            tenant=tenant,
+            expired_limit=expired_limit,
+            tenant_limit=tenant_limit,
+            schedule_limit=schedule_limit,
+        )
+
+
+def _by_view(
+    conn: psycopg.Connection[Any], whole: LiteralString, scoped: LiteralString, tenant: str | None
+) -> list[tuple[Any, ...]]:
+    # The views count every tenant together: for one tenant, `scoped` spells a view's figures
+    # over that tenant's jobs (sql/queries_monitoring.sql), and a test holds the two equal.
+    if tenant is None:
+        return conn.execute(whole).fetchall()
+    return conn.execute(scoped, {"tenant": tenant}).fetchall()
+
+
+def _counted(cur: psycopg.Cursor[Any], row: Callable[..., T]) -> tuple[list[T], int]:
+    """The rows of a query whose last column counts every match, past its LIMIT too."""
+    rows = cur.fetchall()
+    return [row(*r[:-1]) for r in rows], (rows[0][-1] if rows else 0)
 
 
 def _jsonable(value: Any) -> Any:

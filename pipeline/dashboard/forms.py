@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from pipeline import inputs
-from pipeline.dashboard.data import JobQuery
+from pipeline.admin.jobs import JobQuery
 from pipeline.vocabulary import JOB_STATUSES
 
 TEXT_MAX = 200  #: characters of a stage, tenant or search text

@@ -9,7 +9,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
-from pipeline.dashboard.data import Minute
+from pipeline.admin.status import Minute
 
 #: What a missing value shows as: a dash, not "None".
 NONE = "\u2013"

@@ -28,6 +28,8 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pipeline.admin import jobs as admin_jobs
+from pipeline.admin import runs as admin_runs
+from pipeline.admin import schedules as admin_schedules
 from pipeline.dashboard import data, forms, render
 from pipeline.dashboard.security import (
     CSRF_COOKIE,
@@ -43,7 +45,6 @@ from pipeline.dashboard.security import (
 from pipeline.db import DB_DOWN, connect, database_url, describe, scrub
 from pipeline.errors import DatabaseUnavailable
 from pipeline.runs import TERMINAL, job_output
-from pipeline.schedules import pause_schedule, resume_schedule
 from pipeline.stage import REGISTRY, Registry
 from pipeline.vocabulary import JOB_STATUSES
 
@@ -184,6 +185,16 @@ class Dashboard:
     async def _db(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
         return await run_in_threadpool(self._run_db, work)
 
+    async def _read(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
+        """`work` in one read-only snapshot, each of its statements bounded."""
+
+        def read(conn: psycopg.Connection[Any]) -> T:
+            with conn.transaction():
+                data.begin_read(conn)
+                return work(conn)
+
+        return await self._db(read)
+
     def _run_db(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
         try:
             with connect(self.settings.dsn) as conn:
@@ -267,7 +278,10 @@ class Dashboard:
         overview = await self._db(lambda c: data.read_overview(c, page.tenant))
         template = "_overview.html" if request.headers.get("hx-request") else "overview.html"
         return self._html(
-            page, template, o=overview, chart=render.chart(overview.throughput, overview.taken_at)
+            page,
+            template,
+            o=overview,
+            chart=render.chart(overview.throughput, overview.status.taken_at),
         )
 
     async def jobs(self, request: Request) -> Response:
@@ -276,7 +290,7 @@ class Dashboard:
             query = forms.job_query(request.query_params, page.tenant)
         except forms.BadInput as exc:
             raise Problem(400, "Bad filter", str(exc)) from None
-        found = await self._db(lambda c: data.list_jobs(c, query))
+        found = await self._read(lambda c: admin_jobs.page_jobs(c, query))
         params = {
             k: v
             for k, v in request.query_params.items()
@@ -288,7 +302,7 @@ class Dashboard:
             q=query,
             rows=found.rows,
             searched=found.searched,
-            window=data.SEARCH_WINDOW,
+            window=admin_jobs.SEARCH_WINDOW,
             older=None if found.older is None else page.link("/jobs", **params, before=found.older),
             newer=None if found.newer is None else page.link("/jobs", **params, after=found.newer),
             first=None if found.newer is None else page.link("/jobs", **params),
@@ -306,12 +320,10 @@ class Dashboard:
         job_id = self._id(request, "job_id", "job id")
 
         def read(conn: psycopg.Connection[Any]) -> tuple[Any, Any]:
-            with conn.transaction():
-                data.begin_read(conn)
-                detail = admin_jobs.get_job(conn, job_id, tenant=page.tenant)
-                return detail, None if detail is None else job_output(conn, job_id)
+            detail = admin_jobs.get_job(conn, job_id, tenant=page.tenant)
+            return detail, None if detail is None else job_output(conn, job_id)
 
-        detail, output = await self._db(read)
+        detail, output = await self._read(read)
         if detail is None:
             raise Problem(404, "Not found", f"there is no job {job_id}")
         return self._html(
@@ -322,23 +334,30 @@ class Dashboard:
         page = self._page(request)
         before_raw = request.query_params.get("before")
         before = self._parse_id(before_raw, "before") if before_raw else None
-        rows = await self._db(lambda c: data.list_runs(c, page.tenant, before))
-        return self._html(page, "runs.html", rows=rows, probes=data.RUN_PROBES)
+        rows = await self._read(lambda c: admin_runs.list_runs(c, page.tenant, before))
+        return self._html(page, "runs.html", rows=rows, probes=admin_runs.RUN_PROBES)
 
     async def run(self, request: Request) -> Response:
         page = self._page(request)
         run_id = self._id(request, "run_id", "run id")
-        found = await self._db(
-            lambda c: data.read_run(c, run_id, page.tenant, self.settings.field_order)
-        )
+        found = await self._read(lambda c: admin_runs.read_run(c, run_id, page.tenant))
         if found is None:
             raise Problem(404, "Not found", f"there is no run {run_id}")
+        extractions, outputs = data.outputs(found, self.settings.field_order)
         template = "_run.html" if request.headers.get("hx-request") else "run.html"
         finished = all(j.status in TERMINAL for s in found.stages for j in s.jobs)
         # 286 tells htmx to stop polling: a finished run changes no more (unless retried,
         # which a reload shows).
         status = 286 if finished and template == "_run.html" else 200
-        return self._html(page, template, status, run=found, finished=finished)
+        return self._html(
+            page,
+            template,
+            status,
+            run=found,
+            extractions=extractions,
+            outputs=outputs,
+            finished=finished,
+        )
 
     async def tenants(self, request: Request) -> Response:
         page = self._page(request)
@@ -399,7 +418,7 @@ class Dashboard:
     async def _visible(self, page: Page, job_id: int) -> None:
         """A 404 before the confirmation, for a job that is not there (for this page's
         tenant), as its page and the POST give: no "Yes, retry" that can only fail."""
-        if not await self._db(lambda c: data.job_exists(c, job_id, page.tenant)):
+        if not await self._db(lambda c: admin_jobs.job_exists(c, job_id, tenant=page.tenant)):
             raise Problem(404, "Not found", f"there is no job {job_id}")
 
     def _after(
@@ -469,15 +488,8 @@ class Dashboard:
                 fields={"name": name},
             )
 
-        def change(conn: psycopg.Connection[Any]) -> bool:
-            exists, owner = data.schedule_tenant(conn, name)
-            if not exists or (page.tenant is not None and owner != page.tenant):
-                return False
-            if verb == "pause":
-                return pause_schedule(conn, name)
-            return resume_schedule(conn, name) is not None
-
-        if not await self._db(change):
+        change = admin_schedules.pause if verb == "pause" else admin_schedules.resume
+        if not await self._db(lambda c: change(c, name, tenant=page.tenant)):
             raise Problem(404, "Not found", f"there is no schedule {name!r}")
         return RedirectResponse(back, status_code=303)
 

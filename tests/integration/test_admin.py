@@ -14,6 +14,7 @@ from psycopg_pool import ConnectionPool
 import tests.apps.jobs_app  # noqa: F401  registers the test stages
 from pipeline import enqueue
 from pipeline.admin import jobs as admin
+from pipeline.admin import schedules
 from pipeline.admin.jobs import Change, JobFilter
 from pipeline.queries import Q
 from pipeline.store import JobStore
@@ -165,6 +166,30 @@ def test_a_tenant_scoped_caller_cannot_see_or_change_another_tenants_job(conn: C
     assert shown is not None and shown.payload == {"n": 42}
 
 
+def test_a_tenant_scoped_caller_cannot_pause_or_resume_another_tenants_schedule(
+    conn: Conn,
+) -> None:
+    conn.execute(
+        """INSERT INTO pipeline_schedules (name, stage, tenant_id, every_s, source, next_fire_at)
+           VALUES ('mine', 'noop', 'acme', 60, 'cli', now()),
+                  ('theirs', 'noop', 'globex', 60, 'cli', now()),
+                  ('nobodys', 'noop', NULL, 60, 'cli', now())"""
+    )
+
+    def paused() -> dict[str, bool]:
+        return dict(conn.execute("SELECT name, paused FROM pipeline_schedules").fetchall())
+
+    assert not schedules.pause(conn, "theirs", tenant="acme")
+    assert not schedules.pause(conn, "nobodys", tenant="acme")
+    assert not schedules.pause(conn, "missing", tenant="acme")
+    assert schedules.pause(conn, "mine", tenant="acme")
+    assert paused() == {"mine": True, "theirs": False, "nobodys": False}
+    assert schedules.pause(conn, "nobodys")  # unscoped: every schedule
+    assert not schedules.resume(conn, "nobodys", tenant="acme")
+    assert schedules.resume(conn, "mine", tenant="acme")
+    assert paused() == {"mine": False, "theirs": False, "nobodys": True}
+
+
 # -- retry ----------------------------------------------------------------------------------
 
 
@@ -274,7 +299,16 @@ def test_bulk_cancel_takes_queued_jobs_of_the_stage_in_batches_and_never_running
 
 # -- plans on a million rows ----------------------------------------------------------------
 
-ANY_FILTER = {"status": None, "stage": None, "tenant": None, "since_s": None, "before": None}
+ANY_FILTER = {
+    "status": None,
+    "stage": None,
+    "tenant": None,
+    "since_s": None,
+    "since": None,
+    "until": None,
+    "search": None,
+    "before": None,
+}
 
 
 def plan(conn: Conn, query: Any, params: dict[str, Any]) -> str:

@@ -14,7 +14,7 @@ from starlette.routing import Mount
 from starlette.testclient import TestClient
 
 from pipeline import dashboard
-from pipeline.dashboard import data
+from pipeline.admin import jobs as admin_jobs
 from pipeline.dashboard.security import CSRF_COOKIE, SESSION_COOKIE
 
 Conn = psycopg.Connection[Any]
@@ -473,7 +473,7 @@ def test_a_query_over_its_time_is_a_page_that_says_so(
         conn.execute("SET statement_timeout = 10")
         conn.execute("SELECT pg_sleep(1)")
 
-    monkeypatch.setattr(data, "list_jobs", slow)
+    monkeypatch.setattr(admin_jobs, "page_jobs", slow)
     page = client.get("/jobs?q=anything")
     assert page.status_code == 503
     assert "Too slow" in page.text and "narrow the filters" in page.text

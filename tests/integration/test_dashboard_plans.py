@@ -11,6 +11,7 @@ from pipeline.queries import Q
 
 RUNS = {"tenant": None, "before": None, "probes": 500, "limit": 30}
 JOBS_ANY = {
+    "since_s": None,
     "status": None,
     "stage": None,
     "tenant": None,
@@ -50,29 +51,29 @@ def test_dashboard_queries_use_indexes_on_a_million_finished_jobs(
     conn.execute("VACUUM ANALYZE jobs")
     hour_ago = datetime.now(UTC) - timedelta(hours=1)
     cases: list[tuple[str, dict[str, Any], str]] = [
-        ("dashboard_jobs", JOBS_ANY, "jobs_pkey"),
-        ("dashboard_jobs", JOBS_ANY | {"tenant": "t7"}, "jobs_tenant"),
-        ("dashboard_jobs", JOBS_ANY | {"status": "failed"}, "jobs_failed"),
-        ("dashboard_jobs", JOBS_ANY | {"status": "failed", "search": "%error 5%"}, "jobs_failed"),
-        ("dashboard_jobs", JOBS_ANY | {"since": hour_ago}, "jobs_"),
-        ("dashboard_jobs", JOBS_ANY | {"before": 500_000}, "jobs_pkey"),
+        ("jobs_list", JOBS_ANY, "jobs_pkey"),
+        ("jobs_list", JOBS_ANY | {"tenant": "t7"}, "jobs_tenant"),
+        ("jobs_list", JOBS_ANY | {"status": "failed"}, "jobs_failed"),
+        ("jobs_list", JOBS_ANY | {"status": "failed", "search": "%error 5%"}, "jobs_failed"),
+        ("jobs_list", JOBS_ANY | {"since": hour_ago}, "jobs_"),
+        ("jobs_list", JOBS_ANY | {"before": 500_000}, "jobs_pkey"),
         # Queued alone implies neither ready index's predicate: the query ORs the two.
-        ("dashboard_jobs", JOBS_ANY | {"status": "queued"}, "jobs_ready"),
-        ("dashboard_jobs_newer", JOBS_ANY | {"after": 500_000}, "jobs_pkey"),
-        ("dashboard_jobs_newer", JOBS_ANY | {"after": 500_000, "tenant": "t7"}, "jobs_tenant"),
+        ("jobs_list", JOBS_ANY | {"status": "queued"}, "jobs_ready"),
+        ("jobs_list_newer", JOBS_ANY | {"after": 500_000}, "jobs_pkey"),
+        ("jobs_list_newer", JOBS_ANY | {"after": 500_000, "tenant": "t7"}, "jobs_tenant"),
         # The text search reads a window of failed jobs, not the table: a match or none.
-        ("dashboard_jobs_search", JOBS_ANY | {"search": "%error 5%"}, "jobs_failed"),
-        ("dashboard_jobs_search", JOBS_ANY | {"search": "%no such text%"}, "jobs_failed"),
+        ("jobs_search", JOBS_ANY | {"search": "%error 5%"}, "jobs_failed"),
+        ("jobs_search", JOBS_ANY | {"search": "%no such text%"}, "jobs_failed"),
         (
-            "dashboard_jobs_search_newer",
+            "jobs_search_newer",
             JOBS_ANY | {"search": "%no such text%", "after": 500_000},
             "jobs_failed",
         ),
-        ("dashboard_runs", RUNS, "jobs_run"),
-        ("dashboard_tenant_queued", {"tenant": None, "limit": 50}, "jobs_ready"),
-        ("dashboard_noisy_tenants", {"tenant": None, "limit": 50}, "jobs_created"),
-        ("dashboard_throughput", {"tenant": None}, "jobs_finished"),
-        ("dashboard_tenant_stages", {"tenant": "t1", "limit": 200}, "jobs_ready"),
+        ("runs_list", RUNS, "jobs_run"),
+        ("tenants_queued", {"tenant": None, "limit": 50}, "jobs_ready"),
+        ("tenants_noisiest", {"tenant": None, "limit": 50}, "jobs_created"),
+        ("monitoring_throughput", {"tenant": None}, "jobs_finished"),
+        ("monitoring_tenant_stages", {"tenant": "t1"}, "jobs_ready"),
     ]
     for name, params, index in cases:
         plan = explain(conn, name, params)

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 from starlette.testclient import TestClient
 
 from pipeline import dashboard
-from pipeline.dashboard import data
+from pipeline.admin import jobs as admin_jobs
 from pipeline.dashboard.security import SESSION_COOKIE
 from pipeline.stage import Registry, stage
 from tests.integration.test_dashboard import LOCAL, cell, insert, job_ids, status_of
@@ -310,7 +310,7 @@ def test_newer_and_older_together_are_a_400(local: TestClient) -> None:
 def test_the_error_search_reads_a_window_and_pages_on_below_it(
     local: TestClient, conn: Conn, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(data, "SEARCH_WINDOW", 4)
+    monkeypatch.setattr(admin_jobs, "SEARCH_WINDOW", 4)
     jobs = []
     for i in range(12):
         error = "PDFium xref" if i % 3 == 0 else "timeout"
@@ -341,7 +341,7 @@ def test_the_error_search_reads_a_window_and_pages_on_below_it(
 def test_the_error_search_pages_newer_too(
     local: TestClient, conn: Conn, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(data, "SEARCH_WINDOW", 5)
+    monkeypatch.setattr(admin_jobs, "SEARCH_WINDOW", 5)
     ids = [insert(conn, "ocr", "failed", last_error="boom") for _ in range(12)]
     newest = ids[::-1]
     first = local.get("/jobs?q=boom&limit=20").text

@@ -316,6 +316,93 @@ def test_read_status_limits_long_lists_but_counts_them_all(conn: Conn) -> None:
     assert status.stages[0].expired_leases == 30
 
 
+def seed_tenant(conn: Conn, tenant: str | None) -> None:
+    """One tenant's share of every figure: ready and waiting, running and expired, done and
+    failed within the hour, the day and before, a cap, a schedule."""
+    conn.execute(
+        """INSERT INTO jobs (type, tenant_id, payload, run_after) VALUES
+           ('ocr', %(t)s, '{}', now() - interval '3 minutes'),
+           ('ocr', %(t)s, '{}', now() + interval '1 hour'),
+           ('extract', %(t)s, '{}', now() - interval '40 seconds')""",
+        {"t": tenant},
+    )
+    conn.execute(
+        """INSERT INTO jobs (type, tenant_id, payload, status, attempts, leased_until, worker_id)
+           VALUES ('ocr', %(t)s, '{}', 'running', 2, now() - interval '1 minute', %(w)s),
+                  ('ocr', %(t)s, '{}', 'running', 1, now() + interval '1 minute', %(w)s)""",
+        {"t": tenant, "w": W1},
+    )
+    for status, ago, attempts, n in (
+        ("done", "10 minutes", 1, 3),
+        ("done", "20 minutes", 4, 1),
+        ("done", "5 hours", 2, 2),
+        ("done", "3 days", 9, 1),
+        ("failed", "2 minutes", 5, 1),
+        ("failed", "7 hours", 5, 2),
+        ("cancelled", "1 minute", 1, 1),
+    ):
+        finished(conn, "ocr", status, ago, n=n, attempts=attempts, tenant_id=tenant)
+    finished(conn, "upload", "done", "30 minutes", attempts=1, tenant_id=tenant)
+    finished(conn, "archive", "cancelled", "30 minutes", tenant_id=tenant)  # not a listed stage
+    if tenant is not None:
+        conn.execute(
+            "INSERT INTO tenant_caps (tenant_id, stage, cap) VALUES (%s, 'ocr', 4)", (tenant,)
+        )
+        conn.execute(
+            """INSERT INTO pipeline_schedules (name, stage, tenant_id, every_s, source,
+                                               next_fire_at)
+               VALUES (%s, 'ocr', %s, 60, 'cli', now() + interval '30 seconds')""",
+            (f"{tenant}-tick", tenant),
+        )
+
+
+def timeless(status: Any) -> dict[str, Any]:
+    """A status's figures without the ones that move with the clock between two reads."""
+    shaped = status.to_json()
+    for s in shaped["stages"]:
+        s["oldest_ready_age_s"] = s["oldest_ready_age_s"] is not None
+    for e in shaped["expired_leases"]["oldest"]:
+        e.pop("id")
+        e["expired_for_s"] = round(e["expired_for_s"] / 60)
+    for s in shaped["schedules"]["rows"]:
+        s["due_in_s"] = round(s["due_in_s"] / 60)
+    shaped.pop("taken_at")
+    return shaped
+
+
+def test_a_status_scoped_to_a_tenant_is_what_the_views_say_of_that_tenants_jobs_alone(
+    conn: Conn,
+) -> None:
+    seed_tenant(conn, "acme")
+    for other in ("zeta", None):
+        seed_tenant(conn, other)
+    conn.execute("INSERT INTO jobs (type, tenant_id, payload) VALUES ('zeta-only', 'zeta', '{}')")
+    conn.execute(
+        """INSERT INTO pipeline_workers (id, hostname, pid, stages, concurrency)
+           VALUES (%s, 'box', 7, '{ocr}', 4)""",
+        (W1,),
+    )
+
+    scoped = read_status(conn, tenant="acme")
+    conn.execute("DELETE FROM jobs WHERE tenant_id IS DISTINCT FROM 'acme'")
+    conn.execute("DELETE FROM pipeline_schedules WHERE tenant_id IS DISTINCT FROM 'acme'")
+    conn.execute("DELETE FROM tenant_caps WHERE tenant_id IS DISTINCT FROM 'acme'")
+    whole = read_status(conn)
+
+    assert [s.stage for s in scoped.stages] == ["extract", "ocr", "upload"]
+    ocr = scoped.stages[1]
+    assert (ocr.queued, ocr.ready, ocr.running, ocr.expired_leases) == (2, 1, 2, 1)
+    assert (ocr.failed_1h, ocr.failed_24h, ocr.completed_1h, ocr.completed_24h) == (1, 3, 4, 6)
+    assert ocr.max_attempts_24h == 4 and ocr.p50_s == pytest.approx(1.0)
+    # Workers serve every tenant: one scoped to a tenant lists none.
+    assert scoped.workers == [] and [w.id for w in whole.workers] == [W1]
+    assert (scoped.tenant, whole.tenant) == ("acme", None)
+    assert timeless(scoped) | {"workers": []} == timeless(whole) | {"workers": []}
+    for mine, theirs in zip(scoped.stages, whole.stages, strict=True):
+        assert mine.oldest_ready_age_s == pytest.approx(theirs.oldest_ready_age_s, abs=5)
+    assert scoped.expired_leases_total == 1 and scoped.tenants_total == 1
+
+
 # -- Prometheus --------------------------------------------------------------------------------
 
 
@@ -538,8 +625,8 @@ def test_views_read_through_partial_indexes_with_a_million_finished_rows(conn: C
     for name, params in (
         ("monitoring_stages", None),
         ("metrics_tenant_load", {"top": 20}),
-        ("monitoring_tenant_load", {"limit": 50}),
-        ("monitoring_expired_leases", {"limit": 20}),
+        ("monitoring_tenant_load", {"limit": 50, "tenant": None}),
+        ("monitoring_expired_leases", {"limit": 20, "tenant": None}),
         ("monitoring_workers", None),
     ):
         shown = plan(conn, Q[name], params)

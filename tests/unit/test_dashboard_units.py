@@ -9,8 +9,10 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from pipeline.admin.jobs import _like
+from pipeline.admin.status import Minute
 from pipeline.cli import main
-from pipeline.dashboard.data import Minute, _extraction, _like
+from pipeline.dashboard.data import _extraction
 from pipeline.dashboard.forms import BadInput, job_query
 from pipeline.dashboard.render import chart, environment
 from pipeline.dashboard.security import (

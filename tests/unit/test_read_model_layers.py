@@ -42,3 +42,24 @@ def test_the_runtime_reaches_the_operator_side_only_for_the_queue_gauges() -> No
         and not (module in allowed or module.startswith("pipeline.admin.metrics."))
     ]
     assert offences == []
+
+
+def test_the_dashboard_and_the_clis_reads_run_no_query_of_their_own() -> None:
+    # A read they need is a function of pipeline/admin/, scoped by tenant like the others, so
+    # that the CLI, the dashboard and /metrics cannot drift apart.
+    readers = {
+        **imported("dashboard"),
+        **{
+            path: modules
+            for path, modules in imported("commands").items()
+            if path in ("commands/status.py", "commands/jobs.py")
+        },
+    }
+    assert "commands/status.py" in readers and "dashboard/web.py" in readers
+    offences = [
+        f"{path} imports {module}"
+        for path, modules in readers.items()
+        for module in modules
+        if under(module, "pipeline.queries") or module == "pipeline.Q"
+    ]
+    assert offences == []
