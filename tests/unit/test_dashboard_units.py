@@ -4,6 +4,7 @@ check. No database."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,8 +13,8 @@ from pydantic import BaseModel
 from pipeline.admin.jobs import _like
 from pipeline.admin.status import Minute
 from pipeline.cli import main
-from pipeline.dashboard.data import _extraction
 from pipeline.dashboard.forms import BadInput, job_query
+from pipeline.dashboard.pages.runs import _extraction
 from pipeline.dashboard.render import chart, environment
 from pipeline.dashboard.security import (
     EVERY_TENANT,
@@ -261,3 +262,15 @@ def test_the_command_takes_tenant_tokens_as_the_token_a_public_bind_needs(
     main(["dashboard", "--host", "0.0.0.0"])  # past the bind check, to the database
     err = capsys.readouterr().err
     assert "not a loopback address" not in err and "127.0.0.1:1" in err
+
+
+def test_the_pages_leave_every_security_decision_to_security_py() -> None:
+    # Tokens, sessions, the CSRF nonce and the checks of a change are decided in one place:
+    # a page asks the gate (through handler.py) and never reads a cookie or a header for it.
+    pages = Path(__file__).resolve().parents[2] / "pipeline" / "dashboard" / "pages"
+    found = sorted(pages.glob("*.py"))
+    assert len(found) > 5
+    for path in found:
+        text = path.read_text(encoding="utf-8")
+        for word in ("cookies", "set_cookie", "authorization", "csrf_ok", "Guard(", "same_origin"):
+            assert word not in text, (path.name, word)

@@ -1,0 +1,65 @@
+"""/jobs: the jobs table, filtered and keyset-paged, with a bounded search of their errors;
+/jobs/{id}: one job, its timeline, payload and output."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+from starlette.requests import Request
+from starlette.responses import Response
+
+from pipeline.admin import jobs as admin_jobs
+from pipeline.dashboard import forms
+from pipeline.dashboard.handler import Handler
+from pipeline.dashboard.problem import Problem
+from pipeline.runs import job_output
+from pipeline.vocabulary import JOB_STATUSES
+
+
+class JobPages(Handler):
+    async def list(self, request: Request) -> Response:
+        page = self.page(request)
+        try:
+            query = forms.job_query(request.query_params, page.tenant)
+        except forms.BadInput as exc:
+            raise Problem(400, "Bad filter", str(exc)) from None
+        found = await self.read(lambda c: admin_jobs.page_jobs(c, query))
+        params = {
+            k: v
+            for k, v in request.query_params.items()
+            if k not in ("before", "after", "tenant", "retried")
+        }
+        return self.html(
+            page,
+            "jobs.html",
+            q=query,
+            rows=found.rows,
+            searched=found.searched,
+            window=admin_jobs.SEARCH_WINDOW,
+            older=None if found.older is None else page.link("/jobs", **params, before=found.older),
+            newer=None if found.newer is None else page.link("/jobs", **params, after=found.newer),
+            first=None if found.newer is None else page.link("/jobs", **params),
+            # "older" leads past the search's window rather than past this page's last match
+            search_on=found.searched is not None
+            and found.searched.full
+            and found.older == found.searched.low,
+            statuses=JOB_STATUSES,
+            page_sizes=forms.PAGE_SIZES,
+            form=request.query_params,
+        )
+
+    async def show(self, request: Request) -> Response:
+        page = self.page(request)
+        job_id = self.path_id(request, "job_id", "job id")
+
+        def read(conn: psycopg.Connection[Any]) -> tuple[Any, Any]:
+            detail = admin_jobs.get_job(conn, job_id, tenant=page.tenant)
+            return detail, None if detail is None else job_output(conn, job_id)
+
+        detail, output = await self.read(read)
+        if detail is None:
+            raise Problem(404, "Not found", f"there is no job {job_id}")
+        return self.html(
+            page, "job.html", job=detail, output=output, flash=request.query_params.get("done")
+        )

@@ -1,0 +1,55 @@
+"""/ : the queue at a glance, refreshing itself (htmx swaps in the fragment)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+import psycopg
+from starlette.requests import Request
+from starlette.responses import Response
+
+from pipeline.admin.status import (
+    Minute,
+    Status,
+    begin_snapshot,
+    read_throughput,
+    read_worker_stages,
+    snapshot_status,
+)
+from pipeline.dashboard import render
+from pipeline.dashboard.handler import PAGE_TIMEOUT_MS, Handler
+
+
+@dataclass(frozen=True)
+class Overview:
+    status: Status
+    throughput: list[Minute]
+    #: (stage, running jobs) per live worker; None when opened for one tenant: workers serve
+    #: every tenant
+    worker_stages: dict[UUID, list[tuple[str, int]]] | None
+
+
+def read_overview(conn: psycopg.Connection[Any], tenant: str | None) -> Overview:
+    with conn.transaction():
+        status = snapshot_status(conn, begin_snapshot(conn, PAGE_TIMEOUT_MS), tenant=tenant)
+        throughput = read_throughput(conn, tenant)
+        if tenant is not None:
+            return Overview(status, throughput, None)
+        return Overview(
+            status, throughput, read_worker_stages(conn, [w.id for w in status.workers])
+        )
+
+
+class OverviewPage(Handler):
+    async def show(self, request: Request) -> Response:
+        page = self.page(request)
+        overview = await self.db(lambda c: read_overview(c, page.tenant))
+        template = "_overview.html" if request.headers.get("hx-request") else "overview.html"
+        return self.html(
+            page,
+            template,
+            o=overview,
+            chart=render.chart(overview.throughput, overview.status.taken_at),
+        )

@@ -1,0 +1,100 @@
+"""/runs: the newest runs; /runs/{id}: one run as its stages' jobs, and what it extracted,
+refreshing itself until it is finished."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from pipeline.admin import runs as admin_runs
+from pipeline.dashboard.handler import Handler, parse_id
+from pipeline.dashboard.problem import Problem
+from pipeline.runs import TERMINAL
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """An output that explains itself: fields, and an `evidence` object per field with its
+    confidence (what the documents app's extract stage stores)."""
+
+    stage: str
+    job_id: int
+    #: (field, value, evidence) in the output's order; evidence {} when it gives none
+    fields: list[tuple[str, Any, dict[str, Any]]]
+    warnings: list[str]
+
+
+class RunPages(Handler):
+    async def list(self, request: Request) -> Response:
+        page = self.page(request)
+        before_raw = request.query_params.get("before")
+        before = parse_id(before_raw, "before") if before_raw else None
+        rows = await self.read(lambda c: admin_runs.list_runs(c, page.tenant, before))
+        return self.html(page, "runs.html", rows=rows, probes=admin_runs.RUN_PROBES)
+
+    async def show(self, request: Request) -> Response:
+        page = self.page(request)
+        run_id = self.path_id(request, "run_id", "run id")
+        found = await self.read(lambda c: admin_runs.read_run(c, run_id, page.tenant))
+        if found is None:
+            raise Problem(404, "Not found", f"there is no run {run_id}")
+        extractions, outputs = split_outputs(found, self.settings.field_order)
+        template = "_run.html" if request.headers.get("hx-request") else "run.html"
+        finished = all(j.status in TERMINAL for s in found.stages for j in s.jobs)
+        # 286 tells htmx to stop polling: a finished run changes no more (unless retried,
+        # which a reload shows).
+        status = 286 if finished and template == "_run.html" else 200
+        return self.html(
+            page,
+            template,
+            status,
+            run=found,
+            extractions=extractions,
+            outputs=outputs,
+            finished=finished,
+        )
+
+
+def split_outputs(
+    run: admin_runs.Run, field_order: Callable[[str], Sequence[str] | None]
+) -> tuple[list[Extraction], list[tuple[str, int, Any]]]:
+    """A run's outputs as the extractions among them, and the others as they are.
+    field_order(stage): the names of the stage's output fields in the order to show them."""
+    extractions: list[Extraction] = []
+    plain: list[tuple[str, int, Any]] = []
+    for stage, job_id, output in run.outputs:
+        found = _extraction(stage, job_id, output, field_order(stage))
+        if found is not None:
+            extractions.append(found)
+        else:
+            plain.append((stage, job_id, output))
+    return extractions, plain
+
+
+def _extraction(
+    stage: str, job_id: int, output: Any, order: Sequence[str] | None = None
+) -> Extraction | None:
+    """The fields in `order` (the output model's), then any the model does not name in the
+    stored order: jsonb keeps keys shortest first, which reads as no order at all."""
+    if not isinstance(output, dict) or not isinstance(output.get("evidence"), dict):
+        return None
+    evidence: dict[str, Any] = output["evidence"]
+    skip = {"evidence", "warnings", "extractor"}
+    known = [n for n in order or () if n in output]
+    names = known + [n for n in output if n not in set(known)]
+    fields: list[tuple[str, Any, dict[str, Any]]] = []
+    for name in names:
+        if name not in skip:
+            why = evidence.get(name)
+            fields.append((str(name), output[name], why if isinstance(why, dict) else {}))
+    warnings = output.get("warnings")
+    return Extraction(
+        stage,
+        job_id,
+        fields,
+        [str(w) for w in warnings] if isinstance(warnings, list) else [],
+    )

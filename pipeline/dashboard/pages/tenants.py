@@ -1,0 +1,38 @@
+"""/tenants: caps and their use, the backlog per tenant, the noisiest tenants of the hour."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from starlette.requests import Request
+from starlette.responses import Response
+
+from pipeline.admin.status import TenantCapUse
+from pipeline.admin.tenants import NoisyTenant, noisiest_tenants, queued_per_tenant, tenant_loads
+from pipeline.dashboard.handler import Handler
+
+TENANTS_SHOWN = 50
+
+
+@dataclass(frozen=True)
+class Tenants:
+    loads: list[TenantCapUse]
+    queued: list[tuple[str, int]]
+    noisy: list[NoisyTenant]
+
+
+def read_tenants(conn: psycopg.Connection[Any], tenant: str | None) -> Tenants:
+    return Tenants(
+        tenant_loads(conn, tenant, limit=TENANTS_SHOWN),
+        queued_per_tenant(conn, tenant, TENANTS_SHOWN),
+        noisiest_tenants(conn, tenant, TENANTS_SHOWN),
+    )
+
+
+class TenantsPage(Handler):
+    async def show(self, request: Request) -> Response:
+        page = self.page(request)
+        found = await self.read(lambda c: read_tenants(c, page.tenant))
+        return self.html(page, "tenants.html", t=found)
