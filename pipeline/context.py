@@ -10,7 +10,7 @@ import psycopg
 
 from pipeline.enqueue import JobRequest, insert_row, insert_rows, job_row
 from pipeline.errors import LeaseLost
-from pipeline.flag import LazyEvent
+from pipeline.lazy_event import LazyEvent
 from pipeline.outcomes import TransactionStep
 from pipeline.queries import Q
 from pipeline.stage import Registry

@@ -16,8 +16,9 @@ from pipeline.store import ClaimedJob
 
 _UNREACHABLE: tuple[type[Exception], ...] = (*DB_DOWN, DatabaseUnavailable)
 
-#: job id -> the output that job stored on an earlier run, as JSON, or None
-OutputFinder = Callable[[int], Any]
+#: job id -> the output that very job stored on an earlier run, as JSON, or None
+#: (pipeline.runs.job_output; not run_output, which reads a run's output of a stage)
+JobOutputReader = Callable[[int], Any]
 
 
 def describe_error(exc: BaseException) -> str:
@@ -28,7 +29,7 @@ def describe_error(exc: BaseException) -> str:
 
 
 def run_job(
-    spec: StageSpec, job: ClaimedJob, ctx: Context, find_output: OutputFinder | None = None
+    spec: StageSpec, job: ClaimedJob, ctx: Context, job_output: JobOutputReader | None = None
 ) -> Outcome:
     """Validate the payload as it is now, call the stage, and classify what happened.
 
@@ -41,9 +42,9 @@ def run_job(
         return Raised(f"payload no longer valid: {exc}", permanent=True)
     try:
         part = spec.part_of(model)
-        if spec.output_model is not None and find_output is not None:
+        if spec.output_model is not None and job_output is not None:
             try:
-                stored = find_output(job.id)
+                stored = job_output(job.id)
             except _UNREACHABLE as exc:
                 # Not the job's fault, and it has not started: give the claim up uncharged.
                 return Lost(f"database unavailable before the run started: {exc}")

@@ -83,10 +83,7 @@ from multiprocessing import connection, forkserver, process, spawn
 from multiprocessing.connection import Connection
 from multiprocessing.context import ForkServerContext, ForkServerProcess
 from types import FrameType, ModuleType, TracebackType
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from pipeline.flag import Flag
+from typing import Any, Protocol
 
 __all__ = ["ChildResult", "IsolationError", "Isolator"]
 
@@ -123,6 +120,13 @@ _OWN_FILES = frozenset({__file__, importlib.__file__})
 
 _warned: set[str] = set()
 _warned_lock = threading.Lock()
+
+
+class StopSignal(Protocol):
+    """What run() needs of its `stop`: a threading.Event will do, and so will a job's
+    lost_lease (a pipeline.lazy_event.LazyEvent)."""
+
+    def is_set(self) -> bool: ...
 
 
 class IsolationError(RuntimeError):
@@ -245,7 +249,7 @@ class Isolator:
         args: tuple[Any, ...] = (),
         *,
         timeout_s: float | None = None,
-        stop: Flag | None = None,
+        stop: StopSignal | None = None,
         memory_limit_bytes: int | None = None,
     ) -> ChildResult:
         """Run ``target(*args)`` in a new child and wait for it to end.
@@ -316,7 +320,7 @@ class Isolator:
         self,
         call: bytes,
         timeout_s: float | None,
-        stop: Flag | None,
+        stop: StopSignal | None,
         memory_limit_bytes: int | None,
     ) -> ChildResult:
         asked = time.monotonic()
@@ -352,7 +356,7 @@ class Isolator:
         reader: Connection[Any, Any],
         asked: float,
         timeout_s: float | None,
-        stop: Flag | None,
+        stop: StopSignal | None,
     ) -> ChildResult:
         pid = proc.pid
         assert pid is not None, "a started process has a pid"

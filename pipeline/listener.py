@@ -16,7 +16,7 @@ import psycopg
 
 from pipeline.db import CONNECT_TIMEOUT_S, DB_DOWN
 from pipeline.queries import Q
-from pipeline.retrying import Backoff
+from pipeline.reconnecting import Backoff
 
 log = logging.getLogger(__name__)
 

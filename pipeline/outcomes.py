@@ -14,8 +14,8 @@ from typing import Any
 import psycopg
 from pydantic import BaseModel
 
-from pipeline.backoff import retry_delay
 from pipeline.redact import redact
+from pipeline.retry_delays import retry_delay
 from pipeline.stage import StageSpec
 from pipeline.store import ClaimedJob
 from pipeline.validation import find_unstorable

@@ -53,7 +53,7 @@ def run_output(
 ) -> Any | None:
     """The run's output of `stage` (and `part`, for a stage with parts), as JSON, or None."""
     row = conn.execute(
-        Q["find_output"], {"root_id": root_id, "stage": stage, "part": part}
+        Q["run_output"], {"root_id": root_id, "stage": stage, "part": part}
     ).fetchone()
     return None if row is None else row[0]
 

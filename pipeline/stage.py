@@ -10,8 +10,8 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from pipeline.backoff import BACKOFF_BASE_S, BACKOFF_CAP_S
 from pipeline.errors import InvalidPayload, PermanentError, RetryableError, UnknownStage
+from pipeline.retry_delays import BACKOFF_BASE_S, BACKOFF_CAP_S
 from pipeline.validation import InvalidJob
 
 MAX_ATTEMPTS_DEFAULT = 5  #: runs started before a job fails for good

@@ -260,7 +260,7 @@ ON CONFLICT DO NOTHING;
 -- What this very job stored on an earlier run that committed: reuse is exact, per job.
 SELECT output FROM job_outputs WHERE job_id = %(job_id)s;
 
--- name: find_output
+-- name: run_output
 -- A run's output of one stage and part (NULL for a stage that declares no part): the first.
 SELECT output FROM job_outputs
 WHERE root_id = %(root_id)s AND stage = %(stage)s AND part IS NOT DISTINCT FROM %(part)s

@@ -1,4 +1,4 @@
-"""Reclaim of expired leases, and pruning of dead workers' rows."""
+"""Reclaim: expired leases back to the queue, or failed on their final attempt."""
 
 from __future__ import annotations
 
@@ -38,15 +38,3 @@ class Reclaimer:
                 "reclaimed job %s (%s) after its lease expired: now %s", job_id, job_type, status
             )
         return reclaimed
-
-
-@dataclass
-class WorkerPruner:
-    """Deletes the rows of workers that stopped beating long ago (they died unannounced)."""
-
-    pool: ConnectionPool
-    after_s: float
-
-    def run_once(self) -> int:
-        with self.pool.connection() as conn:
-            return len(conn.execute(Q["prune_workers"], {"after_s": self.after_s}).fetchall())

@@ -16,7 +16,8 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from enum import StrEnum
+from typing import Any
 
 import psycopg
 from psycopg.types.json import Jsonb
@@ -34,15 +35,24 @@ from pipeline.outcomes import (
     clean_error,
 )
 from pipeline.queries import Q
-from pipeline.retrying import retry_db
+from pipeline.reconnecting import retry_db
 from pipeline.store import ClaimedJob, JobStore
 
 log = logging.getLogger(__name__)
 
-#: What the database confirmed: the job's new state, "lost" (the fence did not hold),
-#: "batched" (a plain completion, written with the next batch) or "unknown" (the database
-#: stayed unreachable until the lease ran out; reclaim will decide).
-Settled = Literal["done", "queued", "failed", "lost", "batched", "unknown"]
+
+class Settled(StrEnum):
+    """What the database confirmed for a claim: the job's new state, or why there is none.
+    A str, so it is also the `result` a metric counts and the word a log line says."""
+
+    DONE = "done"
+    QUEUED = "queued"  #: back in the queue to be retried
+    FAILED = "failed"
+    LOST = "lost"  #: the fence did not hold: another claim owns the job now
+    BATCHED = "batched"  #: a plain completion, written with the next acknowledgement batch
+    #: the database stayed unreachable until the lease ran out; reclaim will decide
+    UNKNOWN = "unknown"
+
 
 #: Called once per job when its settling is over (confirmed, lost or given up).
 OnSettled = Callable[[ClaimedJob, Settled], None]
@@ -87,7 +97,7 @@ class Completer:
         """Write the transition, fenced; `until` (monotonic) bounds retries on outages."""
         if isinstance(transition, Complete) and transition.plain:
             self._acks.put(_Ack(job, until))
-            return "batched"
+            return Settled.BATCHED
         try:
             settled = self._write(job, transition, until)
         except _Refused as refused:
@@ -98,23 +108,23 @@ class Completer:
 
     def _write(self, job: ClaimedJob, transition: Transition, until: float) -> Settled:
         if isinstance(transition, Discard):
-            return "lost"
+            return Settled.LOST
         if isinstance(transition, Complete):
             written = self._guarded(
                 f"complete job {job.id}", lambda: self._complete_with(job, transition), until
             )
-            return "unknown" if written is None else written
+            return Settled.UNKNOWN if written is None else written
         if isinstance(transition, Retry):
             ok = self._guarded(
                 f"retry job {job.id}",
                 lambda: self.store.retry_later(job, transition.error, transition.delay_s),
                 until,
             )
-            return "unknown" if ok is None else ("queued" if ok else "lost")
+            return Settled.UNKNOWN if ok is None else (Settled.QUEUED if ok else Settled.LOST)
         ok = self._guarded(
             f"fail job {job.id}", lambda: self.store.fail(job, transition.error), until
         )
-        return "unknown" if ok is None else ("failed" if ok else "lost")
+        return Settled.UNKNOWN if ok is None else (Settled.FAILED if ok else Settled.LOST)
 
     def _fail_refused(
         self, job: ClaimedJob, transition: Transition, reason: str, until: float
@@ -130,7 +140,7 @@ class Completer:
                 return self._write(job, fallback, until)
             except _Refused as again:
                 log.error("job %s (%s): fallback write refused: %s", job.id, job.type, again)
-        return "unknown"
+        return Settled.UNKNOWN
 
     def _complete_with(self, job: ClaimedJob, transition: Complete) -> Settled:
         steps: list[TransactionStep] = []
@@ -140,8 +150,8 @@ class Completer:
         try:
             self.store.complete_with(job, [_step_guard(step) for step in steps])
         except LeaseLost:
-            return "lost"
-        return "done"
+            return Settled.LOST
+        return Settled.DONE
 
     def _guarded(self, what: str, call: Callable[[], Any], until: float) -> Any:
         """retry_db, with every non-connection database error turned into _Refused."""
@@ -206,19 +216,20 @@ class Completer:
             self._on_acknowledged(len(batch), time.monotonic() - started)
         for ack in batch:
             if confirmed is None:
-                settled: Settled = "unknown"
+                settled: Settled = Settled.UNKNOWN
             else:
-                settled = "done" if ack.job.id in confirmed else "lost"
+                settled = Settled.DONE if ack.job.id in confirmed else Settled.LOST
             self._report(ack.job, settled)
 
     def apply_now(self, job: ClaimedJob, transition: Transition, *, until: float) -> Settled:
         """Like apply, but a plain completion is written at once instead of batched."""
         if isinstance(transition, Complete) and transition.plain:
+            settled: Settled
             try:
                 ok = self._guarded(
                     f"complete job {job.id}", lambda: self.store.complete([job.fence]), until
                 )
-                settled: Settled = "unknown" if ok is None else ("done" if ok else "lost")
+                settled = Settled.UNKNOWN if ok is None else (Settled.DONE if ok else Settled.LOST)
             except _Refused as refused:
                 settled = self._fail_refused(job, transition, refused.reason, until)
             self._report(job, settled)

@@ -37,12 +37,12 @@ def run_alone(dsn: str, module: str, stage_name: str, job: ClaimedJob) -> Settle
             with pool.connection() as conn:
                 return run_outputs(conn, root_id, stage)
 
-        def find_output(job_id: int) -> Any:
+        def read_job_output(job_id: int) -> Any:
             with pool.connection() as conn:
                 return job_output(conn, job_id)
 
         ctx = Context.for_job(job, REGISTRY, read_outputs)
-        outcome = run_job(spec, job, ctx, find_output)
+        outcome = run_job(spec, job, ctx, read_job_output)
         completer = Completer(
             JobStore(pool),
             halt=threading.Event(),

@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 
 from pipeline.db import DB_DOWN
-from pipeline.retrying import Backoff
+from pipeline.reconnecting import Backoff
 from pipeline.store import ClaimedJob, JobStore
 from pipeline.worker.inflight import InFlightTable
 

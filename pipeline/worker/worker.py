@@ -22,10 +22,10 @@ from pipeline.db import listen_dsn, make_pool
 from pipeline.errors import DatabaseUnavailable, PipelineError
 from pipeline.executor import run_job
 from pipeline.listener import Listener
-from pipeline.maintenance import Reclaimer, Scheduler, SlotRepair, WorkerPruner
+from pipeline.maintenance import DeadWorkerPruner, Reclaimer, Scheduler, SlotRepair
 from pipeline.maintenance.retention import PRUNE_INTERVAL_S, Pruner
 from pipeline.outcomes import Crashed, Lost, Outcome, Raised, TimedOut, decide
-from pipeline.retrying import retry_db
+from pipeline.reconnecting import retry_db
 from pipeline.runs import job_output, run_outputs
 from pipeline.schedules import SCHEDULES, sync_schedules
 from pipeline.settings import WorkerSettings
@@ -124,7 +124,7 @@ class Worker:
             on_claimed=self._on_claimed,
         )
         self.reclaimer = Reclaimer(self.pool)
-        self.pruner = WorkerPruner(self.pool, self.settings.worker_prune_after_s)
+        self.pruner = DeadWorkerPruner(self.pool, self.settings.worker_prune_after_s)
         self.slot_repair = SlotRepair(self.pool)
         # Every stage the code knows, not only those this worker runs: a schedule fires a job
         # for any stage, and the worker that runs it may be another one.
@@ -202,7 +202,7 @@ class Worker:
 
     def _dispatch(self, job: ClaimedJob) -> None:
         spec = self.specs[job.type]
-        ctx = Context.for_job(job, self.registry, self._read_outputs)
+        ctx = Context.for_job(job, self.registry, self._run_outputs)
         entry = InFlight(
             job,
             spec,
@@ -232,7 +232,7 @@ class Worker:
         if entry.isolated:
             outcome = self._run_isolated(entry)
         else:
-            outcome = run_job(entry.spec, entry.job, entry.ctx, self._find_output)
+            outcome = run_job(entry.spec, entry.job, entry.ctx, self._job_output)
         self.prefetch.observe(entry.spec.name, time.monotonic() - started)
         if not self.table.finish_run(entry):
             return  # a timeout or a cancel settled it already; this late result is dropped
@@ -269,9 +269,9 @@ class Worker:
             log.error(
                 "job %s cannot run in a child process (%s); running it in a thread", job.id, exc
             )
-            return run_job(spec, job, entry.ctx, self._find_output)
+            return run_job(spec, job, entry.ctx, self._job_output)
         if result.returned:
-            if self.metrics is not None and result.value != "batched":
+            if self.metrics is not None and result.value != Settled.BATCHED:
                 self.metrics.settled(job.type, str(result.value))
             self._log_settled(job, result.value)
             return None
@@ -307,7 +307,7 @@ class Worker:
         return None if deadline is None else max(0.0, deadline - time.monotonic())
 
     def _on_settled(self, job: ClaimedJob, settled: Settled) -> None:
-        if settled != "batched":
+        if settled != Settled.BATCHED:
             self.producer.settled()
             if self.metrics is not None:
                 self.metrics.settled(job.type, settled)
@@ -330,21 +330,21 @@ class Worker:
             self.metrics.acknowledged(count, seconds)
 
     def _log_settled(self, job: ClaimedJob, settled: Any) -> None:
-        if settled == "lost":
+        if settled == Settled.LOST:
             log.warning(
                 "job %s (%s) claim %d lost its lease: its result was discarded",
                 job.id,
                 job.type,
                 job.claim,
             )
-        elif settled == "unknown":
+        elif settled == Settled.UNKNOWN:
             log.warning(
                 "job %s (%s): database unavailable, leaving it to reclaim", job.id, job.type
             )
         else:
             log.debug("job %s (%s) attempt %d: %s", job.id, job.type, job.attempts, settled)
 
-    def _find_output(self, job_id: int) -> Any:
+    def _job_output(self, job_id: int) -> Any:
         def read() -> Any:
             with self.pool.connection() as conn:
                 return job_output(conn, job_id)
@@ -359,7 +359,7 @@ class Worker:
             raise DatabaseUnavailable(f"job {job_id}: cannot tell whether it already ran")
         return found[0]
 
-    def _read_outputs(self, root_id: int, stage: str) -> list[tuple[int | None, Any]]:
+    def _run_outputs(self, root_id: int, stage: str) -> list[tuple[int | None, Any]]:
         with self.pool.connection() as conn:
             return run_outputs(conn, root_id, stage)
 

@@ -10,9 +10,9 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from pipeline import Context, InvalidPayload, PermanentError, Registry, RetryableError, stage
-from pipeline.backoff import retry_delay
 from pipeline.db import describe
 from pipeline.queries import Q, load_migrations, parse_queries
+from pipeline.retry_delays import retry_delay
 from pipeline.settings import WorkerSettings
 
 ROOT = Path(__file__).resolve().parents[2]

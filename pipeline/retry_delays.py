@@ -1,4 +1,5 @@
-"""Retry delays: exponential in the attempt number, jittered, capped."""
+"""A failed job's retry delays: exponential in the attempt number, jittered, capped. (Waiting
+out a database outage is pipeline/reconnecting.py's.)"""
 
 from __future__ import annotations
 

@@ -1,15 +1,8 @@
-"""A threading.Event that costs nothing until a thread waits on it."""
+"""LazyEvent: a threading.Event that costs nothing until a thread waits on it."""
 
 from __future__ import annotations
 
 import threading
-from typing import Protocol
-
-
-class Flag(Protocol):
-    """What code that only looks at a stop signal needs of it."""
-
-    def is_set(self) -> bool: ...
 
 
 class LazyEvent:

@@ -1,5 +1,6 @@
-"""One way to wait out a database outage: exponential backoff, shared by every loop that talks
-to Postgres (claims, settling, the listener), so they all recover alike."""
+"""Reconnecting: one way to wait out a database outage (delays that double up to a cap), shared
+by every loop that talks to Postgres (claims, settling, the listener), so they all recover alike.
+(A failed job's retry delays are pipeline/retry_delays.py's.)"""
 
 from __future__ import annotations
 
