@@ -1,4 +1,4 @@
-"""Runs one job and says what happened, as an Outcome. It writes nothing: see outcomes.decide
+"""Runs one job and says what happened, as a RunResult. It writes nothing: see outcomes.decide
 for what an outcome becomes, and the completer for the write."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 from pipeline.context import Context
 from pipeline.db import DB_DOWN
 from pipeline.errors import DatabaseUnavailable, InvalidPayload, LeaseLost
-from pipeline.outcomes import MAX_ERROR_CHARS, Lost, Outcome, Raised, Succeeded
+from pipeline.outcomes import MAX_ERROR_CHARS, Lost, Raised, RunResult, Succeeded
 from pipeline.stage import StageSpec
 from pipeline.store import ClaimedJob
 
@@ -30,7 +30,7 @@ def describe_error(exc: BaseException) -> str:
 
 def run_job(
     spec: StageSpec, job: ClaimedJob, ctx: Context, job_output: JobOutputReader | None = None
-) -> Outcome:
+) -> RunResult:
     """Validate the payload as it is now, call the stage, and classify what happened.
 
     A job whose output is already stored is not called again: an earlier run of this very job

@@ -60,7 +60,19 @@ class Lost:
     reason: str
 
 
-Outcome = Succeeded | Raised | TimedOut | Crashed | Lost
+#: What a run produced, as the executor (or the parent of a child process) saw it.
+RunResult = Succeeded | Raised | TimedOut | Crashed | Lost
+
+
+@dataclass(frozen=True)
+class LostWhileRunning:
+    """The run ended, as `ran`, after this claim had lost its lease: the heartbeat found the
+    job claimed again, it was cancelled, or the worker let it go at shutdown."""
+
+    ran: RunResult
+
+
+Outcome = RunResult | LostWhileRunning
 
 # -- transitions: the one fenced write that settles the claim ---------------------------------
 
@@ -103,6 +115,13 @@ def decide(
 ) -> Transition:
     """The transition for an outcome. A failure retries while attempts remain and the error
     may pass; a permanent one, or one on the final attempt, fails the job for good."""
+    if isinstance(outcome, LostWhileRunning):
+        if not isinstance(outcome.ran, TimedOut | Crashed):
+            return Discard("the claim was lost while running")
+        # A timeout or a crash is the job's own doing: it is charged as usual, so a job that
+        # hangs or kills its process cannot loop; the write is fenced, so if another claim owns
+        # the job by now, it writes nothing all the same.
+        outcome = outcome.ran
     if isinstance(outcome, Lost):
         return Discard(outcome.reason)
     if isinstance(outcome, Succeeded):

@@ -24,7 +24,16 @@ from pipeline.executor import run_job
 from pipeline.listener import Listener
 from pipeline.maintenance import DeadWorkerPruner, Reclaimer, Scheduler, SlotRepair
 from pipeline.maintenance.retention import PRUNE_INTERVAL_S, Pruner
-from pipeline.outcomes import Crashed, Lost, Outcome, Raised, TimedOut, decide
+from pipeline.outcomes import (
+    Crashed,
+    Lost,
+    LostWhileRunning,
+    Outcome,
+    Raised,
+    RunResult,
+    TimedOut,
+    decide,
+)
 from pipeline.reconnecting import retry_db
 from pipeline.runs import job_output, run_outputs
 from pipeline.schedules import SCHEDULES, sync_schedules
@@ -229,20 +238,19 @@ class Worker:
         started = time.monotonic()
         if not self.table.start(entry, started):
             return  # given back or cancelled while it waited for a runner
+        ran: RunResult | None
         if entry.isolated:
-            outcome = self._run_isolated(entry)
+            ran = self._run_isolated(entry)
         else:
-            outcome = run_job(entry.spec, entry.job, entry.ctx, self._job_output)
+            ran = run_job(entry.spec, entry.job, entry.ctx, self._job_output)
         self.prefetch.observe(entry.spec.name, time.monotonic() - started)
         if not self.table.finish_run(entry):
             return  # a timeout or a cancel settled it already; this late result is dropped
-        if outcome is None:
+        if ran is None:
             self.table.forget(entry)  # the child process settled it
             return
-        if entry.ctx.lost_lease.is_set() and not isinstance(outcome, TimedOut | Crashed):
-            transition = decide(entry.spec, entry.job, Lost("the claim was lost while running"))
-        else:
-            transition = decide(entry.spec, entry.job, outcome)
+        outcome: Outcome = LostWhileRunning(ran) if entry.ctx.lost_lease.is_set() else ran
+        transition = decide(entry.spec, entry.job, outcome)
         self.completer.apply(entry.job, transition, until=entry.lease_until)
 
     def _let_go(self, entry: InFlight) -> None:
@@ -251,7 +259,7 @@ class Worker:
         self.table.finish_run(entry)
         self.table.forget(entry)
 
-    def _run_isolated(self, entry: InFlight) -> Outcome | None:
+    def _run_isolated(self, entry: InFlight) -> RunResult | None:
         from pipeline.isolation import IsolationError
         from pipeline.worker.isolated import run_alone
 

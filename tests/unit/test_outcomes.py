@@ -16,6 +16,7 @@ from pipeline.outcomes import (
     Discard,
     Fail,
     Lost,
+    LostWhileRunning,
     Outcome,
     Raised,
     Retry,
@@ -62,6 +63,30 @@ CASES: list[tuple[str, int, Outcome, Transition | type]] = [
     ("a reused output writes nothing new", 2, Succeeded(Out(), reused=True), Complete()),
     ("a lost claim writes nothing", 1, Lost("lease lost"), Discard("lease lost")),
     ("a lost claim writes nothing, even on its last attempt", 3, Lost("x"), Discard("x")),
+    (
+        "a success after the claim was lost writes nothing",
+        1,
+        LostWhileRunning(Succeeded(Out(text="late"))),
+        Discard("the claim was lost while running"),
+    ),
+    (
+        "an error after the claim was lost writes nothing, even on the last attempt",
+        3,
+        LostWhileRunning(Raised("ConnectionError: down", False)),
+        Discard("the claim was lost while running"),
+    ),
+    (
+        "a timeout after the claim was lost is still charged",
+        1,
+        LostWhileRunning(TimedOut(1)),
+        Retry,
+    ),
+    (
+        "a crash after the claim was lost on the final attempt still fails the job",
+        3,
+        LostWhileRunning(Crashed("killed by SIGKILL")),
+        Fail("crashed its worker process (killed by SIGKILL) while running in isolation"),
+    ),
     ("a retryable error retries", 1, Raised("ConnectionError: down", False), Retry),
     (
         "a retryable error on the final attempt fails",
