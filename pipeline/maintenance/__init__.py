@@ -1,7 +1,8 @@
-"""Maintenance services. Each exposes run_once() so tests drive them without a worker; the
-worker runs them on its maintenance thread."""
+"""Maintenance services. Each exposes run_once() so tests drive them without a worker; a
+worker's Maintainer runs them on its maintenance thread."""
 
 from pipeline.maintenance.dead_workers import DeadWorkerPruner
+from pipeline.maintenance.maintainer import Maintainer, Service
 from pipeline.maintenance.reclaim import Reclaimer
 from pipeline.maintenance.retention import Pruner, PruneReport
 from pipeline.maintenance.scheduler import Fired, Scheduler
@@ -10,10 +11,12 @@ from pipeline.maintenance.slots import SlotDrift, SlotRepair
 __all__ = [
     "DeadWorkerPruner",
     "Fired",
+    "Maintainer",
     "PruneReport",
     "Pruner",
     "Reclaimer",
     "Scheduler",
+    "Service",
     "SlotDrift",
     "SlotRepair",
 ]

@@ -10,7 +10,6 @@ completer, and a runner that fails for any reason leaves its job to reclaim.
 from __future__ import annotations
 
 import logging
-import random
 import threading
 import time
 import uuid
@@ -22,8 +21,7 @@ from pipeline.db import listen_dsn, make_pool
 from pipeline.errors import DatabaseUnavailable, PipelineError
 from pipeline.executor import run_job
 from pipeline.listener import Listener
-from pipeline.maintenance import DeadWorkerPruner, Reclaimer, Scheduler, SlotRepair
-from pipeline.maintenance.retention import PRUNE_INTERVAL_S, Pruner
+from pipeline.maintenance import Maintainer
 from pipeline.outcomes import (
     Crashed,
     Lost,
@@ -132,12 +130,7 @@ class Worker:
             wake=self._wake,
             on_claimed=self._on_claimed,
         )
-        self.reclaimer = Reclaimer(self.pool)
-        self.pruner = DeadWorkerPruner(self.pool, self.settings.worker_prune_after_s)
-        self.slot_repair = SlotRepair(self.pool)
-        # Every stage the code knows, not only those this worker runs: a schedule fires a job
-        # for any stage, and the worker that runs it may be another one.
-        self.scheduler = Scheduler(self.pool, REGISTRY)
+        self.maintainer = Maintainer.for_worker(self.pool, self.settings, halt=self._halt)
         self._isolator: Any = None  # started on the first isolated job
         self._isolator_lock = threading.Lock()
 
@@ -182,7 +175,7 @@ class Worker:
         self.runners.start()
         self._spawn("heartbeat", self.heartbeat.run)
         self._spawn("acknowledger", self.completer.run_acks)
-        self._spawn("maintenance", self._maintenance_loop)
+        self._spawn("maintenance", self.maintainer.run)
         # Detecting a pooler takes a round trip: an outage here must not stop the worker.
         listen_to = (
             self._retry("find where to listen", lambda: listen_dsn(self.dsn))
@@ -389,33 +382,6 @@ class Worker:
                 # The row says cancelled already; the stage's thread may not notice for a
                 # while, so its slot goes to a new thread now.
                 self.runners.replace(entry)
-
-    # -- maintenance --------------------------------------------------------------------------
-
-    def _maintenance_loop(self) -> None:
-        """Every service on its own period, on one thread; a failing one skips its round."""
-        services: list[tuple[str, float, Callable[[], object]]] = [
-            ("reclaim", self.settings.reclaim_interval_s, self.reclaimer.run_once),
-            ("worker pruning", self.settings.reclaim_interval_s, self.pruner.run_once),
-            ("slot repair", self.settings.slot_repair_interval_s, self.slot_repair.run_once),
-            ("scheduler", self.settings.schedule_interval_s, self.scheduler.run_once),
-        ]
-        if self.settings.retention_s is not None:
-            pruner = Pruner(self.pool, older_than_s=self.settings.retention_s)
-            services.append(("retention", PRUNE_INTERVAL_S, pruner.run_once))
-        due = [time.monotonic()] * len(services)
-        while not self._halt.is_set():
-            for i, (name, interval, run_once) in enumerate(services):
-                if time.monotonic() < due[i]:
-                    continue
-                try:
-                    run_once()
-                except Exception as exc:  # an outage, or a refused statement: try next round
-                    log.warning("%s skipped (%s)", name, exc)
-                # Jitter so that workers started together do not run in lockstep.
-                due[i] = time.monotonic() + interval * random.uniform(0.8, 1.2)
-            if self._halt.wait(max(0.0, min(due) - time.monotonic())):
-                return
 
     # -- shutdown -----------------------------------------------------------------------------
 

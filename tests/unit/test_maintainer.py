@@ -1,0 +1,104 @@
+"""The Maintainer on its own: services on their periods, on a clock the test moves."""
+
+from __future__ import annotations
+
+import random
+import threading
+
+import pytest
+
+from pipeline.maintenance import Maintainer, Service
+from pipeline.maintenance.maintainer import JITTER
+from pipeline.settings import WorkerSettings
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def maintainer(services: list[Service], clock: Clock) -> Maintainer:
+    return Maintainer(services, halt=threading.Event(), rng=random.Random(3), clock=clock)
+
+
+def test_every_service_runs_on_the_first_round_then_each_on_its_own_period() -> None:
+    clock, ran = Clock(), []
+    m = maintainer(
+        [
+            Service("often", 10, lambda: ran.append("often")),
+            Service("rarely", 100, lambda: ran.append("rarely")),
+        ],
+        clock,
+    )
+    wait = m.run_due()
+    assert ran == ["often", "rarely"]
+    assert wait is not None and 10 * (1 - JITTER) <= wait <= 10 * (1 + JITTER)
+    clock.now += 10 * (1 - JITTER) - 0.01
+    m.run_due()
+    assert ran == ["often", "rarely"], "a service ran before its period was up"
+    clock.now += 2 * 10 * JITTER + 0.02
+    m.run_due()
+    assert ran == ["often", "rarely", "often"]
+    clock.now += 100 * (1 + JITTER)
+    m.run_due()
+    assert ran.count("rarely") == 2
+
+
+def test_a_failing_service_skips_its_round_and_the_others_still_run() -> None:
+    clock, ran = Clock(), []
+
+    def broken() -> None:
+        ran.append("broken")
+        raise ConnectionError("database unavailable")
+
+    m = maintainer(
+        [Service("broken", 5, broken), Service("fine", 5, lambda: ran.append("fine"))], clock
+    )
+    m.run_due()
+    clock.now += 5 * (1 + JITTER)
+    m.run_due()
+    assert ran == ["broken", "fine", "broken", "fine"]
+
+
+def test_periods_are_jittered_so_workers_started_together_drift_apart() -> None:
+    clock = Clock()
+    waits = set()
+    for seed in range(20):
+        m = Maintainer(
+            [Service("s", 30, lambda: None)],
+            halt=threading.Event(),
+            rng=random.Random(seed),
+            clock=clock,
+        )
+        wait = m.run_due()
+        assert wait is not None and 30 * (1 - JITTER) <= wait <= 30 * (1 + JITTER)
+        waits.add(round(wait, 6))
+    assert len(waits) > 15
+
+
+def test_run_returns_once_halted() -> None:
+    halt = threading.Event()
+    rounds: list[int] = []
+
+    def service() -> None:
+        rounds.append(1)
+        halt.set()
+
+    Maintainer([Service("s", 0.01, service)], halt=halt).run()
+    assert rounds == [1]
+
+
+@pytest.mark.parametrize(("retention_s", "retention"), [(None, False), (86400.0, True)])
+def test_a_worker_maintains_reclaim_dead_workers_slots_schedules_and_retention_if_asked(
+    retention_s: float | None, retention: bool
+) -> None:
+    settings = WorkerSettings(retention_s=retention_s, reclaim_interval_s=7)
+    # The services take the pool but use it only when they run.
+    m = Maintainer.for_worker(None, settings, halt=threading.Event())  # type: ignore[arg-type]
+    names = [s.name for s in m.services]
+    assert names[:4] == ["reclaim", "worker pruning", "slot repair", "scheduler"]
+    assert ("retention" in names) is retention
+    assert m.services[0].interval_s == 7
