@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from dataclasses import dataclass, field
@@ -43,6 +44,10 @@ class InFlightTable:
         self._busy = 0
         self._waiting = 0  # dispatched, not yet taken by a runner
         self.changed = changed  # set when a slot is freed: the claim loop may claim again
+        #: set when a job starts with a deadline sooner than the one next_deadline() last gave:
+        #: whoever sleeps until that one (the timeouts thread) must look again
+        self.sooner_deadline = threading.Event()
+        self._watched = math.inf  # the deadline next_deadline() last gave; inf: none
 
     def add(self, entry: InFlight) -> None:
         with self.lock:
@@ -68,10 +73,18 @@ class InFlightTable:
             entry.started = True
             if entry.abandoned:
                 return False
-            if not entry.isolated and entry.spec.timeout_s is not None:
-                entry.deadline = now + entry.spec.timeout_s
-                self._timed[entry.job.id] = entry
-            return True
+            if entry.isolated or entry.spec.timeout_s is None:
+                return True
+            entry.deadline = now + entry.spec.timeout_s
+            self._timed[entry.job.id] = entry
+            # Jobs of one stage start in deadline order, so this is rarely true: the event is
+            # set once per sooner deadline, not once per job.
+            sooner = entry.deadline < self._watched
+            if sooner:
+                self._watched = entry.deadline
+        if sooner:
+            self.sooner_deadline.set()
+        return True
 
     def take_waiting(self) -> list[InFlight]:
         """Abandon every job still waiting for a runner, to give it back; the runner that
@@ -164,6 +177,9 @@ class InFlightTable:
         return due
 
     def next_deadline(self) -> float | None:
+        """The soonest deadline of a running job; from now on a sooner one sets sooner_deadline."""
         with self.lock:
             deadlines = [e.deadline for e in self._timed.values() if e.deadline is not None]
-        return min(deadlines) if deadlines else None
+            soonest = min(deadlines) if deadlines else None
+            self._watched = math.inf if soonest is None else soonest
+        return soonest

@@ -1,5 +1,5 @@
 """The claim loop: claims as many jobs as there are free slots, hands them to the dispatcher,
-and sleeps until a slot frees, a notification arrives, a deadline is due or the poll is up."""
+and sleeps until a slot frees, a notification arrives or the poll is up."""
 
 from __future__ import annotations
 
@@ -33,7 +33,6 @@ class Producer:
         poll_interval_s: float,
         retry_max_s: float,
         dispatch: Callable[[ClaimedJob], None],
-        on_tick: Callable[[], float | None],
         stopping: threading.Event,
         wake: threading.Event,
         on_claimed: Callable[[int, float], None] | None = None,
@@ -48,7 +47,6 @@ class Producer:
         self.poll_interval_s = poll_interval_s
         self.retry_max_s = retry_max_s
         self.dispatch = dispatch
-        self.on_tick = on_tick  # timeouts etc.; returns seconds until it next needs a tick
         self.stopping = stopping
         self.wake = wake
         self.on_claimed = on_claimed  # (jobs, seconds) of each claim, for metrics
@@ -61,7 +59,6 @@ class Producer:
         backoff = Backoff(self.retry_max_s, first_s=0.1)
         while not self.stopping.is_set():
             self.wake.clear()
-            next_tick = self.on_tick()
             ahead = self.ahead() if self.ahead is not None else 0
             free = self.table.free(ahead)
             want = min(free, self.batch_max)
@@ -88,11 +85,8 @@ class Producer:
                     self.dispatch(job)
                 if len(jobs) == want and want < free:
                     continue  # a full batch and slots left: more may be ready right now
-            wait = (
-                self.poll_interval_s if next_tick is None else min(self.poll_interval_s, next_tick)
-            )
             # One event for "a slot was freed" and "a job was announced": either ends the nap.
-            self.wake.wait(max(0.0, wait))
+            self.wake.wait(self.poll_interval_s)
 
     def settled(self) -> None:
         """A completion committed: a claim that came back short may succeed now."""

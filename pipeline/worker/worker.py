@@ -45,6 +45,7 @@ from pipeline.worker.metrics import WorkerMetrics
 from pipeline.worker.prefetch import Prefetch
 from pipeline.worker.producer import Producer
 from pipeline.worker.runners import Runners
+from pipeline.worker.timeouts import Timeouts
 
 log = logging.getLogger("pipeline.worker")
 
@@ -75,7 +76,7 @@ class Worker:
         self._grace_over = threading.Event()
         self._fatal: str | None = None
         self._threads: list[threading.Thread] = []
-        # runners + claim, heartbeat, acks, maintenance, and timeouts written by the claim loop
+        # runners + the claim loop, heartbeat, acknowledger, maintenance and timeouts threads
         pool_size = self.settings.concurrency + 5
         self.pool = make_pool(dsn, max_size=pool_size, name="pg-pipeline worker")
         self.store = JobStore(self.pool)
@@ -125,11 +126,11 @@ class Worker:
             poll_interval_s=self.settings.poll_interval_s,
             retry_max_s=self.settings.db_retry_max_s,
             dispatch=self._dispatch,
-            on_tick=self._expire_timeouts,
             stopping=self._stopping,
             wake=self._wake,
             on_claimed=self._on_claimed,
         )
+        self.timeouts = Timeouts(self.table, self.runners, self.completer, halt=self._halt)
         self.maintainer = Maintainer.for_worker(self.pool, self.settings, halt=self._halt)
         self._isolator: Any = None  # started on the first isolated job
         self._isolator_lock = threading.Lock()
@@ -175,6 +176,7 @@ class Worker:
         self.runners.start()
         self._spawn("heartbeat", self.heartbeat.run)
         self._spawn("acknowledger", self.completer.run_acks)
+        self._spawn("timeouts", self.timeouts.run)
         self._spawn("maintenance", self.maintainer.run)
         # Detecting a pooler takes a round trip: an outage here must not stop the worker.
         listen_to = (
@@ -295,18 +297,6 @@ class Worker:
                 self._isolator = Isolator(preload=sorted(modules | {"pipeline.worker.isolated"}))
             return self._isolator
 
-    def _expire_timeouts(self) -> float | None:
-        """Settle thread-run jobs past their deadline; seconds until the next deadline."""
-        for entry in self.table.overdue():
-            entry.ctx.lost_lease.set()
-            self.runners.replace(entry)
-            outcome = TimedOut(entry.spec.timeout_s or 0.0)
-            self.completer.apply(
-                entry.job, decide(entry.spec, entry.job, outcome), until=entry.lease_until
-            )
-        deadline = self.table.next_deadline()
-        return None if deadline is None else max(0.0, deadline - time.monotonic())
-
     def _on_settled(self, job: ClaimedJob, settled: Settled) -> None:
         if settled != Settled.BATCHED:
             self.producer.settled()
@@ -400,7 +390,6 @@ class Worker:
         ):
             self._wake.wait(min(0.2, max(0.0, deadline - time.monotonic())))
             self._wake.clear()
-            self._expire_timeouts()
         leftover = [e for e in self.table.running() if self.table.abandon(e)]
         for entry in leftover:
             entry.ctx.lost_lease.set()
@@ -423,6 +412,7 @@ class Worker:
                 thread.join(timeout=10)
         self._halt.set()
         self.heartbeat.stop()
+        self.timeouts.stop()
         for thread in self._threads:
             thread.join(timeout=2)  # the listener leaves within one notifies() timeout
         self._retry(

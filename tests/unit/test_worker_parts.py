@@ -141,3 +141,17 @@ def test_freeing_a_slot_wakes_the_claim_loop_even_after_it_cleared_the_flag() ->
     assert table.finish_run(a) and changed.is_set()
     changed.clear()  # the claim loop read the table
     assert table.finish_run(b) and changed.is_set()
+
+
+def test_only_a_deadline_sooner_than_the_watched_one_wakes_the_timeouts_thread() -> None:
+    table = InFlightTable(4, threading.Event())
+    first, later, sooner = (entry(i) for i in (1, 2, 3))
+    for e, timeout in ((first, 5.0), (later, 5.0), (sooner, 1.0)):
+        e.spec = replace(REG.get("counted"), timeout_s=timeout)
+        table.add(e)
+    assert table.start(first, now=100.0) and table.sooner_deadline.is_set(), "nothing watched"
+    table.sooner_deadline.clear()
+    assert table.next_deadline() == 105.0  # the thread now sleeps until then
+    assert table.start(later, now=101.0) and not table.sooner_deadline.is_set()
+    assert table.start(sooner, now=102.0) and table.sooner_deadline.is_set()
+    assert table.next_deadline() == 103.0
