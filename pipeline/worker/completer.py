@@ -1,11 +1,15 @@
-"""Applies transitions: the only code that writes a claimed job's end, and the owner of every
-database error that writing can meet.
+"""Applies transitions: the only code that writes a claimed job's end, the owner of every
+database error that writing can meet, and the one that tells the others a claim is settled.
 
 The rules: a connection error is retried until the claim's lease runs out (then reclaim takes
 over, which is always safe). Any other refusal (a NUL or an out-of-range number in a follow-up,
 a constraint an on_complete step broke, an exception from such a step) rolls the completing
 transaction back and fails the job for good with the reason; the worker goes on. Plain
 completions are buffered and written in batches, still fenced job by job.
+
+When a claim's settling is over (confirmed, lost, or left to reclaim) the completer publishes
+it: to the log, to the metrics, and to each subscriber (the in-flight table stops holding the
+claim; the producer claims again if its last claim came back short).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 import psycopg
 from psycopg.types.json import Jsonb
@@ -54,8 +58,16 @@ class Settled(StrEnum):
     UNKNOWN = "unknown"
 
 
-#: Called once per job when its settling is over (confirmed, lost or given up).
-OnSettled = Callable[[ClaimedJob, Settled], None]
+class Subscriber(Protocol):
+    def settled(self, job: ClaimedJob, settled: Settled) -> None:
+        """This claim's settling is over (never called with BATCHED)."""
+
+
+class CompleterMetrics(Protocol):
+    def settled(self, stage: str, result: str) -> None: ...
+
+    def acknowledged(self, count: int, seconds: float) -> None:
+        """One acknowledgement batch confirmed `count` completions in `seconds`."""
 
 
 class _Refused(Exception):
@@ -80,16 +92,19 @@ class Completer:
         halt: threading.Event,
         retry_max_s: float,
         batch_max: int,
-        on_settled: OnSettled,
-        on_acknowledged: Callable[[int, float], None] | None = None,
+        metrics: CompleterMetrics | None = None,
     ) -> None:
         self.store = store
         self._halt = halt
         self._retry_max_s = retry_max_s
         self._batch_max = batch_max
-        self._on_settled = on_settled
-        self._on_acknowledged = on_acknowledged  # (jobs, seconds) of each batch, for metrics
+        self._metrics = metrics
+        self._subscribers: tuple[Subscriber, ...] = ()
         self._acks: queue.SimpleQueue[_Ack | None] = queue.SimpleQueue()
+
+    def subscribe(self, subscriber: Subscriber) -> None:
+        """From now on, tell `subscriber` of every settled claim (call before the work starts)."""
+        self._subscribers = (*self._subscribers, subscriber)
 
     # -- one job ------------------------------------------------------------------------------
 
@@ -103,7 +118,7 @@ class Completer:
         except _Refused as refused:
             log.warning("job %s (%s): %s", job.id, job.type, refused.reason)
             settled = self._fail_refused(job, transition, refused.reason, until)
-        self._report(job, settled)
+        self.publish(job, settled)
         return settled
 
     def _write(self, job: ClaimedJob, transition: Transition, until: float) -> Settled:
@@ -164,11 +179,20 @@ class Completer:
         except psycopg.Error as exc:
             raise _Refused(f"the database refused the write: {_db_reason(exc)}") from exc
 
-    def _report(self, job: ClaimedJob, settled: Settled) -> None:
-        try:
-            self._on_settled(job, settled)
-        except Exception:  # the worker's bookkeeping must not undo a confirmed write
-            log.exception("job %s: on_settled callback failed", job.id)
+    def publish(self, job: ClaimedJob, settled: Settled) -> None:
+        """This claim's settling is over: say so to the log, the metrics and the subscribers.
+        The completer calls it for what it writes; the worker, for what a child process wrote."""
+        _log_settled(job, settled)
+        for subscriber in self._subscribers:
+            try:
+                subscriber.settled(job, settled)
+            except Exception:  # bookkeeping must not undo a confirmed write, nor skip the rest
+                log.exception("job %s: telling %r it settled failed", job.id, subscriber)
+        if self._metrics is not None:
+            try:
+                self._metrics.settled(job.type, settled)
+            except Exception:
+                log.exception("job %s: counting its settling failed", job.id)
 
     # -- batched acknowledgements ---------------------------------------------------------------
 
@@ -212,14 +236,14 @@ class Completer:
             for ack in batch:
                 self.apply_now(ack.job, Complete(), until=ack.until)
             return
-        if confirmed is not None and self._on_acknowledged is not None:
-            self._on_acknowledged(len(batch), time.monotonic() - started)
+        if confirmed is not None and self._metrics is not None:
+            self._metrics.acknowledged(len(batch), time.monotonic() - started)
         for ack in batch:
             if confirmed is None:
                 settled: Settled = Settled.UNKNOWN
             else:
                 settled = Settled.DONE if ack.job.id in confirmed else Settled.LOST
-            self._report(ack.job, settled)
+            self.publish(ack.job, settled)
 
     def apply_now(self, job: ClaimedJob, transition: Transition, *, until: float) -> Settled:
         """Like apply, but a plain completion is written at once instead of batched."""
@@ -232,13 +256,27 @@ class Completer:
                 settled = Settled.UNKNOWN if ok is None else (Settled.DONE if ok else Settled.LOST)
             except _Refused as refused:
                 settled = self._fail_refused(job, transition, refused.reason, until)
-            self._report(job, settled)
+            self.publish(job, settled)
             return settled
         return self.apply(job, transition, until=until)
 
     def close(self) -> None:
         """Flush: the acknowledger writes what is buffered, then returns."""
         self._acks.put(None)
+
+
+def _log_settled(job: ClaimedJob, settled: Settled) -> None:
+    if settled == Settled.LOST:
+        log.warning(
+            "job %s (%s) claim %d lost its lease: its result was discarded",
+            job.id,
+            job.type,
+            job.claim,
+        )
+    elif settled == Settled.UNKNOWN:
+        log.warning("job %s (%s): database unavailable, leaving it to reclaim", job.id, job.type)
+    else:
+        log.debug("job %s (%s) attempt %d: %s", job.id, job.type, job.attempts, settled)
 
 
 def _save_output(job: ClaimedJob, transition: Complete) -> TransactionStep:

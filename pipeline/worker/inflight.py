@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pipeline.context import Context
 from pipeline.stage import StageSpec
 from pipeline.store import ClaimedJob
+from pipeline.worker.completer import Settled
 
 
 @dataclass(eq=False)
@@ -130,6 +131,10 @@ class InFlightTable:
             if self._entries.get(entry.job.id) is entry:
                 del self._entries[entry.job.id]
                 self._untime(entry)
+
+    def settled(self, job: ClaimedJob, settled: Settled) -> None:
+        """A completer subscriber: a settled claim's lease is no longer needed."""
+        self.forget_claim(job)
 
     def forget_claim(self, job: ClaimedJob) -> None:
         """Forget the entry of this very claim of the job, if it is still here."""

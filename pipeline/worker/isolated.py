@@ -1,26 +1,32 @@
 """A job run alone in a child process: a crash there is the job's own, and a timeout or a
 cancel kills the child instead of abandoning a thread.
 
-The child does what a runner thread does (run, decide, complete) with its own connection, so
-outputs, follow-ups and on_complete steps commit in the child's fenced transaction; the parent
-keeps the lease alive meanwhile. If the child dies, the parent charges the job for the crash.
+The child (run_alone) does what a runner thread does (run, decide, complete) with its own
+connection, so outputs, follow-ups and on_complete steps commit in the child's fenced
+transaction; the parent (IsolatedRunner, on a runner thread) keeps the lease alive meanwhile.
+If the child dies, the parent charges the job for the crash.
 """
 
 from __future__ import annotations
 
 import importlib
+import logging
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from pipeline.context import Context
 from pipeline.db import make_pool
-from pipeline.executor import run_job
-from pipeline.outcomes import decide
+from pipeline.executor import JobOutputReader, run_job
+from pipeline.outcomes import Crashed, Lost, Raised, RunResult, TimedOut, decide
 from pipeline.runs import job_output, run_outputs
-from pipeline.stage import REGISTRY
+from pipeline.stage import REGISTRY, StageSpec
 from pipeline.store import ClaimedJob, JobStore
 from pipeline.worker.completer import Completer, Settled
+from pipeline.worker.inflight import InFlight
+
+log = logging.getLogger(__name__)
 
 CHILD_RETRY_MAX_S = 2.0  #: longest wait between reconnects inside the child
 
@@ -43,14 +49,79 @@ def run_alone(dsn: str, module: str, stage_name: str, job: ClaimedJob) -> Settle
 
         ctx = Context.for_job(job, REGISTRY, read_outputs)
         outcome = run_job(spec, job, ctx, read_job_output)
+        # No subscribers: the parent publishes what this returns.
         completer = Completer(
-            JobStore(pool),
-            halt=threading.Event(),
-            retry_max_s=CHILD_RETRY_MAX_S,
-            batch_max=1,
-            on_settled=lambda _job, _settled: None,
+            JobStore(pool), halt=threading.Event(), retry_max_s=CHILD_RETRY_MAX_S, batch_max=1
         )
         transition = decide(spec, job, outcome)
         return completer.apply_now(job, transition, until=time.monotonic() + job.lease_seconds)
     finally:
         pool.close()
+
+
+class IsolatedRunner:
+    """The parent's side: which jobs run alone, and running one. The Isolator (a fork server
+    that preloads the stages' modules) starts with the first such job."""
+
+    def __init__(self, dsn: str, specs: Mapping[str, StageSpec]) -> None:
+        self.dsn = dsn
+        self.specs = specs
+        self._isolator: Any = None
+        self._lock = threading.Lock()
+
+    def wanted(self, spec: StageSpec, job: ClaimedJob) -> bool:
+        """A stage that asks for it, or a job suspected of crashing its last worker."""
+        if spec.isolation != "process" and not job.suspect:
+            return False
+        # The child finds the stage by importing its module into the default registry.
+        if spec.fn.__module__ == "__main__" or REGISTRY.get_or_none(spec.name) is not spec:
+            if spec.isolation == "process":
+                log.error("stage %s cannot run in a child process: define it in a module", spec)
+            return False
+        return True
+
+    def run(self, entry: InFlight, job_output: JobOutputReader) -> RunResult | Settled:
+        """Run the job in a child: what the child settled, or, when the child did not get to
+        settle it, what happened to the run (the caller decides and settles that)."""
+        from pipeline.isolation import IsolationError
+
+        spec, job = entry.spec, entry.job
+        log.info("job %s (%s) runs alone in a child process", job.id, job.type)
+        try:
+            result = self._isolator_for().run(
+                run_alone,
+                (self.dsn, spec.fn.__module__, spec.name, job),
+                timeout_s=spec.timeout_s,
+                stop=entry.ctx.lost_lease,
+            )
+        except IsolationError as exc:
+            # The machinery failed, not the job: run it the ordinary way rather than not at all.
+            log.error(
+                "job %s cannot run in a child process (%s); running it in a thread", job.id, exc
+            )
+            return run_job(spec, job, entry.ctx, job_output)
+        if result.returned:
+            return Settled(result.value)
+        if result.timed_out:
+            return TimedOut(spec.timeout_s or 0.0)
+        if result.stopped:
+            return Lost("stopped while running in a child process")
+        if result.error is not None:
+            return Raised(f"the child process failed: {result.error}", permanent=False)
+        return Crashed(result.describe_death())
+
+    def _isolator_for(self) -> Any:
+        with self._lock:
+            if self._isolator is None:
+                from pipeline.isolation import Isolator
+
+                modules = {
+                    s.fn.__module__ for s in self.specs.values() if s.fn.__module__ != "__main__"
+                }
+                self._isolator = Isolator(preload=sorted(modules | {__name__}))
+            return self._isolator
+
+    def close(self) -> None:
+        with self._lock:
+            if self._isolator is not None:
+                self._isolator.close()

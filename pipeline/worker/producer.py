@@ -1,5 +1,6 @@
-"""The claim loop: claims as many jobs as there are free slots, hands them to the dispatcher,
-and sleeps until a slot frees, a notification arrives or the poll is up."""
+"""The claim loop: claims as many jobs as there are free slots, hands them to the executor, and
+sleeps until a slot frees, a job is announced, a settlement may have freed a tenant's slot, or
+the poll is up."""
 
 from __future__ import annotations
 
@@ -7,61 +8,102 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
 
 from pipeline.db import DB_DOWN
 from pipeline.reconnecting import Backoff
+from pipeline.settings import WorkerSettings
+from pipeline.stage import StageSpec
 from pipeline.store import ClaimedJob, JobStore
+from pipeline.worker.completer import Settled
 from pipeline.worker.inflight import InFlightTable
+from pipeline.worker.prefetch import Prefetch
 
 log = logging.getLogger(__name__)
 
+#: the first wait after a claim failed for an outage; it doubles up to ClaimPlan.retry_max_s
+FIRST_RETRY_S = 0.1
+
+
+@dataclass(frozen=True)
+class ClaimPlan:
+    """What the producer claims, and how often it looks."""
+
+    worker_id: uuid.UUID
+    types: tuple[str, ...]
+    caps: Mapping[str, int | None]  #: per stage, each tenant's running jobs; None: uncapped
+    batch_max: int  #: the most jobs one claim statement takes
+    poll_interval_s: float  #: the longest nap: the backstop for a missed announcement
+    retry_max_s: float  #: the longest wait between claims while the database is down
+
+    @classmethod
+    def for_worker(
+        cls, worker_id: uuid.UUID, specs: Mapping[str, StageSpec], settings: WorkerSettings
+    ) -> ClaimPlan:
+        """A stage's own tenant cap wins over the worker's."""
+        return cls(
+            worker_id,
+            tuple(sorted(specs)),
+            {
+                name: spec.tenant_cap if spec.tenant_cap is not None else settings.tenant_cap
+                for name, spec in specs.items()
+            },
+            settings.claim_batch_max,
+            settings.poll_interval_s,
+            settings.db_retry_max_s,
+        )
+
+
+class Dispatcher(Protocol):
+    def dispatch(self, job: ClaimedJob) -> None:
+        """Take the claimed job on (pipeline/worker/job_executor.py's JobExecutor)."""
+
+
+class ClaimMetrics(Protocol):
+    def claimed(self, count: int, seconds: float) -> None:
+        """One claim statement took `count` jobs (0 too) in `seconds`."""
+
 
 class Producer:
-    """Claims; call settled() after a completion commits, so a claim that came back short
-    (a tenant at its cap, say) is tried again at once rather than at the next poll."""
+    """Claims for the free slots of `table` (and `prefetch`'s jobs ahead) and hands each job
+    to `executor`. The table's `changed` event is its alarm clock: a freed slot sets it, and so
+    do announced(), settled() after a short claim, and stop()."""
 
     def __init__(
         self,
         store: JobStore,
+        plan: ClaimPlan,
         table: InFlightTable,
-        *,
-        types: Sequence[str],
-        caps: Mapping[str, int | None],
-        worker_id: uuid.UUID,
-        batch_max: int,
-        poll_interval_s: float,
-        retry_max_s: float,
-        dispatch: Callable[[ClaimedJob], None],
-        stopping: threading.Event,
-        wake: threading.Event,
-        on_claimed: Callable[[int, float], None] | None = None,
-        ahead: Callable[[], int] | None = None,
+        executor: Dispatcher,
+        prefetch: Prefetch,
+        metrics: ClaimMetrics | None = None,
     ) -> None:
         self.store = store
+        self.plan = plan
         self.table = table
-        self.types = sorted(types)
-        self.caps = dict(caps)
-        self.worker_id = worker_id
-        self.batch_max = batch_max
-        self.poll_interval_s = poll_interval_s
-        self.retry_max_s = retry_max_s
-        self.dispatch = dispatch
-        self.stopping = stopping
-        self.wake = wake
-        self.on_claimed = on_claimed  # (jobs, seconds) of each claim, for metrics
-        self.ahead = ahead  # how many jobs to claim beyond the free runners
+        self.executor = executor
+        self.prefetch = prefetch
+        self.metrics = metrics
+        self._stopping = threading.Event()
         #: The last claim got fewer jobs than it asked for: more may become claimable when a
         #: completion commits (a tenant's slot frees), not only when a local slot frees.
         self.short = False
 
+    @property
+    def stopping(self) -> bool:
+        return self._stopping.is_set()
+
     def run(self) -> None:
-        backoff = Backoff(self.retry_max_s, first_s=0.1)
-        while not self.stopping.is_set():
-            self.wake.clear()
-            ahead = self.ahead() if self.ahead is not None else 0
+        """Claim until stop()."""
+        plan, wake = self.plan, self.table.changed
+        backoff = Backoff(plan.retry_max_s, first_s=FIRST_RETRY_S)
+        while not self._stopping.is_set():
+            wake.clear()
+            ahead = self.prefetch.extra()
             free = self.table.free(ahead)
-            want = min(free, self.batch_max)
+            want = min(free, plan.batch_max)
             if ahead and self.table.waiting() > ahead // 2:
                 # The runners have work in hand: claim once half of it is taken, in one trip,
                 # rather than one job per finished one, a trip each.
@@ -69,26 +111,35 @@ class Producer:
             if want > 0:
                 started = time.monotonic()
                 try:
-                    jobs = self.store.claim(self.types, want, self.worker_id, self.caps)
+                    jobs = self.store.claim(plan.types, want, plan.worker_id, plan.caps)
                 except DB_DOWN as exc:
                     delay = backoff.next()
                     log.warning(
                         "claim failed, database unavailable (%s); retrying in %.1f s", exc, delay
                     )
-                    self.stopping.wait(delay)
+                    self._stopping.wait(delay)
                     continue
                 backoff.reset()
                 self.short = len(jobs) < want
-                if self.on_claimed is not None:
-                    self.on_claimed(len(jobs), time.monotonic() - started)
+                if self.metrics is not None:
+                    self.metrics.claimed(len(jobs), time.monotonic() - started)
                 for job in jobs:
-                    self.dispatch(job)
+                    self.executor.dispatch(job)
                 if len(jobs) == want and want < free:
                     continue  # a full batch and slots left: more may be ready right now
-            # One event for "a slot was freed" and "a job was announced": either ends the nap.
-            self.wake.wait(self.poll_interval_s)
+            wake.wait(plan.poll_interval_s)
 
-    def settled(self) -> None:
-        """A completion committed: a claim that came back short may succeed now."""
+    def announced(self, job_type: str) -> None:
+        """A job of this type became ready (a notification; "" for any type)."""
+        if not job_type or job_type in self.plan.types:
+            self.table.changed.set()
+
+    def settled(self, job: ClaimedJob, settled: Settled) -> None:
+        """A completer subscriber: a claim that came back short may succeed now."""
         if self.short:
-            self.wake.set()
+            self.table.changed.set()
+
+    def stop(self) -> None:
+        """Claim no more; run() returns within a moment."""
+        self._stopping.set()
+        self.table.changed.set()

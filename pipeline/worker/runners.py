@@ -9,24 +9,28 @@ import logging
 import queue
 import threading
 from collections.abc import Callable
+from typing import Protocol
 
 from pipeline.worker.inflight import InFlight
 
 log = logging.getLogger(__name__)
 
 
+class Executor(Protocol):
+    """What the runner threads serve (pipeline/worker/job_executor.py's JobExecutor)."""
+
+    def execute(self, entry: InFlight) -> None:
+        """Run the job and settle it."""
+
+    def let_go(self, entry: InFlight) -> None:
+        """execute() failed on the job (a bug): leave it to reclaim."""
+
+
 class Runners:
     def __init__(
-        self,
-        execute: Callable[[InFlight], None],
-        *,
-        on_error: Callable[[InFlight], None],
-        count: int,
-        max_abandoned: int,
-        on_too_many: Callable[[str], None],
+        self, *, count: int, max_abandoned: int, on_too_many: Callable[[str], None]
     ) -> None:
-        self._execute = execute
-        self._on_error = on_error
+        self._executor: Executor | None = None
         self._count = count
         self._max_abandoned = max_abandoned
         self._on_too_many = on_too_many
@@ -41,7 +45,9 @@ class Runners:
         with self._lock:
             return self._abandoned
 
-    def start(self) -> None:
+    def start(self, executor: Executor) -> None:
+        """Start the threads, each running the jobs submitted, one at a time, with executor."""
+        self._executor = executor
         for _ in range(self._count):
             self._spawn()
 
@@ -91,12 +97,14 @@ class Runners:
                 with self._lock:
                     self._live -= 1
                 return
+            executor = self._executor
+            assert executor is not None, "a job was taken before start()"
             try:
-                self._execute(entry)
+                executor.execute(entry)
             except BaseException:  # never lose a runner to a bug; the job is left to reclaim
                 log.exception("job %s: runner failed; leaving the job to reclaim", entry.job.id)
                 try:
-                    self._on_error(entry)
+                    executor.let_go(entry)
                 except BaseException:
                     log.exception("job %s: could not let go of the job", entry.job.id)
             with self._lock:

@@ -62,19 +62,20 @@ def test_a_runner_that_fails_lets_go_of_the_job_and_keeps_serving() -> None:
     let_go: list[int] = []
     done: list[int] = []
 
-    def execute(e: InFlight) -> None:
-        if e.job.id == 1:
-            raise RuntimeError("a bug in the worker")
-        done.append(e.job.id)
-        table.finish_run(e)
+    class Executor:
+        def execute(self, e: InFlight) -> None:
+            if e.job.id == 1:
+                raise RuntimeError("a bug in the worker")
+            done.append(e.job.id)
+            table.finish_run(e)
 
-    def on_error(e: InFlight) -> None:
-        let_go.append(e.job.id)
-        table.finish_run(e)
-        table.forget(e)
+        def let_go(self, e: InFlight) -> None:
+            let_go.append(e.job.id)
+            table.finish_run(e)
+            table.forget(e)
 
-    runners = Runners(execute, on_error=on_error, count=1, max_abandoned=4, on_too_many=print)
-    runners.start()
+    runners = Runners(count=1, max_abandoned=4, on_too_many=print)
+    runners.start(Executor())
     for job_id in (1, 2):
         e = entry(job_id)
         table.add(e)

@@ -1,0 +1,95 @@
+"""A claimed job's way from the producer to the completer.
+
+dispatch() puts the job in the in-flight table (so the heartbeat keeps its lease) and on the
+runners' queue; a runner thread calls execute(), which runs it (pipeline/executor.run_job, or
+alone in a child process), lets outcomes.decide say what the database must record, and hands
+that to the completer. Nothing here writes to the database or decides an outcome.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+from pipeline.context import Context
+from pipeline.executor import run_job
+from pipeline.outcomes import LostWhileRunning, Outcome, RunResult, decide
+from pipeline.stage import Registry
+from pipeline.store import ClaimedJob
+from pipeline.worker.completer import Completer, Settled
+from pipeline.worker.heartbeat import Heartbeat
+from pipeline.worker.inflight import InFlight, InFlightTable
+from pipeline.worker.isolated import IsolatedRunner
+from pipeline.worker.outputs import Outputs
+from pipeline.worker.prefetch import Prefetch
+from pipeline.worker.runners import Runners
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class JobExecutor:
+    registry: Registry  #: the stages' specs, and what follow-up jobs are checked against
+    table: InFlightTable
+    heartbeat: Heartbeat
+    runners: Runners
+    isolated: IsolatedRunner
+    outputs: Outputs
+    prefetch: Prefetch  #: told how long each run took
+    completer: Completer
+
+    def dispatch(self, job: ClaimedJob) -> None:
+        """A claimed job: hold it, and queue it for a runner."""
+        spec = self.registry.get(job.type)
+        ctx = Context.for_job(job, self.registry, self.outputs.run_outputs)
+        entry = InFlight(
+            job,
+            spec,
+            ctx,
+            isolated=self.isolated.wanted(spec, job),
+            lease_until=time.monotonic() + job.lease_seconds,
+        )
+        self.table.add(entry)
+        self.heartbeat.notice(job.lease_seconds)
+        self.runners.submit(entry)
+
+    def execute(self, entry: InFlight) -> None:
+        """One job, start to settle; runs on a runner thread."""
+        started = time.monotonic()
+        if not self.table.start(entry, started):
+            return  # given back or cancelled while it waited for a runner
+        ran: RunResult | Settled
+        if entry.isolated:
+            ran = self.isolated.run(entry, self.outputs.job_output)
+        else:
+            ran = run_job(entry.spec, entry.job, entry.ctx, self.outputs.job_output)
+        self.prefetch.observe(entry.spec.name, time.monotonic() - started)
+        if not self.table.finish_run(entry):
+            return  # a timeout or a cancel settled it already; this late result is dropped
+        if isinstance(ran, Settled):
+            self.completer.publish(entry.job, ran)  # the child process settled it
+            return
+        outcome: Outcome = LostWhileRunning(ran) if entry.ctx.lost_lease.is_set() else ran
+        transition = decide(entry.spec, entry.job, outcome)
+        self.completer.apply(entry.job, transition, until=entry.lease_until)
+
+    def let_go(self, entry: InFlight) -> None:
+        """A runner failed on this job (a bug of ours): free its slot and stop heartbeating
+        it, so its lease runs out and reclaim hands it on instead of it staying running."""
+        self.table.finish_run(entry)
+        self.table.forget(entry)
+
+    def cancel(self, job_id: int, claim: int) -> None:
+        """The job was cancelled (its row says so already): tell its stage, and free its slot."""
+        entry = self.table.get(job_id)
+        if entry is None or entry.job.claim != claim:
+            return
+        log.info("job %s was cancelled while running", job_id)
+        entry.ctx.lost_lease.set()  # a child process is killed on this
+        if not entry.isolated and self.table.abandon(entry):
+            self.table.forget(entry)
+            if entry.started:
+                # The stage's thread may not notice for a while, so its slot goes to a new
+                # thread now.
+                self.runners.replace(entry)
