@@ -1,4 +1,5 @@
-"""The worker's parts on their own: runners, the in-flight table, the executor's guards."""
+"""The worker's parts on their own: runners, the in-flight table, the executor's guards,
+what a settlement is called."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from pipeline.executor import run_job
 from pipeline.outcomes import Lost
 from pipeline.stage import Registry, stage
 from pipeline.store import ClaimedJob
+from pipeline.worker.completer import Settled
 from pipeline.worker.inflight import InFlight, InFlightTable
+from pipeline.worker.metrics import RESULTS
 from pipeline.worker.runners import Runners
 from tests.waiting import wait_for
 
@@ -156,3 +159,8 @@ def test_only_a_deadline_sooner_than_the_watched_one_wakes_the_timeouts_thread()
     assert table.start(later, now=101.0) and not table.sooner_deadline.is_set()
     assert table.start(sooner, now=102.0) and table.sooner_deadline.is_set()
     assert table.next_deadline() == 103.0
+
+
+def test_every_settlement_but_a_batched_one_is_counted_under_a_metrics_result() -> None:
+    assert set(RESULTS) == {s.value for s in Settled} - {Settled.BATCHED.value}
+    assert Settled.DONE == "done" and f"{Settled.LOST}" == "lost", "not the word a log says"
