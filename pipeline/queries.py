@@ -1,7 +1,10 @@
-"""The named queries of sql/queries*.sql, parsed once at import."""
+"""The SQL files shipped as pipeline.sql: named queries (sql/queries*.sql, parsed once at import),
+numbered migrations (sql/migrations) and function files (sql/functions); see pipeline/migrate.py
+for how the last two reach a database."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from importlib import resources
@@ -15,6 +18,37 @@ class Migration:
     version: int
     name: str
     sql: str
+
+
+@dataclass(frozen=True)
+class FunctionFile:
+    """sql/functions/NAME.sql: `CREATE OR REPLACE FUNCTION NAME`, the only spelling of NAME."""
+
+    name: str
+    sql: str
+    #: Other functions of sql/functions that its body calls: they are created before it.
+    calls: frozenset[str]
+
+    @property
+    def file(self) -> str:
+        return f"{self.name}.sql"
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.sql.encode()).hexdigest()
+
+    @property
+    def is_trigger(self) -> bool:
+        return _RETURNS_TRIGGER.search(_strip_comments(self.sql)) is not None
+
+
+_COMMENT = re.compile(r"--[^\n]*")
+_RETURNS_TRIGGER = re.compile(r"\bRETURNS\s+trigger\b", re.IGNORECASE)
+_DEFINES = re.compile(r"\bCREATE\s+OR\s+REPLACE\s+FUNCTION\s+(\w+)\s*\(", re.IGNORECASE)
+
+
+def _strip_comments(sql: str) -> str:
+    return _COMMENT.sub("", sql)
 
 
 def sql_text(filename: str) -> str:
@@ -45,6 +79,45 @@ def load_migrations() -> list[Migration]:
     if versions != list(range(1, len(found) + 1)):
         raise RuntimeError(f"migrations must be numbered 1..N without gaps, found {versions}")
     return found
+
+
+def load_functions() -> list[FunctionFile]:
+    """Every file of sql/functions, in the order migrate() creates them (see order_functions)."""
+    folder = resources.files("pipeline.sql.functions")
+    return order_functions(
+        {
+            entry.name.removesuffix(".sql"): entry.read_text(encoding="utf-8")
+            for entry in folder.iterdir()
+            if entry.name.endswith(".sql")
+        }
+    )
+
+
+def order_functions(texts: dict[str, str]) -> list[FunctionFile]:
+    """The function files by name (file name without .sql: text), each after the ones whose
+    functions it calls, then by name: a SQL-language function's body is checked against what
+    exists when it is created."""
+    found: dict[str, FunctionFile] = {}
+    for name, text in texts.items():
+        code = _strip_comments(text)
+        defined = _DEFINES.findall(code)
+        if defined != [name]:
+            raise RuntimeError(
+                f"sql/functions/{name}.sql must define one function, {name}, with CREATE OR "
+                f"REPLACE FUNCTION; it defines {defined}"
+            )
+        calls = {other for other in texts if other != name and re.search(rf"\b{other}\s*\(", code)}
+        found[name] = FunctionFile(name, text, frozenset(calls))
+    ordered: list[FunctionFile] = []
+    placed: set[str] = set()
+    while len(ordered) < len(found):
+        ready = sorted(n for n, f in found.items() if n not in placed and f.calls <= placed)
+        if not ready:
+            circle = sorted(set(found) - placed)
+            raise RuntimeError(f"sql/functions: these files call each other in a circle: {circle}")
+        ordered.extend(found[n] for n in ready)
+        placed.update(ready)
+    return ordered
 
 
 def load_queries() -> dict[str, LiteralString]:

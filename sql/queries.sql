@@ -71,7 +71,7 @@ FROM ROWS FROM (unnest(%(types)b::text[]), unnest(%(tenant_ids)b::text[]),
 RETURNING id;
 
 -- name: claim
--- pipeline_claim (sql/schema.sql) takes up to `limit` ready jobs with FOR UPDATE SKIP LOCKED,
+-- pipeline_claim (sql/functions/pipeline_claim.sql) takes up to `limit` ready jobs with FOR UPDATE SKIP LOCKED,
 -- fairly across tenants and within each tenant's cap; concurrent claimers take disjoint rows
 -- without waiting. cap_stages/caps are the worker's default caps per stage (NULL: none).
 SELECT id, type, tenant_id, payload, priority, attempts, max_attempts, lease_seconds,
@@ -217,26 +217,6 @@ DELETE FROM pipeline_workers WHERE id = %(id)s;
 DELETE FROM pipeline_workers
 WHERE last_seen < now() - make_interval(secs => %(after_s)s)
 RETURNING id;
-
--- name: migration_lock
--- Two processes migrating at once queue up here instead of racing on CREATE TABLE.
-SELECT pg_advisory_xact_lock(7263941873221);
-
--- name: create_migration_table
-CREATE TABLE IF NOT EXISTS pipeline_migrations (
-    version    integer     PRIMARY KEY,
-    name       text        NOT NULL,
-    applied_at timestamptz NOT NULL DEFAULT now()
-);
-
--- name: applied_migrations
-SELECT version FROM pipeline_migrations ORDER BY version;
-
--- name: record_migration
-INSERT INTO pipeline_migrations (version, name) VALUES (%(version)s, %(name)s);
-
--- name: migration_table_exists
-SELECT to_regclass('pipeline_migrations') IS NOT NULL;
 
 -- name: listen
 -- Channel names are fixed: pipeline_jobs carries a job type, pipeline_cancel "id:claims".

@@ -1,4 +1,4 @@
--- Per-tenant caps and the slot counters behind them (see pipeline_claim in sql/schema.sql).
+-- Per-tenant caps and the slot counters behind them (see pipeline_claim in sql/functions/).
 
 -- name: repair_slots
 -- One pair at a time under its row lock, so a claim in flight is never miscounted.

@@ -25,7 +25,7 @@ import psycopg
 
 from pipeline import inputs
 from pipeline.db import connect, database_url, describe
-from pipeline.migrate import migrate, pending
+from pipeline.migrate import migrate, pending_changes
 
 #: The `pipeline` parser's subcommands, which a command module's `add_commands` adds to.
 Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -86,7 +86,7 @@ def add_command(
 def open_db(*, auto_migrate: bool = True) -> tuple[str, psycopg.Connection[Any]]:
     dsn = database_url()
     conn = connect(dsn)
-    behind = pending(conn)
+    behind = pending_changes(conn)
     if behind:
         if auto_migrate and os.environ.get("PIPELINE_AUTO_MIGRATE", "1") != "0":
             migrate(conn)

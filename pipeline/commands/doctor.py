@@ -13,7 +13,7 @@ import psycopg
 from pipeline.blobs import blob_store_from_env
 from pipeline.commands.api import EXIT_FAILURE, EXIT_OK, Subcommands, add_command
 from pipeline.db import connect, database_url, describe, listen_dsn, scrub
-from pipeline.migrate import pending
+from pipeline.migrate import pending_changes
 from pipeline.queries import Q
 
 Check = tuple[str, bool, str]  #: (what, whether it is fine, the detail printed)
@@ -45,7 +45,7 @@ def _database_checks() -> list[Check]:
     with conn:
         row = conn.execute(Q["server_version"]).fetchone()
         checks.append(("postgres", True, f"{describe(dsn)}, server {row[0] if row else '?'}"))
-        behind = pending(conn)
+        behind = pending_changes(conn)
         checks.append(
             (
                 "schema",

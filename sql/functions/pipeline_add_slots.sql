@@ -1,0 +1,15 @@
+-- A tenant's counter row exists before its first claim, made by the statement that enqueued
+-- its first job: were the claim to insert it, two claimers inserting two new tenants' rows in
+-- opposite orders would wait on each other.
+CREATE OR REPLACE FUNCTION pipeline_add_slots() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO tenant_slots (tenant_id, stage)
+    SELECT DISTINCT n.tenant_id, n.type FROM new_jobs n
+    WHERE n.tenant_id IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM tenant_slots s
+                      WHERE s.tenant_id = n.tenant_id AND s.stage = n.type)
+    ON CONFLICT DO NOTHING;
+    RETURN NULL;
+END
+$$;
