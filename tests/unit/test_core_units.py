@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import re
 from pathlib import Path
 
 import pytest
@@ -11,37 +10,10 @@ from pydantic import BaseModel, ValidationError
 
 from pipeline import Context, InvalidPayload, PermanentError, Registry, RetryableError, stage
 from pipeline.db import describe
-from pipeline.queries import Q, load_migrations, parse_queries
 from pipeline.retry_delays import retry_delay
 from pipeline.settings import WorkerSettings
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def test_every_query_the_code_names_exists() -> None:
-    used = set()
-    for path in (ROOT / "pipeline").rglob("*.py"):
-        used |= set(re.findall(r'Q\["([a-z_]+)"\]', path.read_text()))
-    assert used, "found no query references; the pattern is wrong"
-    assert used - set(Q) == set()
-
-
-def test_no_sql_strings_in_the_runtime_code() -> None:
-    # Upper-case keywords opening a string literal (docstrings open with three quotes).
-    sql = re.compile(r"(?<![\"'])[\"'](SELECT|INSERT|UPDATE|DELETE|CREATE|LISTEN) ")
-    offenders = [p.name for p in (ROOT / "pipeline").rglob("*.py") if sql.search(p.read_text())]
-    assert offenders == []
-
-
-def test_parse_queries_rejects_duplicates_and_keeps_bodies() -> None:
-    parsed = parse_queries("-- preamble\n-- name: a\nSELECT 1;\n-- name: b\n-- why\nSELECT 2;\n")
-    assert parsed == {"a": "SELECT 1;", "b": "-- why\nSELECT 2;"}
-    with pytest.raises(ValueError, match="twice"):
-        parse_queries("-- name: a\nSELECT 1;\n-- name: a\nSELECT 2;\n")
-
-
-def test_migrations_are_numbered_from_one() -> None:
-    assert [m.version for m in load_migrations()][:1] == [1]
 
 
 def test_backoff_grows_exponentially_and_is_jittered_and_capped() -> None:
@@ -190,14 +162,6 @@ def test_an_output_that_does_not_fit_the_next_stage_fails_the_job_for_good() -> 
 def test_a_misspelt_stage_option_is_an_error_not_a_silent_default() -> None:
     with pytest.raises(TypeError, match="max_attempt"):
         stage("typo", max_attempt=3, registry=Registry())  # type: ignore[call-arg]
-
-
-def test_every_named_query_the_code_uses_exists_and_every_one_defined_is_used() -> None:
-    used: set[str] = set()
-    for path in [*(ROOT / "pipeline").rglob("*.py"), *(ROOT / "stages").rglob("*.py")]:
-        used |= set(re.findall(r"""Q\[["']([a-z0-9_]+)["']\]""", path.read_text()))
-    assert used - set(Q) == set(), "queries used but not defined"
-    assert set(Q) - used == set(), "queries defined but never used: delete them"
 
 
 def test_the_wheel_lists_every_package_of_the_source_tree() -> None:

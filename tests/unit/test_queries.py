@@ -1,10 +1,57 @@
-"""The SQL files as pipeline/queries.py reads them: no database."""
+"""The SQL files as pipeline/queries.py reads them, and the code's use of them: no database."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
-from pipeline.queries import load_functions, order_functions
+from pipeline.queries import Q, load_functions, load_migrations, order_functions, parse_queries
+
+ROOT = Path(__file__).resolve().parents[2]
+CODE = [*(ROOT / "pipeline").rglob("*.py"), *(ROOT / "stages").rglob("*.py")]
+
+
+def queries_the_code_names() -> set[str]:
+    used: set[str] = set()
+    for path in CODE:
+        used |= set(re.findall(r"""Q\[["']([a-z0-9_]+)["']\]""", path.read_text()))
+    return used
+
+
+def test_every_named_query_the_code_uses_exists() -> None:
+    used = queries_the_code_names()
+    assert used, "found no query references; the pattern is wrong"
+    assert used - set(Q) == set(), "queries used but not defined"
+
+
+def test_every_named_query_is_used_by_the_code() -> None:
+    assert set(Q) - queries_the_code_names() == set(), "queries defined but never used: delete them"
+
+
+def test_the_code_names_each_query_it_runs_literally() -> None:
+    # Q[some_variable] would hide a use from the two tests above.
+    dynamic = [p.name for p in CODE if re.search(r"""\bQ\[(?!["'])""", p.read_text())]
+    assert dynamic == []
+
+
+def test_no_sql_strings_in_the_runtime_code() -> None:
+    # Upper-case keywords opening a string literal (docstrings open with three quotes).
+    sql = re.compile(r"(?<![\"'])[\"'](SELECT|INSERT|UPDATE|DELETE|CREATE|LISTEN) ")
+    offenders = [p.name for p in (ROOT / "pipeline").rglob("*.py") if sql.search(p.read_text())]
+    assert offenders == []
+
+
+def test_parse_queries_rejects_duplicates_and_keeps_bodies() -> None:
+    parsed = parse_queries("-- preamble\n-- name: a\nSELECT 1;\n-- name: b\n-- why\nSELECT 2;\n")
+    assert parsed == {"a": "SELECT 1;", "b": "-- why\nSELECT 2;"}
+    with pytest.raises(ValueError, match="twice"):
+        parse_queries("-- name: a\nSELECT 1;\n-- name: a\nSELECT 2;\n")
+
+
+def test_migrations_are_numbered_from_one() -> None:
+    assert [m.version for m in load_migrations()][:1] == [1]
 
 
 def function(name: str, body: str = "SELECT 1", returns: str = "integer") -> str:
