@@ -161,6 +161,7 @@ def ocr(job: OcrPage, ctx: Context) -> PageResult:
         confidence=result.confidence,
         dpi=result.dpi,
         peak_rss_bytes=result.peak_rss_bytes,
+        layout=result.layout,
     )
 
 

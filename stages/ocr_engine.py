@@ -21,14 +21,18 @@ import logging
 import shutil
 import signal
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from stages.errors import DocumentError, OcrTimeout, signal_death_error
+from stages.layout import PageLayout
+from stages.ocr.ocr_words import OcrWord
 from stages.ocr.protocol import LOAD_REASONS
 from stages.ocr.runner import run_child
+from stages.ocr_layout import reported_layout, reported_words, scan_layout
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +59,8 @@ class PageText(BaseModel):
     dpi: int | None = None
     # The page's child process at its peak (PDFium's render, then tesseract), when known.
     peak_rss_bytes: int | None = None
+    # Where the page's words stand (None when not asked for, or when the reader failed at it).
+    layout: PageLayout | None = None
 
 
 def ocr_page(
@@ -68,6 +74,7 @@ def ocr_page(
     min_text_chars: int = 20,
     lang: str = "eng",
     blank_below: int = BLANK_BELOW_INK_BLOCKS,
+    layout: bool = True,
 ) -> PageText:
     """Text of page ``page_index`` (0-based) of ``pdf_path``.
 
@@ -79,7 +86,8 @@ def ocr_page(
     model it inherited, or as the command that replaces it). A rendered page with
     fewer than ``blank_below`` ink blocks (squares of ~1/75 inch with a stroke through them, see
     :func:`stages.ocr.raster.ink_blocks`; 0 turns the check off) is returned as ``blank``
-    without OCR.
+    without OCR. With ``layout``, the page's spans come too (:class:`PageLayout`): the text
+    layer's runs with their font size and weight, or the words tesseract read with their boxes.
 
     Raises IndexError for a page outside the document, FileNotFoundError for a missing file and
     RuntimeError when the environment is broken (tesseract or its language data missing).
@@ -104,6 +112,7 @@ def ocr_page(
             "tesseract": shutil.which("tesseract"),
             "tesseract_library": tesseract_library(),
             "blank_below": blank_below,
+            "layout": layout,
         },
         timeout_s=timeout_s,
         memory_limit_bytes=memory_limit_bytes,
@@ -122,18 +131,26 @@ def ocr_page(
     if not result["ok"]:
         raise _failure_to_error(label, result, memory_limit_bytes)
     peak = outcome.peak_rss_bytes
+    spans = reported_layout(result.get("layout"))
     if result.get("method") == "blank":
-        return PageText(text="", method="blank", dpi=result["dpi"], peak_rss_bytes=peak)
+        return PageText(
+            text="", method="blank", dpi=result["dpi"], peak_rss_bytes=peak, layout=spans
+        )
     if result.get("stage") != "tesseract":
-        return PageText(text=result["text"], method="text_layer", peak_rss_bytes=peak)
+        return PageText(text=result["text"], method="text_layer", peak_rss_bytes=peak, layout=spans)
     if result.get("method") == "ocr":  # read in the child's own process
         _warn_if_lowered(label, result, max_pixels)
+        if layout:
+            width, height = result["page_size"]
+            words = reported_words(result.get("words"))
+            spans = scan_layout(words, result["dpi"], width, height)
         return PageText(
             text=result["text"].replace("\f", "").strip(),
             method="ocr",
             confidence=result["confidence"],
             dpi=result["dpi"],
             peak_rss_bytes=peak,
+            layout=spans,
         )
     # The child rendered the page and then died in tesseract, or became the tesseract command:
     # the exit status is tesseract's.
@@ -161,12 +178,16 @@ def ocr_page(
     if _OCR_TEXT not in outcome.files or _OCR_TSV not in outcome.files:
         raise DocumentError(f"{label}: tesseract produced no output{detail}")
     _warn_if_lowered(label, result, max_pixels)
+    if layout:
+        width, height = result["page_size"]
+        spans = scan_layout(tsv_words(outcome.files[_OCR_TSV]), result["dpi"], width, height)
     return PageText(
         text=outcome.files[_OCR_TEXT].replace("\f", "").strip(),
         method="ocr",
         confidence=mean_word_confidence(outcome.files[_OCR_TSV]),
         dpi=result["dpi"],
         peak_rss_bytes=peak,
+        layout=spans,
     )
 
 
@@ -202,14 +223,32 @@ def _looks_out_of_memory(stderr: str) -> bool:
     return any(marker in stderr for marker in markers)
 
 
-def mean_word_confidence(tsv: str) -> float | None:
-    """Mean confidence of the words in tesseract's TSV output; None when there are none."""
+def _tsv_word_rows(tsv: str) -> Iterator[list[str]]:
+    """The rows of tesseract's TSV output that are words with text."""
     # Columns: level page_num block_num par_num line_num word_num left top width height conf text
-    confidences = []
     for line in tsv.splitlines()[1:]:
         cols = line.split("\t")
-        if len(cols) < 12 or cols[0] != "5" or not cols[11].strip():
+        if len(cols) >= 12 and cols[0] == "5" and cols[11].strip():
+            yield cols
+
+
+def tsv_words(tsv: str) -> list[OcrWord]:
+    """The words of tesseract's TSV output with their boxes, lines told apart by their block,
+    paragraph and line numbers."""
+    words = []
+    for cols in _tsv_word_rows(tsv):
+        try:
+            left, top, width, height = (int(col) for col in cols[6:10])
+        except ValueError:
             continue
+        words.append(OcrWord(cols[1:5], cols[11], left, top, left + width, top + height))
+    return words
+
+
+def mean_word_confidence(tsv: str) -> float | None:
+    """Mean confidence of the words in tesseract's TSV output; None when there are none."""
+    confidences = []
+    for cols in _tsv_word_rows(tsv):
         try:
             conf = float(cols[10])
         except ValueError:

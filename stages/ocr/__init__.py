@@ -39,7 +39,9 @@ The modules, by the process they run in:
 * the child: :mod:`~stages.ocr.child` (the request's op, its failures, the exec of tesseract),
   :mod:`~stages.ocr.limits`, :mod:`~stages.ocr.pdf_ops` (what the child does to the document),
   :mod:`~stages.ocr.reading_order` (two-column text layers read column by column),
-  :mod:`~stages.ocr.raster` (the page in grey pixels) and :mod:`~stages.ocr.tesseract`;
+  :mod:`~stages.ocr.text_layer` (a text layer's layout), :mod:`~stages.ocr.raster` (the page in
+  grey pixels), :mod:`~stages.ocr.tesseract` and :mod:`~stages.ocr.ocr_words` (the words it
+  read, with their boxes);
 * either side: :mod:`~stages.ocr.protocol` (the files and environment they share) and
   :mod:`~stages.ocr.processes` (waiting for and killing process groups).
 
@@ -47,8 +49,10 @@ At module level every module here imports only the standard library and its sibl
 parent imports them for :func:`~stages.ocr.runner.run_child`, the fork server runs
 ``python -P stages/ocr/sandbox.py --serve`` and only then imports pypdfium2 (where there is no
 fork server, each child runs ``python -P stages/ocr/sandbox.py request.json``). Nothing here
-imports the rest of ``stages``: a child has no use for pydantic or the extractors, and every
-import before its limits is time and memory spent on each page (a test holds this).
+imports the rest of ``stages`` at module level: every import before a child's limits is time
+and memory spent on each page (a test holds this). The one exception is made inside a function:
+a text layer's layout is read by the extractor's own reader, :mod:`stages.layout` (pydantic),
+which the fork server imports once for all its children.
 
 Protocol: the parent writes ``request.json`` into the work directory; the child writes
 ``result.json`` (atomically) holding ``{"ok": true, ...}`` or ``{"ok": false, "kind": ...,

@@ -7,10 +7,12 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
+from stages.ocr.ocr_words import MAX_WORDS
 from stages.ocr.protocol import OpResult, SetupError, failure, write_result
 from stages.ocr.raster import fit_dpi, ink_blocks, render_grey, write_pgm
-from stages.ocr.reading_order import columns_in_reading_order, text_segments
+from stages.ocr.reading_order import affordable_rects, columns_in_reading_order, text_segments
 from stages.ocr.tesseract import load_tesseract
+from stages.ocr.text_layer import text_layer_layout
 
 # PDFium's FPDF_GetLastError() codes (fpdfview.h) that the load step distinguishes.
 _FPDF_ERR_SUCCESS = 0
@@ -49,6 +51,7 @@ def op_info(pdfium: Any, request: dict[str, Any]) -> OpResult:
 def op_page(pdfium: Any, request: dict[str, Any]) -> OpResult:
     workdir = Path(request["workdir"])
     page_index = int(request["page_index"])
+    layout = bool(request.get("layout"))
     doc, refusal = _open_document(pdfium, request["pdf"])
     if refusal is not None:
         return refusal, None
@@ -60,12 +63,18 @@ def op_page(pdfium: Any, request: dict[str, Any]) -> OpResult:
     textpage = page.get_textpage()
     text = _normalize(textpage.get_text_range())
     with contextlib.suppress(Exception):  # reading order is an improvement, never a failure
-        ordered = columns_in_reading_order(text_segments(textpage), page.get_width())
-        if ordered is not None:
-            text = _normalize(ordered)
-    textpage.close()
+        if textpage.count_rects() <= affordable_rects(textpage):  # else PDFium's order
+            ordered = columns_in_reading_order(text_segments(textpage), page.get_width())
+            if ordered is not None:
+                text = _normalize(ordered)
     if sum(not c.isspace() for c in text) >= int(request["min_text_chars"]):
-        return {"ok": True, "method": "text_layer", "text": text}, None
+        result = {"ok": True, "method": "text_layer", "text": text}
+        if layout:
+            with contextlib.suppress(Exception):  # the layout is an addition, never a failure
+                result["layout"] = text_layer_layout(page, textpage)
+        textpage.close()
+        return result, None
+    textpage.close()
     width_pt, height_pt = page.get_size()
     if not (width_pt > 0 and height_pt > 0):
         return failure("document", f"the page has no area ({width_pt} x {height_pt} pt)"), None
@@ -80,8 +89,18 @@ def op_page(pdfium: Any, request: dict[str, Any]) -> OpResult:
     try:
         ink = ink_blocks(grey, dpi) if blank_below > 0 else None
         if ink is not None and ink < blank_below:  # nothing to read: no tesseract, no image file
-            return {"ok": True, "method": "blank", "ink": ink, "dpi": dpi}, None
-        rendered = {"ok": True, "stage": "tesseract", "dpi": dpi, "requested_dpi": requested_dpi}
+            blank = {"ok": True, "method": "blank", "ink": ink, "dpi": dpi}
+            if layout:
+                blank["layout"] = {"width": width_pt, "height": height_pt, "spans": []}
+            return blank, None
+        rendered = {
+            "ok": True,
+            "stage": "tesseract",
+            "dpi": dpi,
+            "requested_dpi": requested_dpi,
+            # What the parent needs to place the tesseract command's words (its TSV output).
+            "page_size": [width_pt, height_pt],
+        }
         if library:
             engine = load_tesseract(str(library)).engine(str(request["lang"]))
             engine.set_image(grey)
@@ -102,11 +121,13 @@ def op_page(pdfium: Any, request: dict[str, Any]) -> OpResult:
     doc.close()
     # Should tesseract crash or be killed, the parent knows it happened while it read the page.
     write_result(workdir, rendered)
-    read = engine.recognize()
+    read = engine.recognize(with_words=layout)
     if read is None:
         return failure("tesseract", "tesseract could not recognise the page"), None
-    text, confidence = read
-    return {**rendered, "method": "ocr", "text": text, "confidence": confidence}, None
+    result = {**rendered, "method": "ocr", "text": read.text, "confidence": read.confidence}
+    if layout:  # the parent makes the layout of them, as it does of the command's TSV
+        result["words"] = [word.as_list() for word in read.words[:MAX_WORDS]]
+    return result, None
 
 
 def _normalize(text: str) -> str:

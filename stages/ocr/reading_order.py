@@ -6,12 +6,15 @@ by line; PDFium's text rectangles say where each run stands, so the columns can 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
-#: Most text rectangles read from one page for the reading-order pass (a page beyond it keeps
-#: PDFium's order): bounds the work on pathological pages.
-MAX_SEGMENTS = 20_000
+#: Most (text rectangle, character) pairs the reading-order pass may cost one page: PDFium finds
+#: a rectangle's text by looking at each of the page's characters, so the pass grows with the
+#: product. The densest real pages seen have 1.2 million (400 runs of 3,000 characters); a page
+#: of 10,000 short lines has 490 million (40 s). A page beyond it keeps PDFium's order.
+MAX_RECT_CHAR_PAIRS = 20_000_000
 
 
 @dataclass(frozen=True)
@@ -25,10 +28,13 @@ class Segment:
     top: float
 
 
+def affordable_rects(textpage: Any) -> int:
+    """How many text rectangles of the page the pass may read (:data:`MAX_RECT_CHAR_PAIRS`)."""
+    return MAX_RECT_CHAR_PAIRS // max(1, int(textpage.count_chars()))
+
+
 def text_segments(textpage: Any) -> list[Segment]:
     count = textpage.count_rects()
-    if count > MAX_SEGMENTS:
-        return []
     segments = []
     for index in range(count):
         left, bottom, right, top = textpage.get_rect(index)
@@ -54,12 +60,21 @@ def _visual_lines(segments: list[Segment]) -> list[list[Segment]]:
 
 
 def columns_in_reading_order(segments: list[Segment], page_width: float) -> str | None:
-    """The page's text with two-column blocks read column by column, or None if it has none.
+    """The page's text with two-column blocks read column by column, or None if it has none
+    (the text is then PDFium's own order, see :func:`reading_rows`)."""
+    rows, found = reading_rows(segments, page_width)
+    return "\n".join(" ".join(s.text for s in row) for row in rows) if found else None
+
+
+def reading_rows(segments: list[Segment], page_width: float) -> tuple[list[list[Segment]], bool]:
+    """The segments as rows in reading order, each left to right, and whether the page has a
+    two-column block.
 
     A block is a run of at least 3 lines that each split into a left and a right part at the
     same gutter near the middle of the page, no text crossing it. Generators often draw such
-    blocks row by row, and PDFium then interleaves the columns line by line; lines outside
-    blocks (tables included) keep their left-to-right order.
+    blocks row by row, and PDFium then interleaves the columns line by line: a block's rows are
+    its left column's lines and then its right column's. Lines outside blocks (tables included)
+    are rows as they stand, top down.
     """
     lines = _visual_lines(segments)
 
@@ -82,7 +97,7 @@ def columns_in_reading_order(segments: list[Segment], page_width: float) -> str 
     def centre(line: list[Segment]) -> float:
         return (line[0].top + line[0].bottom) / 2
 
-    out: list[str] = []
+    rows: list[list[Segment]] = []
     found = False
     i = 0
     while i < len(lines):
@@ -101,11 +116,41 @@ def columns_in_reading_order(segments: list[Segment], page_width: float) -> str 
             found = True
             block = lines[i:j]
             middle = page_width / 2
-            out += [" ".join(s.text for s in ln if s.right < middle + 1) for ln in block]
-            out += [" ".join(s.text for s in ln if s.left > middle - 1) for ln in block]
-            out = [ln for ln in out if ln]
+            lefts = [[s for s in ln if s.right < middle + 1] for ln in block]
+            # The rest of each line is its right part, whatever stands across the middle (a
+            # lone line of the longer column, a table's cell): none of its text is lost.
+            rights = [
+                [s for s in ln if all(s is not t for t in left)]
+                for ln, left in zip(block, lefts, strict=True)
+            ]
+            rows += [row for row in lefts + rights if row]
             i = j
             continue
-        out.append(" ".join(s.text for s in lines[i]))
+        rows.append(lines[i])
         i += 1
-    return "\n".join(out) if found else None
+    return rows, found
+
+
+class Boxed(Protocol):
+    """Anything with a box in points from the page's top-left corner (a layout's span)."""
+
+    @property
+    def x0(self) -> float: ...
+    @property
+    def y0(self) -> float: ...
+    @property
+    def x1(self) -> float: ...
+    @property
+    def y1(self) -> float: ...
+
+
+B = TypeVar("B", bound=Boxed)
+
+
+def in_reading_order(items: Sequence[B], page_width: float, page_height: float) -> list[B]:
+    """``items`` as :func:`reading_rows` reads them: top down, two-column blocks column by
+    column, each line left to right."""
+    segments = [Segment("", i.x0, page_height - i.y1, i.x1, page_height - i.y0) for i in items]
+    item_of = {id(segment): item for segment, item in zip(segments, items, strict=True)}
+    rows, _ = reading_rows(segments, page_width)
+    return [item_of[id(segment)] for row in rows for segment in row]

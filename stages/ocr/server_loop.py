@@ -33,6 +33,8 @@ def serve() -> int:
         import pypdfium2  # noqa: F401
     with contextlib.suppress(Exception):
         from PIL import Image  # noqa: F401
+    with contextlib.suppress(Exception):
+        import stages.layout  # noqa: F401  a text layer's layout (pydantic)
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)

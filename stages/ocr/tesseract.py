@@ -11,11 +11,14 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from stages.ocr.ocr_words import OcrWord
 from stages.ocr.protocol import SetupError
 from stages.ocr.raster import Grey
 
 _PSM_AUTO = 3  # TessPageSegMode PSM_AUTO: the tesseract command's default
+_RIL_TEXTLINE = 2  # TessPageIteratorLevel RIL_TEXTLINE
 _RIL_WORD = 3  # TessPageIteratorLevel RIL_WORD
 
 
@@ -49,6 +52,10 @@ class Tesseract:
             ("TessResultIteratorConfidence", ctypes.c_float, [handle, c_int]),
             ("TessResultIteratorNext", c_int, [handle, c_int]),
             ("TessResultIteratorDelete", None, [handle]),
+            ("TessResultIteratorGetPageIterator", handle, [handle]),
+            ("TessPageIteratorIsAtBeginningOf", c_int, [handle, c_int]),
+            ("TessPageIteratorBoundingBox", c_int, [handle, c_int, *[ctypes.c_void_p] * 4]),
+            ("TessPageIteratorBaseline", c_int, [handle, c_int, *[ctypes.c_void_p] * 4]),
             ("TessDeleteText", None, [text]),
             ("TessBaseAPIEnd", None, [handle]),
             ("TessBaseAPIDelete", None, [handle]),
@@ -104,28 +111,62 @@ class Engine:
             self.api, address, grey.width, grey.height, 1, grey.stride
         )
 
-    def recognize(self) -> tuple[str, float | None] | None:
-        """The page's text as the tesseract command's ``txt`` output has it, and the mean word
-        confidence as its ``tsv`` output would give it; None when recognition fails."""
-        t, lib = self.tesseract, self.tesseract._lib
+    def recognize(self, *, with_words: bool = False) -> Read | None:
+        """The page's text as the tesseract command's ``txt`` output has it, the mean word
+        confidence as its ``tsv`` output would give it, and with ``with_words`` each word's box
+        and line; None when recognition fails."""
+        t, lib, ctypes = self.tesseract, self.tesseract._lib, self.tesseract._ctypes
         if lib.TessBaseAPIRecognize(self.api, None) != 0:
             return None
         text = t._take_text(lib.TessBaseAPIGetUTF8Text(self.api))
         confidences = []
+        boxes: list[OcrWord] = []
+        box = [ctypes.c_int() for _ in range(4)]
+        box_refs = [ctypes.addressof(side) for side in box]
+        line, ascent = -1, None
         words = lib.TessBaseAPIGetIterator(self.api)
         if words:
+            place = lib.TessResultIteratorGetPageIterator(words)
             try:
                 while True:
+                    if with_words and lib.TessPageIteratorIsAtBeginningOf(place, _RIL_TEXTLINE):
+                        line, ascent = line + 1, self._ascent(place, box, box_refs)
                     word = t._take_text(lib.TessResultIteratorGetUTF8Text(words, _RIL_WORD))
                     if word.strip():
                         confidence = lib.TessResultIteratorConfidence(words, _RIL_WORD)
                         if confidence >= 0:
                             confidences.append(float(confidence))
+                        if with_words and lib.TessPageIteratorBoundingBox(
+                            place, _RIL_WORD, *box_refs
+                        ):
+                            left, top, right, bottom = (side.value for side in box)
+                            boxes.append(OcrWord(line, word, left, top, right, bottom, ascent))
                     if not lib.TessResultIteratorNext(words, _RIL_WORD):
                         break
             finally:
                 lib.TessResultIteratorDelete(words)
-        return text, (sum(confidences) / len(confidences) if confidences else None)
+        mean = sum(confidences) / len(confidences) if confidences else None
+        return Read(text, mean, boxes)
+
+    def _ascent(self, place: int, box: list[Any], refs: list[int]) -> float | None:
+        """How far the line's top stands above its baseline (at its middle), in pixels."""
+        lib = self.tesseract._lib
+        if not lib.TessPageIteratorBoundingBox(place, _RIL_TEXTLINE, *refs):
+            return None
+        top = box[1].value
+        if not lib.TessPageIteratorBaseline(place, _RIL_TEXTLINE, *refs):
+            return None
+        _, y1, _, y2 = (side.value for side in box)
+        return float((y1 + y2) / 2 - top)
+
+
+@dataclass(frozen=True)
+class Read:
+    """What tesseract read on a page."""
+
+    text: str
+    confidence: float | None
+    words: list[OcrWord]
 
 
 _TESSERACTS: dict[str, Tesseract] = {}

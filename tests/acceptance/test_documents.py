@@ -86,6 +86,14 @@ def test_every_sample_runs_end_to_end_over_s3(
             obj["document"],
         )
         assert pages == len(truth["pages"])
+        # Every page that has words says where they stand, for the extractor.
+        placed = count(
+            conn,
+            "SELECT count(*) FROM job_outputs WHERE root_id = %s AND stage = 'ocr'"
+            " AND (output->>'text' = '' OR jsonb_array_length(output->'layout'->'spans') > 0)",
+            obj["document"],
+        )
+        assert placed == pages
     assert scores["tender"] == FIELDS and scores["mixed"] == FIELDS
     assert all(len(s) >= 8 for s in scores.values()), scores
     keys = [
