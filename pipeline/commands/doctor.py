@@ -11,7 +11,7 @@ from typing import Any
 import psycopg
 
 from pipeline.blobs import blob_store_from_env
-from pipeline.commands.api import EXIT_FAILURE, EXIT_OK, Subcommands, add_command
+from pipeline.commands.api import EXIT_FAILURE, EXIT_OK, Subcommands, add_command, printable
 from pipeline.db import connect, database_url, describe, listen_dsn, scrub
 from pipeline.migrate import pending_changes
 from pipeline.queries import Q
@@ -31,7 +31,8 @@ def run(args: argparse.Namespace) -> int:
         except Exception as exc:
             checks.append((ep.name, False, f"check failed to run: {exc}"))
     for name, ok, detail in checks:
-        print(f"{'ok  ' if ok else 'FAIL'}  {name:<16}{detail}")
+        # A detail quotes exceptions and what servers and plug-ins answered.
+        print(f"{'ok  ' if ok else 'FAIL'}  {printable(name):<16}{printable(detail)}")
     return EXIT_OK if all(ok for _, ok, _ in checks) else EXIT_FAILURE
 
 

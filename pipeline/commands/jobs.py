@@ -26,6 +26,7 @@ from pipeline.commands.api import (
     integer_arg,
     job_id_arg,
     open_db,
+    printable,
     stage_arg,
     tenant_arg,
     text_arg,
@@ -145,10 +146,10 @@ def _list(conn: psycopg.Connection[Any], args: argparse.Namespace) -> None:
         return
     print(f"{'id':>10}  {'type':<16}{'tenant':<12}{'status':<11}{'tries':>7}  last_error")
     for r in rows:
-        short = r.last_error.splitlines()[0][:60] if r.last_error else ""
-        tenant = "-" if r.tenant_id is None else r.tenant_id[:11]
+        short = printable(r.last_error.splitlines()[0])[:60] if r.last_error else ""
+        tenant = "-" if r.tenant_id is None else printable(r.tenant_id)[:11]
         print(
-            f"{r.id:>10}  {r.type:<16}{tenant:<12}{r.status:<11}"
+            f"{r.id:>10}  {printable(r.type):<16}{tenant:<12}{r.status:<11}"
             f"{r.attempts:>3}/{r.max_attempts:<3}  {short}"
         )
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from datetime import datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from pydantic import ValidationError
 
@@ -23,6 +22,7 @@ from pipeline.commands.api import (
     load_apps,
     open_db,
     parse_payload,
+    printable,
     stage_arg,
     tenant_arg,
     text_arg,
@@ -34,6 +34,7 @@ from pipeline.schedules import (
     Schedule,
     ScheduleOwnedByCode,
     ScheduleRow,
+    check_timezone,
     list_schedules,
     pause_schedule,
     remove_schedule,
@@ -139,18 +140,23 @@ def _add(args: argparse.Namespace) -> int:
             raise CliError(str(exc), EXIT_USAGE) from exc
     when = _local(next_fire_at, item.timing.timezone)
     print(
-        f"schedule {item.name} {'added' if new else 'updated'}: {item.stage}, "
-        f"{item.timing.describe()}, next fire {when}"
+        f"schedule {printable(item.name)} {'added' if new else 'updated'}: "
+        f"{printable(item.stage)}, {item.timing.describe()}, next fire {when}"
     )
     return EXIT_OK
 
 
 def _local(moment: datetime | None, timezone: str) -> str:
     """A time in the schedule's own timezone, with its offset: unambiguous, and 02:00 reads as
-    the 02:00 the cron says."""
+    the 02:00 the cron says. In UTC when this system's tzdata lacks the timezone (the row was
+    written by one whose tzdata has it): the offset still says which time it is."""
     if moment is None:
         return "-"
-    return moment.astimezone(ZoneInfo(timezone)).isoformat(timespec="seconds")
+    try:
+        zone: tzinfo = check_timezone(timezone)
+    except InvalidSchedule:
+        zone = UTC
+    return moment.astimezone(zone).isoformat(timespec="seconds")
 
 
 def _as_json(row: ScheduleRow) -> dict[str, Any]:
@@ -176,9 +182,9 @@ def _print_table(rows: list[ScheduleRow]) -> None:
     header = ("name", "stage", "schedule", "next fire", "paused", "last fired", "source")
     lines = [
         (
-            row.name,
-            row.stage,
-            row.timing.describe(),
+            printable(row.name),
+            printable(row.stage),
+            printable(row.timing.describe()),
             "-" if row.paused else _local(row.next_fire_at, row.timing.timezone),
             "yes" if row.paused else "no",
             _local(row.last_fired_at, row.timing.timezone),
@@ -192,7 +198,7 @@ def _print_table(rows: list[ScheduleRow]) -> None:
     for row in rows:
         if row.last_error:
             reason = " ".join(row.last_error.split())
-            print(f"{row.name}: its last fire time enqueued nothing: {reason}")
+            print(f"{printable(row.name)}: {printable(reason)}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -213,7 +219,7 @@ def run(args: argparse.Namespace) -> int:
             source = remove_schedule(conn, args.name)
             if source is None:
                 raise CliError(f"no schedule {args.name!r}")
-            print(f"schedule {args.name} removed")
+            print(f"schedule {printable(args.name)} removed")
             if source == "code":
                 print(
                     f"pipeline: note: {args.name!r} was declared in code; the next worker to "
@@ -223,11 +229,14 @@ def run(args: argparse.Namespace) -> int:
         elif args.schedule_command == "pause":
             if not pause_schedule(conn, args.name):
                 raise CliError(f"no schedule {args.name!r}")
-            print(f"schedule {args.name} paused")
+            print(f"schedule {printable(args.name)} paused")
         elif args.schedule_command == "resume":
-            following = resume_schedule(conn, args.name)
+            try:
+                following = resume_schedule(conn, args.name)
+            except InvalidSchedule as exc:  # its timezone or cron, unknown to this system
+                raise CliError(f"schedule {args.name!r} cannot be resumed here: {exc}") from exc
             if following is None:
                 raise CliError(f"no schedule {args.name!r}")
             when = following.isoformat(timespec="seconds")
-            print(f"schedule {args.name} resumed: next fire {when}")
+            print(f"schedule {printable(args.name)} resumed: next fire {when}")
     return EXIT_OK

@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 
 from pipeline.admin.status import Status, read_status
-from pipeline.commands.api import EXIT_OK, Subcommands, add_command, open_db
+from pipeline.commands.api import EXIT_OK, Subcommands, add_command, open_db, printable
 
 
 def add_commands(sub: Subcommands) -> None:
@@ -45,7 +45,7 @@ def render(status: Status) -> str:
     lines += _tenants(status)
     lines += _workers(status)
     lines += _schedules(status)
-    lines += [f"note: {note}" for note in status.notes]
+    lines += [f"note: {printable(note)}" for note in status.notes]
     return "\n".join(lines)
 
 
@@ -60,7 +60,9 @@ def _seconds(value: float | None) -> str:
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "") -> list[str]:
-    """Columns as wide as their widest cell; figures right-aligned, words left-aligned."""
+    """Columns as wide as their widest cell; figures right-aligned, words left-aligned. Every
+    cell is shown printable: tenants, names and errors come from whoever enqueued."""
+    rows = [[printable(cell) for cell in row] for row in rows]
     columns = list(zip(header, *rows, strict=True))
     widths = [max(len(cell) for cell in column) for column in columns]
     numeric = [
@@ -146,7 +148,7 @@ def _failures(status: Status) -> list[str]:
         return []
     by_stage: dict[str, list[str]] = {}
     for f in status.failures_hourly:
-        by_stage.setdefault(f.stage, []).append(f"{f.hour:%H:%M} {f.failed}")
+        by_stage.setdefault(printable(f.stage), []).append(f"{f.hour:%H:%M} {f.failed}")
     width = max(len(stage) for stage in by_stage)
     return [
         "",

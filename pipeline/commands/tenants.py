@@ -16,6 +16,7 @@ from pipeline.commands.api import (
     cap_arg,
     load_apps,
     open_db,
+    printable,
     stage_arg,
     tenant_arg,
     text_arg,
@@ -62,11 +63,16 @@ def run(args: argparse.Namespace) -> int:
     with conn:
         if args.tenants_command == "set-cap":
             set_cap(conn, args.tenant, args.stage, args.cap)
-            print(f"tenant {args.tenant}: at most {args.cap} running {args.stage} job(s)")
+            print(
+                f"tenant {printable(args.tenant)}: at most {args.cap} running "
+                f"{printable(args.stage)} job(s)"
+            )
         elif args.tenants_command == "clear-cap":
             if not clear_cap(conn, args.tenant, args.stage):
-                raise CliError(f"tenant {args.tenant} has no cap for stage {args.stage}")
-            print(f"tenant {args.tenant}: cap for {args.stage} cleared")
+                raise CliError(
+                    f"tenant {printable(args.tenant)} has no cap for stage {printable(args.stage)}"
+                )
+            print(f"tenant {printable(args.tenant)}: cap for {printable(args.stage)} cleared")
         else:
             load_apps(args.app)
             loads = tenant_loads(conn, args.tenant)
@@ -79,8 +85,8 @@ def run(args: argparse.Namespace) -> int:
                 cap = load.cap if load.cap is not None else _default_cap(load.stage)
                 shown = "-" if cap is None else f"{cap}{'' if load.cap is not None else '*'}"
                 print(
-                    f"{load.tenant_id:<24}{load.stage:<16}{shown:>8}{load.running:>9}"
-                    f"{load.queued:>9}"
+                    f"{printable(load.tenant_id):<24}{printable(load.stage):<16}{shown:>8}"
+                    f"{load.running:>9}{load.queued:>9}"
                 )
             if any(load.cap is None for load in loads):
                 print("\n* the stage's default cap from code (@stage(tenant_cap=))")
