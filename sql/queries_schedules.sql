@@ -19,12 +19,14 @@ SELECT now();
 -- The clock is the database's unless a test passes one, and is returned with each row so that
 -- the fire times computed in Python agree with the WHERE clause. Only stages the caller's code
 -- knows: it validates each payload and applies the stage's defaults (attempts, lease, priority).
+-- `left` names the rows this tick already left for another worker (they stay due): without it,
+-- a batch of such rows would come back at the head of every batch and hide the rows behind.
 -- The partial index pipeline_schedules_due holds the unpaused rows in fire-time order.
 SELECT s.name, s.stage, s.cron, s.every_s, s.timezone, s.payload, s.tenant_id, s.catch_up,
        s.next_fire_at, c.now
 FROM (SELECT coalesce(%(now)s::timestamptz, now()) AS now) AS c
 JOIN pipeline_schedules AS s ON s.next_fire_at <= c.now
-WHERE NOT s.paused AND s.stage = ANY(%(stages)s::text[])
+WHERE NOT s.paused AND s.stage = ANY(%(stages)s::text[]) AND s.name <> ALL(%(left)s::text[])
 ORDER BY s.next_fire_at, s.name
 LIMIT %(limit)s
 FOR UPDATE OF s SKIP LOCKED;
@@ -38,6 +40,13 @@ SET next_fire_at = %(next_fire_at)s,
     last_error = %(error)s,
     updated_at = now()
 WHERE name = %(name)s;
+
+-- name: schedule_note
+-- Why this worker left a due row to another one, without moving its fire time. Written once per
+-- reason: the workers that keep leaving it, tick after tick, rewrite nothing.
+UPDATE pipeline_schedules
+SET last_error = %(error)s, updated_at = now()
+WHERE name = %(name)s AND last_error IS DISTINCT FROM %(error)s;
 
 -- name: schedule_sync_lock
 -- Syncs from workers starting at once take turns; ticks (SKIP LOCKED) never wait for them.

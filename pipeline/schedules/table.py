@@ -4,6 +4,7 @@ scheduler (pipeline/maintenance/scheduler.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -217,12 +218,18 @@ def resume_schedule(
 
 
 def take_due(
-    conn: psycopg.Connection[Any], stages: list[str], limit: int, now: datetime | None
+    conn: psycopg.Connection[Any],
+    stages: list[str],
+    limit: int,
+    now: datetime | None,
+    *,
+    left: Sequence[str] = (),
 ) -> list[DueSchedule]:
-    """Lock up to `limit` due, unpaused schedules of `stages` (SKIP LOCKED: rows another
-    scheduler holds are left to it). Call inside the transaction that advances them."""
+    """Lock up to `limit` due, unpaused schedules of `stages`, but none named in `left` (SKIP
+    LOCKED: rows another scheduler holds are left to it). Call inside the transaction that
+    advances them."""
     rows = conn.execute(
-        Q["schedule_due"], {"now": now, "stages": stages, "limit": limit}
+        Q["schedule_due"], {"now": now, "stages": stages, "limit": limit, "left": list(left)}
     ).fetchall()
     return [
         DueSchedule(
@@ -248,6 +255,11 @@ def take_due(
             at,
         ) in rows
     ]
+
+
+def note_error(conn: psycopg.Connection[Any], name: str, error: str) -> None:
+    """Say on a locked due row why it was left unfired, leaving its fire time as it is."""
+    conn.execute(Q["schedule_note"], {"name": name, "error": error})
 
 
 def advance(

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from zoneinfo import ZoneInfo
 
-from cronsim import CronSim
+from cronsim import CronSim, CronSimError
 
 from pipeline.inputs import cron_expression
 from pipeline.schedules.checks import InvalidSchedule, check_cron, check_every, check_timezone
@@ -75,25 +74,35 @@ class Timing:
             return times, next_fire_at + (last + 1) * step
         return self._cron_latest(next_fire_at, now, limit), self._cron_after(now)
 
-    def _cron_after(self, now: datetime) -> datetime:
+    def _cron(self, start: datetime, *, reverse: bool = False) -> CronSim:
+        """cronsim over this schedule's expression, from `start` read in its timezone.
+
+        A row is written by one worker and read by all: one whose tzdata lacks the timezone, or
+        whose cronsim refuses the expression, gets InvalidSchedule naming it, as a definition
+        would, rather than an error of zoneinfo's or cronsim's own that a caller cannot expect.
+        """
         assert self.cron is not None
-        zone = ZoneInfo(self.timezone)
+        zone = check_timezone(self.timezone)
+        try:
+            return CronSim(cron_expression(self.cron), start.astimezone(zone), reverse=reverse)
+        except CronSimError as exc:
+            raise InvalidSchedule(f"invalid cron expression {self.cron!r}: {exc}") from None
+
+    def _cron_after(self, now: datetime) -> datetime:
         # cronsim reads the expression in the timezone of the datetime it starts from, and
         # handles DST as Debian cron does: a time skipped in spring runs at the jump, a time
         # repeated in autumn runs once.
         try:
-            found = next(CronSim(cron_expression(self.cron), now.astimezone(zone)))
+            found = next(self._cron(now))
         except StopIteration:
             raise InvalidSchedule(f"cron expression {self.cron!r} never fires again") from None
         return found.astimezone(UTC)
 
     def _cron_latest(self, since: datetime, now: datetime, limit: int) -> list[datetime]:
-        assert self.cron is not None
-        zone = ZoneInfo(self.timezone)
         # Backwards from `now`, inclusive: cronsim's reverse iteration starts one second before
         # a whole-second datetime, so it starts from the second after `now`.
         start = now.replace(microsecond=0) + timedelta(seconds=1)
-        backwards = CronSim(cron_expression(self.cron), start.astimezone(zone), reverse=True)
+        backwards = self._cron(start, reverse=True)
         found: list[datetime] = []
         for moment in backwards:
             fire = moment.astimezone(UTC)

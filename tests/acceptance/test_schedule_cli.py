@@ -11,6 +11,9 @@ from typing import Any
 import psycopg
 import pytest
 
+import tests.apps.jobs_app  # noqa: F401  registers the stages the scheduler fires
+from pipeline.db import make_pool
+from pipeline.maintenance import Scheduler
 from pipeline.schedules import Schedule, save_schedule
 from tests.acceptance.cli import run_cli
 
@@ -145,6 +148,34 @@ def test_bad_schedule_input_is_one_line_exit_2_and_changes_nothing(
     assert message in lines[0]
     assert result.stdout == ""
     assert schedules(conn) == before
+
+
+def test_schedule_list_shows_a_schedule_this_system_cannot_load_with_its_error(
+    env: dict[str, str], conn: Conn, db_url: str
+) -> None:
+    save_schedule(conn, Schedule.define("alien", stage="noop", cron="0 2 * * *"))
+    save_schedule(conn, Schedule.define("fast", stage="noop", every=60))
+    # Written by a worker whose tzdata has a zone this one lacks, and due.
+    conn.execute(
+        "UPDATE pipeline_schedules SET timezone = 'Mars/Olympus', next_fire_at = now() "
+        "WHERE name = 'alien'"
+    )
+    with make_pool(db_url, max_size=1, name="scheduler") as pool:
+        Scheduler(pool).run_once()
+    result = run_cli(env, "schedule", "list")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    alien = [line for line in result.stdout.splitlines() if line.startswith("alien")]
+    assert "0 2 * * * (Mars/Olympus)" in alien[0]
+    assert "+00:00" in alien[0]  # its next fire time, shown in UTC here
+    assert "stays due" in alien[1] and "unknown timezone 'Mars/Olympus'" in alien[1]
+    ok(env, "schedule", "pause", "alien")
+    resumed = run_cli(env, "schedule", "resume", "alien")
+    assert resumed.returncode == 1
+    assert resumed.stderr.strip().splitlines() == [
+        "pipeline: schedule 'alien' cannot be resumed here: unknown timezone 'Mars/Olympus': "
+        "use an IANA name such as 'Europe/Berlin' or 'UTC'"
+    ]
 
 
 def test_enqueue_at_a_time_with_an_offset_and_refuse_one_without(

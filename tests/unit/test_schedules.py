@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -138,6 +139,26 @@ def test_a_cron_every_second_missed_for_a_year_costs_only_its_catch_up() -> None
     times, following = timing.due(since, utc(2026, 5, 1, 0, 0, 0, 500_000), CATCH_UP_MAX)
     assert len(times) == CATCH_UP_MAX and times[-1] == utc(2026, 5, 1)
     assert following == utc(2026, 5, 1, 0, 0, 1)
+
+
+@pytest.mark.parametrize(
+    ("timing", "message"),
+    [
+        (Timing(cron="0 2 * * *", timezone="Mars/Olympus"), "unknown timezone 'Mars/Olympus'"),
+        (Timing(cron="61 * * * *"), "invalid cron expression '61 * * * *': Bad minute"),
+    ],
+)
+def test_a_stored_timing_this_system_cannot_read_raises_invalid_schedule(
+    timing: Timing, message: str
+) -> None:
+    # A row written by a worker with newer tzdata or cronsim: read here, it is refused as a
+    # definition would be, not with zoneinfo's or cronsim's own error.
+    for call in (
+        lambda: timing.due(utc(2026, 5, 1), utc(2026, 5, 2), 1),
+        lambda: timing.first_after(utc(2026, 5, 1)),
+    ):
+        with pytest.raises(InvalidSchedule, match=re.escape(message)):
+            call()
 
 
 def test_cron_in_berlin_follows_daylight_saving_time() -> None:
