@@ -1,8 +1,13 @@
 """LISTEN on a connection of its own: a hint that wakes idle workers, never the only signal.
 
-Anyone who can connect may NOTIFY on our channels, so a payload is data to check, not to
-trust: a malformed or oversized one is logged once per channel and dropped. Nothing a
-notification carries can stop the listener, and so the worker.
+Anyone who can connect may NOTIFY on our channels (it takes no privilege), so a notification
+is a hint to check, never an order: a malformed or oversized payload is logged once per channel
+and dropped; a job announcement only wakes the claim loop (which heeds them sparingly after one
+that found nothing: see Producer.announced); and a cancel is acted on only once the job's row
+says so (pipeline/worker/cancels.py). Notifications that arrive together are handled together:
+one wake-up per job type, and one check for every cancel of a batch, at most one check per
+CANCEL_CHECK_INTERVAL_S. Nothing a notification carries can stop the listener, and so the
+worker.
 """
 
 from __future__ import annotations
@@ -10,7 +15,8 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable
 
 import psycopg
 
@@ -23,10 +29,20 @@ log = logging.getLogger(__name__)
 JOBS_CHANNEL = "pipeline_jobs"
 CANCEL_CHANNEL = "pipeline_cancel"
 MAX_PAYLOAD_CHARS = 200  #: a job type or "id:claims" is far shorter; longer is not ours
+#: The shortest time between two checks of cancel notifications: each costs a read, so a flood
+#: of forged ones for jobs this worker holds costs at most this many reads a second (the hints
+#: that arrive meanwhile wait, and go in the next check together).
+CANCEL_CHECK_INTERVAL_S = 0.1
+#: Cancel hints held for the next check at most; more in one interval are dropped (a job that
+#: was cancelled all the same is found by the heartbeat, whose statement sees it is not running).
+MAX_PENDING_CANCELS = 1000
+_IDLE_WAIT_S = 0.5  #: how long one wait for notifications lasts, so a stop is seen in time
 _CANCEL = re.compile(r"([0-9]{1,19}):([0-9]{1,10})")
 
+Hint = tuple[int, int]  #: (job id, claim) from a cancel notification
 
-def parse_cancel(payload: str) -> tuple[int, int] | None:
+
+def parse_cancel(payload: str) -> Hint | None:
     """'id:claims' as numbers, or None when the payload is not of that form."""
     match = _CANCEL.fullmatch(payload)
     if match is None:
@@ -43,16 +59,20 @@ class Listener:
         dsn: str,
         *,
         on_ready: Callable[[str], None],
-        on_cancel: Callable[[int, int], None],
+        on_cancel: Callable[[list[Hint]], None],
         stop: threading.Event,
         retry_max_s: float,
     ) -> None:
+        """on_ready(job_type) for an announcement ("" after a reconnect: any type);
+        on_cancel(hints) for the cancel notifications of a batch, to be checked."""
         self._dsn = dsn
         self._on_ready = on_ready
         self._on_cancel = on_cancel
         self._stop = stop
         self._retry_max_s = retry_max_s
         self._warned: set[str] = set()
+        self._cancels: dict[Hint, None] = {}  # pending hints, in arrival order, once each
+        self._next_check = 0.0  # monotonic: the earliest the next cancel check may run
 
     def run(self) -> None:
         backoff = Backoff(self._retry_max_s, first_s=0.1)
@@ -81,24 +101,71 @@ class Listener:
             backoff.reset()
             self._on_ready("")  # anything enqueued before LISTEN took hold
             while not self._stop.is_set():
-                for note in conn.notifies(timeout=0.5):
-                    self.handle(note.channel, note.payload)
+                notes = list(conn.notifies(timeout=self._wait_s(), stop_after=1))
+                if notes:
+                    # And whatever else has arrived by now: handled as one batch.
+                    notes.extend(conn.notifies(timeout=0))
+                self.handle_batch((note.channel, note.payload) for note in notes)
+
+    def _wait_s(self) -> float:
+        if not self._cancels:
+            return _IDLE_WAIT_S
+        return min(_IDLE_WAIT_S, max(0.0, self._next_check - time.monotonic()))
 
     def handle(self, channel: str, payload: str) -> None:
-        """One notification; never raises."""
+        """One notification, as a batch of its own; never raises."""
+        self.handle_batch([(channel, payload)])
+
+    def handle_batch(self, notes: Iterable[tuple[str, str]]) -> None:
+        """Notifications that arrived together: each job type announced wakes the claim loop
+        once, and the cancels are checked together when the last check is far enough back.
+        Never raises."""
+        ready: dict[str, None] = {}
+        for channel, payload in notes:
+            try:
+                self._sort(channel, payload, ready)
+            except Exception:
+                log.exception("notification on %s could not be handled; ignored", channel)
+        for job_type in ready:
+            try:
+                self._on_ready(job_type)
+            except Exception:
+                log.exception("announcement of %r could not be handled; ignored", job_type)
+        self._check_cancels()
+
+    def _sort(self, channel: str, payload: str, ready: dict[str, None]) -> None:
+        if len(payload) > MAX_PAYLOAD_CHARS:
+            self._drop(channel, f"an oversized payload ({len(payload)} characters)")
+        elif channel == JOBS_CHANNEL:
+            if payload:
+                ready[payload] = None
+            else:  # "" is the listener's own "claim now", which no notification may say
+                self._drop(channel, "an empty payload")
+        elif channel == CANCEL_CHANNEL:
+            hint = parse_cancel(payload)
+            if hint is None:
+                self._drop(channel, f"a malformed payload {payload[:40]!r}")
+            elif len(self._cancels) < MAX_PENDING_CANCELS:
+                self._cancels[hint] = None
+            elif "overflow" not in self._warned:
+                self._warned.add("overflow")
+                log.warning(
+                    "more than %d cancel notifications within %.1f s: the rest are dropped (a "
+                    "job really cancelled is found by the next heartbeat)",
+                    MAX_PENDING_CANCELS,
+                    CANCEL_CHECK_INTERVAL_S,
+                )
+
+    def _check_cancels(self) -> None:
+        now = time.monotonic()
+        if not self._cancels or now < self._next_check:
+            return
+        hints, self._cancels = list(self._cancels), {}
+        self._next_check = now + CANCEL_CHECK_INTERVAL_S
         try:
-            if len(payload) > MAX_PAYLOAD_CHARS:
-                self._drop(channel, f"an oversized payload ({len(payload)} characters)")
-            elif channel == JOBS_CHANNEL:
-                self._on_ready(payload)
-            elif channel == CANCEL_CHANNEL:
-                parsed = parse_cancel(payload)
-                if parsed is None:
-                    self._drop(channel, f"a malformed payload {payload[:40]!r}")
-                else:
-                    self._on_cancel(*parsed)
+            self._on_cancel(hints)
         except Exception:
-            log.exception("notification on %s could not be handled; ignored", channel)
+            log.exception("cancel notifications could not be checked; ignored")
 
     def _drop(self, channel: str, what: str) -> None:
         if channel not in self._warned:

@@ -156,6 +156,12 @@ class JobStore:
             rows = conn.execute(Q["unclaim"], _fence_params(held)).fetchall()
         return {row[0] for row in rows}
 
+    def cancelled(self, claims: Iterable[tuple[int, int]]) -> set[int]:
+        """The ids among these (id, claim) pairs whose row is cancelled for that very claim."""
+        with self.pool.connection() as conn:
+            rows = conn.execute(Q["cancelled_claims"], _fence_params(claims)).fetchall()
+        return {row[0] for row in rows}
+
     def register_worker(self, worker: WorkerInfo) -> None:
         with self.pool.connection() as conn:
             conn.execute(Q["register_worker"], worker.params())

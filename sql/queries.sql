@@ -165,6 +165,16 @@ FROM unnest(%(ids)s::bigint[], %(claims)s::integer[]) AS held(id, claims)
 WHERE j.id = held.id AND j.claims = held.claims AND j.status IS NOT DISTINCT FROM 'running'
 RETURNING j.id;
 
+-- name: cancelled_claims
+-- Which of these claims were really cancelled. A cancel notification is only a hint (anyone who
+-- can connect may send one): the worker abandons a job only once its row says so. One read by
+-- primary key for every hint that arrived together.
+SELECT j.id
+FROM jobs AS j
+JOIN unnest(%(ids)s::bigint[], %(claims)s::integer[]) AS c(id, claims)
+  ON j.id = c.id AND j.claims = c.claims
+WHERE j.status = 'cancelled';
+
 -- name: reclaim_expired
 -- An expired lease means the worker died or stalled, which no job in it can be blamed for:
 -- every job it held shared its fate. So the attempt is refunded and the job becomes a suspect,

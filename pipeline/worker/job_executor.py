@@ -81,7 +81,8 @@ class JobExecutor:
         self.table.forget(entry)
 
     def cancel(self, job_id: int, claim: int) -> None:
-        """The job was cancelled (its row says so already): tell its stage, and free its slot."""
+        """The job was cancelled (its row says so: cancels.py checked): tell its stage, and free
+        its slot."""
         entry = self.table.get(job_id)
         if entry is None or entry.job.claim != claim:
             return

@@ -90,6 +90,10 @@ class Producer:
         #: The last claim got fewer jobs than it asked for: more may become claimable when a
         #: completion commits (a tenant's slot frees), not only when a local slot frees.
         self.short = False
+        #: An announcement was heeded since the last claim began.
+        self._heard = False
+        #: monotonic: announcements are not heeded before this (see announced()).
+        self._deaf_until = 0.0
 
     @property
     def stopping(self) -> bool:
@@ -110,6 +114,7 @@ class Producer:
                 want = 0
             if want > 0:
                 started = time.monotonic()
+                heard, self._heard = self._heard, False
                 try:
                     jobs = self.store.claim(plan.types, want, plan.worker_id, plan.caps)
                 except DB_DOWN as exc:
@@ -123,6 +128,15 @@ class Producer:
                 self.short = len(jobs) < want
                 if self.metrics is not None:
                     self.metrics.claimed(len(jobs), time.monotonic() - started)
+                if heard and not jobs:
+                    # Woken for nothing: the announcement was another worker's job, or forged.
+                    # Those that came during the claim are answered by it, the next ones by the
+                    # poll; a settlement, a freed slot or a stop from now on still wakes it.
+                    self._deaf_until = time.monotonic() + plan.poll_interval_s
+                    self._heard = False
+                    wake.clear()
+                    if self._stopping.is_set():
+                        continue
                 for job in jobs:
                     self.executor.dispatch(job)
                 if len(jobs) == want and want < free:
@@ -130,8 +144,16 @@ class Producer:
             wake.wait(plan.poll_interval_s)
 
     def announced(self, job_type: str) -> None:
-        """A job of this type became ready (a notification; "" for any type)."""
-        if not job_type or job_type in self.plan.types:
+        """A job of this type became ready (a notification); "" from the listener itself, which
+        (re)connected and may have missed some: claim now.
+
+        Anyone who can connect may send a notification, so after a claim that one woke finds
+        nothing, they are not heeded for a poll interval: the poll at its end claims anyway. A
+        flood of them costs at most one claim per poll interval beyond the polls."""
+        if not job_type:
+            self.table.changed.set()
+        elif job_type in self.plan.types and time.monotonic() >= self._deaf_until:
+            self._heard = True
             self.table.changed.set()
 
     def settled(self, job: ClaimedJob, settled: Settled) -> None:

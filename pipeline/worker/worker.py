@@ -37,6 +37,7 @@ from pipeline.schedules import SCHEDULES, sync_schedules
 from pipeline.settings import WorkerSettings
 from pipeline.stage import REGISTRY, Registry
 from pipeline.store import JobStore, WorkerInfo
+from pipeline.worker.cancels import CancelChecks
 from pipeline.worker.completer import Completer
 from pipeline.worker.heartbeat import Heartbeat
 from pipeline.worker.inflight import InFlightTable
@@ -129,6 +130,7 @@ class Worker:
             self.prefetch,
             self.metrics,
         )
+        self.cancels = CancelChecks(self.store, self.table, self.executor)
         self.completer.subscribe(self.table)
         self.completer.subscribe(self.producer)
         self.timeouts = Timeouts(self.table, self.runners, self.completer, halt=self._halt)
@@ -186,7 +188,7 @@ class Worker:
             listener = Listener(
                 listen_to,
                 on_ready=self.producer.announced,
-                on_cancel=self.executor.cancel,
+                on_cancel=self.cancels.check,
                 stop=self._halt,
                 retry_max_s=self.settings.db_retry_max_s,
             )

@@ -122,3 +122,22 @@ def test_a_settlement_wakes_a_producer_whose_last_claim_came_back_short(
     settled_elsewhere = ClaimedJob(job_id + 1, "noop", None, {}, 0, 1, 3, 30, None, 1)
     r.producer.settled(settled_elsewhere, Settled.DONE)
     wait_for(lambda: len(r.executor.jobs) == 1, timeout=10, what="the job claimed")
+
+
+def test_after_an_announcement_woke_a_claim_for_nothing_the_next_ones_wait_for_the_poll(
+    conn: Conn, running: Any
+) -> None:
+    # Anyone may announce (NOTIFY takes no privilege): one that finds nothing, forged or
+    # another worker's, mutes the next ones for a poll interval, so a flood costs no claims.
+    r = running(2)
+    wait_for(lambda: r.metrics.claims == [0], what="the first, empty claim")
+    r.producer.announced("noop")
+    wait_for(lambda: r.metrics.claims == [0, 0], what="the claim the announcement woke")
+    wait_for(lambda: not r.table.changed.is_set(), what="the producer to nap")
+    enqueue(conn, "noop", {})
+    r.producer.announced("noop")
+    assert not r.table.changed.is_set(), "a muted announcement woke the producer"
+    # Whatever else wakes it still does: here a settlement after its short claim.
+    settled_elsewhere = ClaimedJob(0, "noop", None, {}, 0, 1, 3, 30, None, 1)
+    r.producer.settled(settled_elsewhere, Settled.DONE)
+    wait_for(lambda: len(r.executor.jobs) == 1, timeout=10, what="the job claimed")
