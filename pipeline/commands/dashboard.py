@@ -11,12 +11,14 @@ import logging
 import os
 import sys
 
+from pipeline import inputs
 from pipeline.commands.api import (
     EXIT_OK,
     EXIT_USAGE,
     CliError,
     Subcommands,
     add_command,
+    argument,
     integer_arg,
     load_apps,
     open_db,
@@ -25,8 +27,11 @@ from pipeline.commands.api import (
     text_arg,
 )
 from pipeline.dashboard.security import (
+    HOSTS_ENV,
+    SESSION_MAX_AGE_S,
     TENANT_TOKENS_ENV,
     TOKEN_ENV,
+    TRUSTED_PROXIES_ENV,
     is_loopback,
     parse_tenant_tokens,
 )
@@ -54,6 +59,25 @@ def add_commands(sub: Subcommands) -> None:
         type=text_arg,
         default=[],
         help="module defining stages (as PIPELINE_APP): a run shows their fields in model order",
+    )
+    p.add_argument(
+        "--allowed-host",
+        action="append",
+        type=text_arg,
+        help=f"a host name served besides loopback ones (repeat it; default: {HOSTS_ENV})",
+    )
+    p.add_argument(
+        "--trusted-proxy",
+        action="append",
+        type=text_arg,
+        help="address or network of a reverse proxy whose X-Forwarded-Host/-Proto are believed "
+        f"(repeat it; default: {TRUSTED_PROXIES_ENV})",
+    )
+    p.add_argument(
+        "--session-max-age",
+        type=argument(inputs.duration),
+        default=SESSION_MAX_AGE_S,
+        help="how long a sign-in lasts, e.g. 30m or 8h (default 8h)",
     )
 
 
@@ -91,8 +115,11 @@ def run(args: argparse.Namespace) -> int:
             token=token,
             tenant=args.tenant,
             tenant_tokens=tenant_tokens,
+            hosts=args.allowed_host,
+            trusted_proxies=args.trusted_proxy,
+            session_max_age_s=args.session_max_age,
         )
-    except ValueError as exc:  # a tenant token too short, or shared, or for another tenant
+    except ValueError as exc:  # a tenant token too short, shared, for another tenant; a host
         raise CliError(str(exc), EXIT_USAGE) from None
     host = printable(f"[{args.host}]" if ":" in args.host else args.host)
     print(
@@ -102,7 +129,14 @@ def run(args: argparse.Namespace) -> int:
         flush=True,
     )
     config = uvicorn.Config(
-        served, host=args.host, port=args.port, log_level="warning", access_log=False
+        served,
+        host=args.host,
+        port=args.port,
+        log_level="warning",
+        access_log=False,
+        # The dashboard reads forwarding headers itself, from its configured proxy alone;
+        # uvicorn's own reading would believe any process on 127.0.0.1.
+        proxy_headers=False,
     )
     server = uvicorn.Server(config)
     server.run()

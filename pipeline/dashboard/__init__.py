@@ -6,7 +6,7 @@ imported: the CLI imports it for its command, and its other commands need none o
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -26,6 +26,9 @@ def app(
     tenant_tokens: Mapping[str, str] | None = None,
     registry: Registry | None = None,
     poll_s: float = 2.0,
+    hosts: Sequence[str] | None = None,
+    trusted_proxies: Sequence[str] | None = None,
+    session_max_age_s: float | None = None,
 ) -> Starlette:
     """The dashboard as an ASGI app; see pipeline.dashboard.web.app."""
     from pipeline.dashboard import web
@@ -38,4 +41,7 @@ def app(
         tenant_tokens=tenant_tokens,
         registry=registry,
         poll_s=poll_s,
+        hosts=hosts,
+        trusted_proxies=trusted_proxies,
+        session_max_age_s=session_max_age_s,
     )

@@ -23,7 +23,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from pipeline.admin.status import begin_snapshot
 from pipeline.dashboard import forms, render
 from pipeline.dashboard.problem import Problem
-from pipeline.dashboard.security import Admission, Gate, Guard
+from pipeline.dashboard.security import SESSION_MAX_AGE_S, Admission, Gate, Guard, Hosts
 from pipeline.db import DB_DOWN, connect, describe, scrub
 from pipeline.errors import DatabaseUnavailable
 
@@ -53,6 +53,11 @@ class Settings:
     tenant_tokens: Mapping[str, str] = field(default_factory=dict)
     #: stage name to its output model's field names, for the run page's field order
     field_order: Callable[[str], Sequence[str] | None] = lambda stage: None
+    #: host names served besides loopback ones (security.py says when)
+    hosts: Sequence[str] = ()
+    #: addresses or networks of reverse proxies whose X-Forwarded-* headers are believed
+    trusted_proxies: Sequence[str] = ()
+    session_max_age_s: float = SESSION_MAX_AGE_S
 
 
 @dataclass(frozen=True)
@@ -76,10 +81,14 @@ class Dashboard:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        guard = Guard(
+            settings.token, settings.tenant_tokens, session_max_age_s=settings.session_max_age_s
+        )
         self.gate = Gate(
-            Guard(settings.token, settings.tenant_tokens),
+            guard,
             tenant=settings.tenant,
             read_only=settings.read_only,
+            hosts=Hosts(settings.hosts, settings.trusted_proxies, any_host=guard.required),
         )
         self.templates: Environment = render.environment()
         self.where = describe(settings.dsn)  # host, port and database: never the password

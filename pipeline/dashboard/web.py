@@ -6,7 +6,7 @@ pages/), which render Jinja2 templates, with htmx for the parts that refresh the
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -25,9 +25,14 @@ from pipeline.dashboard.pages.schedules import ScheduleActions
 from pipeline.dashboard.pages.tenants import TenantsPage
 from pipeline.dashboard.problem import Problem
 from pipeline.dashboard.security import (
+    HOSTS_ENV,
+    SESSION_MAX_AGE_S,
     TENANT_TOKENS_ENV,
     TOKEN_ENV,
+    TRUSTED_PROXIES_ENV,
+    HostCheck,
     SecurityHeaders,
+    parse_list,
     parse_tenant_tokens,
 )
 from pipeline.db import database_url
@@ -52,6 +57,9 @@ def app(
     tenant_tokens: Mapping[str, str] | None = None,
     registry: Registry | None = None,
     poll_s: float = POLL_S,
+    hosts: Sequence[str] | None = None,
+    trusted_proxies: Sequence[str] | None = None,
+    session_max_age_s: float | None = None,
 ) -> Starlette:
     """The dashboard as an ASGI app, to serve or to mount in yours:
 
@@ -64,9 +72,17 @@ def app(
     to that tenant, whoever asks. read_only: no retry, cancel, pause or resume. registry: where
     the run page finds a stage's output model, to show its fields in the model's order
     (pipeline.REGISTRY by default; fields come in stored order for a stage it does not know).
+    hosts: names served besides loopback ones (PIPELINE_DASHBOARD_HOSTS when None);
+    trusted_proxies: addresses or networks whose X-Forwarded-Host/-Proto/-Port are believed
+    (PIPELINE_DASHBOARD_TRUSTED_PROXIES when None). session_max_age_s: how long a sign-in lasts
+    (8 hours when None).
     """
     if tenant_tokens is None:
         tenant_tokens = parse_tenant_tokens(os.environ.get(TENANT_TOKENS_ENV, ""))
+    if hosts is None:
+        hosts = parse_list(os.environ.get(HOSTS_ENV, ""))
+    if trusted_proxies is None:
+        trusted_proxies = parse_list(os.environ.get(TRUSTED_PROXIES_ENV, ""))
     stages = registry if registry is not None else REGISTRY
     dashboard = Dashboard(
         Settings(
@@ -77,6 +93,9 @@ def app(
             poll_s=poll_s,
             tenant_tokens=dict(tenant_tokens),
             field_order=lambda name: output_fields(stages, name),
+            hosts=tuple(hosts),
+            trusted_proxies=tuple(trusted_proxies),
+            session_max_age_s=session_max_age_s or SESSION_MAX_AGE_S,
         )
     )
     overview, jobs, actions = OverviewPage(dashboard), JobPages(dashboard), JobActions(dashboard)
@@ -96,10 +115,12 @@ def app(
             Route("/runs/{run_id}", runs.show),
             Route("/tenants", tenants.show),
             Route("/login", login.sign_in, methods=both),
+            Route("/logout", login.sign_out, methods=["POST"]),
             Mount("/static", StaticFiles(packages=[("pipeline.dashboard", "static")])),
         ],
         exception_handlers={Problem: errors.problem, 404: _not_found(errors)},
-        middleware=[Middleware(SecurityHeaders)],
+        # Outermost first: a refused Host's 421 carries the security headers too.
+        middleware=[Middleware(SecurityHeaders), Middleware(HostCheck, gate=dashboard.gate)],
     )
     starlette.state.dashboard = dashboard
     return starlette

@@ -8,10 +8,7 @@ import contextlib
 import json
 import shutil
 import signal
-import socket
-import subprocess
 import tempfile
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,7 +21,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
 from stages.tender import TenderFields
-from tests.acceptance.cli import REPO, WorkerProcess, pipeline_exe, run_cli
+from tests.acceptance.cli import REPO, WorkerProcess, run_cli
+from tests.acceptance.dashboard_process import served_dashboard
 from tests.waiting import wait_for
 
 Conn = psycopg.Connection[Any]
@@ -69,43 +67,10 @@ def browser() -> Iterator[WebDriver]:
         shutil.rmtree(profile, ignore_errors=True)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as response:
-            return bool(response.status == 200)
-    except OSError:
-        return False
-
-
 @pytest.fixture
 def dashboard(env: dict[str, str], tmp_path: Path) -> Iterator[str]:
-    port = free_port()
-    log = (tmp_path / "dashboard.log").open("w")
-    proc = subprocess.Popen(
-        [*pipeline_exe(), "dashboard", "--port", str(port)],
-        env=env,
-        cwd=REPO,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_for(
-            lambda: answers(url + "/") or proc.poll() is not None, what="the dashboard", timeout=60
-        )
-        assert proc.poll() is None, (tmp_path / "dashboard.log").read_text()
+    with served_dashboard(env, tmp_path / "dashboard.log") as url:
         yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        log.close()
 
 
 def snap(browser: WebDriver, shots: Path, name: str) -> None:
@@ -311,3 +276,24 @@ def test_the_tenants_page(browser: WebDriver, dashboard: str, conn: Conn, shots:
 
     assert text_at(browser, '#queued tr[data-tenant="acme"]').split()[-1] == "30"
     snap(browser, shots, "tenants")
+
+
+def test_signing_in_with_the_token_and_out_again(
+    browser: WebDriver, env: dict[str, str], tmp_path: Path, conn: Conn, shots: Path
+) -> None:
+    add(conn, "ocr", "queued", 3)
+    token = "browser-token-0123456789abcdef"
+    with served_dashboard(
+        {**env, "PIPELINE_DASHBOARD_TOKEN": token}, tmp_path / "dashboard.log"
+    ) as url:
+        browser.get(url + "/jobs")
+        assert browser.current_url == url + "/login"
+        browser.find_element(By.NAME, "token").send_keys(token)
+        browser.find_element(By.CSS_SELECTOR, "form button").click()
+        wait_for(lambda: text_at(browser, 'tr[data-stage="ocr"] [data-col="queued"]') == "3")
+        snap(browser, shots, "signed-in")
+
+        browser.find_element(By.CSS_SELECTOR, ".sign-out button").click()
+        wait_for(lambda: browser.current_url == url + "/login", what="the sign-in page")
+        browser.get(url + "/")
+        assert browser.current_url == url + "/login"

@@ -358,7 +358,8 @@ def test_read_only_offers_and_accepts_no_change(db_url: str, conn: Conn) -> None
 
 def test_off_loopback_without_a_token_actions_are_off(db_url: str, conn: Conn) -> None:
     job = insert(conn, "ocr", "failed", last_error="x")
-    with TestClient(dashboard.app(db_url, token=""), base_url="http://dash.example") as c:
+    app = dashboard.app(db_url, token="", hosts=["dash.example"])
+    with TestClient(app, base_url="http://dash.example") as c:
         assert 'id="retry"' not in c.get(f"/jobs/{job}").text
         assert c.get(f"/jobs/{job}/retry").status_code == 403
 

@@ -18,11 +18,18 @@ from pipeline.dashboard.pages.runs import _extraction
 from pipeline.dashboard.render import chart, environment
 from pipeline.dashboard.security import (
     EVERY_TENANT,
+    HOSTS_ENV,
+    SESSION_COOKIE,
     TENANT_TOKENS_ENV,
     TOKEN_ENV,
+    TRUSTED_PROXIES_ENV,
     Access,
+    Authority,
     Guard,
+    Hosts,
+    Sessions,
     is_loopback,
+    parse_authority,
     parse_tenant_tokens,
     same_origin,
 )
@@ -176,11 +183,11 @@ def test_csrf_tokens_are_bound_to_the_cookie_and_the_process() -> None:
 
 def test_the_session_cookie_is_not_the_token() -> None:
     guard = Guard("s3cret")
-    assert "s3cret" not in guard.session_value(EVERY_TENANT)
+    session = guard.sessions.start(EVERY_TENANT)
+    assert "s3cret" not in session
     assert guard.access({}, "Bearer s3cret") == EVERY_TENANT
     assert guard.access({}, "Bearer nope") is None
-    cookie = {"pipeline_dashboard_session": guard.session_value(EVERY_TENANT)}
-    assert guard.access(cookie, None) == EVERY_TENANT
+    assert guard.access({SESSION_COOKIE: session}, None) == EVERY_TENANT
     assert guard.access({}, None) is None
     assert Guard(None).access({}, None) == EVERY_TENANT  # no token: loopback rules apply
 
@@ -195,14 +202,26 @@ def test_a_tenant_token_sees_its_tenant_alone() -> None:
     assert guard.access({}, f"Bearer {ACME_TOKEN}") == Access("acme")
     assert guard.access({}, f"Bearer {ZETA_TOKEN}") == Access("zeta")
     assert guard.access({}, "Bearer admin-token") == EVERY_TENANT
-    acme_cookie = guard.session_value(Access("acme"))
-    assert len({acme_cookie, guard.session_value(Access("zeta"))}) == 2
-    assert guard.access({"pipeline_dashboard_session": acme_cookie}, None) == Access("acme")
-    tampered = acme_cookie[:-1] + ("1" if acme_cookie[-1] == "0" else "0")
-    assert guard.access({"pipeline_dashboard_session": tampered}, None) is None
+    acme_cookie = guard.sessions.start(Access("acme"))
+    assert len({acme_cookie, guard.sessions.start(Access("zeta"))}) == 2
+    assert guard.access({SESSION_COOKIE: acme_cookie}, None) == Access("acme")
+    tampered = acme_cookie[:-1] + ("A" if acme_cookie[-1] != "A" else "B")
+    assert guard.access({SESSION_COOKIE: tampered}, None) is None
     assert guard.access({}, "Bearer acme") is None
     # Tenant tokens alone: every request still needs one.
     assert Guard(None, {"acme": ACME_TOKEN}).access({}, None) is None
+
+
+def test_a_session_ends_at_its_max_age_or_when_ended() -> None:
+    now = [1_000.0]
+    sessions = Sessions(60, clock=lambda: now[0])
+    kept, ended = sessions.start(EVERY_TENANT), sessions.start(Access("acme"))
+    sessions.end(ended)
+    now[0] += 59
+    assert (sessions.find(kept), sessions.find(ended)) == (EVERY_TENANT, None)
+    now[0] += 1
+    assert sessions.find(kept) is None
+    assert sessions.find("") is None
 
 
 @pytest.mark.parametrize(
@@ -233,11 +252,50 @@ def test_tenant_tokens_are_read_from_their_variable() -> None:
 
 
 def test_same_origin() -> None:
-    assert same_origin("http://127.0.0.1:8080", "same-origin", "127.0.0.1:8080")
-    assert same_origin(None, None, "127.0.0.1:8080")  # no browser headers: curl, the tests
-    assert not same_origin("https://evil.example", None, "127.0.0.1:8080")
-    assert not same_origin(None, "cross-site", "127.0.0.1:8080")
-    assert not same_origin("null", None, "127.0.0.1:8080")
+    here = "http://127.0.0.1:8080"
+    assert same_origin("http://127.0.0.1:8080", "same-origin", here)
+    assert same_origin(None, None, here)  # no browser headers: curl, the tests
+    assert not same_origin("https://evil.example", None, here)
+    assert not same_origin("https://127.0.0.1:8080", None, here)  # another scheme
+    assert not same_origin("http://127.0.0.1:8081", None, here)  # another port
+    assert not same_origin(None, "cross-site", here)
+    assert not same_origin("null", None, here)
+    assert same_origin("https://dash.example.com", None, "https://dash.example.com:443")
+    assert same_origin("HTTPS://Dash.Example.com", None, "https://dash.example.com")
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("127.0.0.1", Authority("127.0.0.1", None)),
+        ("LocalHost.:8080", Authority("localhost", 8080)),
+        ("[::1]:80", Authority("::1", 80)),
+        ("queue_1.internal", Authority("queue_1.internal", None)),
+        ("", None),
+        ("127.0.0.1:", None),
+        ("127.0.0.1:99999", None),
+        ("[::1", None),
+        ("[nope]:80", None),
+        ("a b", None),
+        ("evil.example,127.0.0.1", None),
+        ("http://127.0.0.1", None),
+    ],
+)
+def test_a_host_header_is_a_name_or_address_and_a_port(text: str, found: Authority | None) -> None:
+    assert parse_authority(text) == found
+
+
+def test_host_names_and_proxies_that_cannot_be_right_are_refused() -> None:
+    for names in (["dash.example.com:443"], ["https://dash.example.com"], ["a/b"]):
+        with pytest.raises(ValueError, match=HOSTS_ENV):
+            Hosts(names)
+    with pytest.raises(ValueError, match=TRUSTED_PROXIES_ENV):
+        Hosts(proxies=["proxy.internal"])
+    hosts = Hosts(["Dash.Example.com."], ["10.0.0.0/8", "::1"])
+    assert hosts.allowed("dash.example.com") and hosts.allowed("127.0.0.2")
+    assert not hosts.allowed("example.com")
+    assert hosts.trusted("10.1.2.3") and hosts.trusted("::1")
+    assert not hosts.trusted("127.0.0.1") and not hosts.trusted(None)
 
 
 def test_the_command_refuses_a_public_bind_without_a_token(

@@ -1,5 +1,5 @@
-"""/login: a token in, a session cookie out (security.py says which tokens, and what the
-cookie holds)."""
+"""/login: a token in, a session cookie out; /logout: the session ended (security.py says which
+tokens, what the cookie holds and how long it lasts)."""
 
 from __future__ import annotations
 
@@ -19,9 +19,13 @@ class LoginPage(Handler):
             access = await self.gate.sign_in(request)
             if access is not None:
                 response = RedirectResponse(base + "/", status_code=303)
-                self.gate.set_session(
-                    response, access, https=request.url.scheme == "https", path=base or "/"
-                )
+                self.gate.start_session(request, response, access, path=base or "/")
                 return response
             wrong = True
         return self.html(None, "login.html", 401 if wrong else 200, base=base, wrong=wrong)
+
+    async def sign_out(self, request: Request) -> Response:
+        base = base_of(request)
+        response = RedirectResponse(base + "/login", status_code=303)
+        await self.gate.end_session(request, response, path=base or "/")
+        return response
