@@ -31,7 +31,7 @@ from pipeline.commands import (
     worker,
 )
 from pipeline.commands.api import EXIT_FAILURE, EXIT_USAGE, CliError, log_level_arg
-from pipeline.db import DB_DOWN, scrub
+from pipeline.db import scrub
 from pipeline.errors import DatabaseUnavailable
 from pipeline.terminal import TerminalFormatter, printable, printable_lines
 
@@ -101,9 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         shown = printable_lines(scrub(str(exc), os.environ.get("DATABASE_URL")))
         print(f"pipeline: {shown}", file=sys.stderr)
         return EXIT_FAILURE
-    except DB_DOWN as exc:
-        return _database_error(exc)
-    except psycopg.Error as exc:  # any other: one line too, not a traceback
+    except psycopg.Error as exc:  # an outage or a refusal: one line, not a traceback
         return _database_error(exc)
     return code
 

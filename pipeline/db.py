@@ -24,8 +24,64 @@ from pipeline.redact import MASK, redact
 
 log = logging.getLogger(__name__)
 
-#: Errors that mean "the database is not there right now"; callers retry them with backoff.
-DB_DOWN: tuple[type[Exception], ...] = (psycopg.OperationalError, psycopg.InterfaceError)
+# -- outage or refusal ---------------------------------------------------------------------------
+#
+# Every loop that talks to Postgres asks one question of a database error: will the same
+# statement work if I wait (an outage: retry with backoff, keep the jobs), or will it get the
+# same answer however long I wait (a refusal: say so, and fail what asked for it)? psycopg's
+# exception classes do not answer it (a lost connection and "index row size exceeds btree
+# maximum" are both OperationalError; a read-only primary's 25006 is an InternalError), so the
+# answer is read from the SQLSTATE, here and nowhere else.
+
+#: SQLSTATE classes whose every error is a state of the server, not of the statement:
+#: 08 connection exception, 53 insufficient resources (disk full, too many connections),
+#: 57 operator intervention (shutdown, crash shutdown, "cannot connect now", a cancel),
+#: 58 system error (I/O)
+_OUTAGE_CLASSES = frozenset({"08", "53", "57", "58"})
+#: single SQLSTATEs of other classes that pass by themselves
+_OUTAGE_STATES = frozenset(
+    {
+        "25006",  # read_only_sql_transaction: a failover, or default_transaction_read_only
+        "25P03",  # idle_in_transaction_session_timeout: the session was ended
+        "25P04",  # transaction_timeout
+        "40001",  # serialization_failure (also a hot standby's recovery conflict)
+        "40003",  # statement_completion_unknown
+        "40P01",  # deadlock_detected
+        "55006",  # object_in_use
+        "55P03",  # lock_not_available: a lock_timeout passed
+        "72000",  # snapshot_too_old
+    }
+)
+#: What says that this server takes no writes now (a demoted primary, a maintenance window):
+#: a pooled connection that got it is closed, so that the next one is made afresh and, with
+#: `target_session_attrs=read-write` in DATABASE_URL, lands on the new primary.
+READ_ONLY = "25006"
+
+
+def outage(exc: BaseException) -> bool:
+    """Whether `exc` means the database cannot do it *now* (retry it, and keep the jobs) rather
+    than that it refuses to (retrying gets the same answer: fail what asked for it).
+
+    Without a SQLSTATE, only psycopg's connection errors are outages (a lost or refused
+    connection, a pool that could not get one); its other errors (a NUL byte it cannot send)
+    are refusals. With one, the classes and states above are outages; every other SQLSTATE
+    is a refusal: class 54 (an index row or a jsonb value too large, stack depth exceeded),
+    data and integrity errors, a raise in a trigger, a missing privilege.
+    """
+    if isinstance(exc, psycopg.InterfaceError):
+        return True
+    if not isinstance(exc, psycopg.Error):
+        return False
+    state = exc.sqlstate
+    if not state:
+        return isinstance(exc, psycopg.OperationalError)
+    return state in _OUTAGE_STATES or state[:2] in _OUTAGE_CLASSES
+
+
+def unavailable(exc: BaseException) -> bool:
+    """An outage, or connect()'s own DatabaseUnavailable (the server could not be reached)."""
+    return isinstance(exc, DatabaseUnavailable) or outage(exc)
+
 
 CONNECT_TIMEOUT_S = 10  #: seconds a new connection may take before it counts as unreachable
 
@@ -163,7 +219,8 @@ def _first_line(exc: BaseException) -> str:
 
 def make_pool(dsn: str, *, max_size: int, name: str = "pg-pipeline") -> ConnectionPool:
     """A pool of autocommit connections. Broken connections are dropped when returned, so after
-    a server restart the first statement fails, the caller retries, and a fresh one is made."""
+    a server restart the first statement fails, the caller retries, and a fresh one is made; so
+    are connections to a server that has stopped taking writes (PooledCursor)."""
     pooler_mode()  # a bad setting fails here: in `configure` the pool would retry it forever
     return ConnectionPool(
         dsn,
@@ -173,7 +230,7 @@ def make_pool(dsn: str, *, max_size: int, name: str = "pg-pipeline") -> Connecti
             "autocommit": True,
             "connect_timeout": CONNECT_TIMEOUT_S,
             "application_name": name,
-            "cursor_factory": PoolerAwareCursor,
+            "cursor_factory": PooledCursor,
         },
         configure=_configure,
         timeout=CONNECT_TIMEOUT_S,
@@ -251,7 +308,7 @@ def listen_dsn(dsn: str) -> str | None:
     """Where a worker LISTENs: PIPELINE_LISTEN_URL if set; None (poll only) if `dsn` goes
     through a transaction pooler, which drops LISTEN when the transaction ends; else `dsn`.
 
-    Detection connects once, so this raises DB_DOWN errors while the database is away: call it
+    Detection connects once, so this raises outages while the database is away: call it
     where such errors are retried.
     """
     direct = os.environ.get(LISTEN_URL_ENV)
@@ -329,3 +386,44 @@ class PoolerAwareCursor(psycopg.Cursor[Row]):
             if _ours(exc):
                 raise _pooler_advice(exc) from exc
             raise
+
+
+class PooledCursor(PoolerAwareCursor[Row]):
+    """A pooled connection's cursor: when the server says it takes no writes (READ_ONLY), the
+    connection is closed, and the pool makes a new one in its place.
+
+    After a failover the old primary may come back as a standby, or the DNS name may point at
+    it a while longer; a connection made before keeps talking to it, and a pool would hand it
+    out again and again. A new connection goes where DATABASE_URL says now (with several hosts
+    and `target_session_attrs=read-write`, to whichever is the primary). Also right when the
+    primary itself turned read-only (`default_transaction_read_only`): the caller waits the
+    outage out, and a later connection finds it writable.
+    """
+
+    def execute(
+        self,
+        query: Query,
+        params: Params | None = None,
+        *,
+        prepare: bool | None = None,
+        binary: bool | None = None,
+    ) -> Self:
+        try:
+            return super().execute(query, params, prepare=prepare, binary=binary)
+        except psycopg.Error as exc:
+            self._drop_if_read_only(exc)
+            raise
+
+    def executemany(
+        self, query: Query, params_seq: Iterable[Params], *, returning: bool = False
+    ) -> None:
+        try:
+            super().executemany(query, params_seq, returning=returning)
+        except psycopg.Error as exc:
+            self._drop_if_read_only(exc)
+            raise
+
+    def _drop_if_read_only(self, exc: psycopg.Error) -> None:
+        if exc.sqlstate == READ_ONLY:
+            log.debug("the server takes no writes now: closing this connection for a new one")
+            self.connection.close()

@@ -7,14 +7,14 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+import psycopg
+
 from pipeline.context import Context
-from pipeline.db import DB_DOWN
+from pipeline.db import unavailable
 from pipeline.errors import DatabaseUnavailable, InvalidPayload, LeaseLost
 from pipeline.outcomes import MAX_ERROR_CHARS, Lost, Raised, RunResult, Succeeded
 from pipeline.stage import StageSpec
 from pipeline.store import ClaimedJob
-
-_UNREACHABLE: tuple[type[Exception], ...] = (*DB_DOWN, DatabaseUnavailable)
 
 #: job id -> the output that very job stored on an earlier run, as JSON, or None
 #: (pipeline.runs.job_output; not run_output, which reads a run's output of a stage)
@@ -45,7 +45,9 @@ def run_job(
         if spec.output_model is not None and job_output is not None:
             try:
                 stored = job_output(job.id)
-            except _UNREACHABLE as exc:
+            except (psycopg.Error, DatabaseUnavailable) as exc:
+                if not unavailable(exc):
+                    raise
                 # Not the job's fault, and it has not started: give the claim up uncharged.
                 return Lost(f"database unavailable before the run started: {exc}")
             if stored is not None:

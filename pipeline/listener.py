@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 
 import psycopg
 
-from pipeline.db import CONNECT_TIMEOUT_S, DB_DOWN
+from pipeline.db import CONNECT_TIMEOUT_S, outage
 from pipeline.queries import Q
 from pipeline.reconnecting import Backoff
 
@@ -79,12 +79,13 @@ class Listener:
         while not self._stop.is_set():
             try:
                 self._listen(backoff)
-            except DB_DOWN as exc:
-                log.warning("listener lost its connection (%s); polling until it is back", exc)
             except psycopg.Error as exc:
-                # Not an outage (a pooler that refuses LISTEN, a revoked grant): the worker
-                # polls regardless, so keep trying at the slowest pace instead of dying.
-                log.warning("listener failed (%s); polling until it works", exc)
+                if outage(exc):
+                    log.warning("listener lost its connection (%s); polling until it is back", exc)
+                else:
+                    # A refusal (a pooler that refuses LISTEN, a revoked grant): the worker
+                    # polls regardless, so keep trying at the slowest pace instead of dying.
+                    log.warning("listener failed (%s); polling until it works", exc)
             # Notifications sent while we were away are gone: poll once now.
             self._on_ready("")
             self._stop.wait(backoff.next())

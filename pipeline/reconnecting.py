@@ -10,7 +10,9 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from pipeline.db import DB_DOWN
+import psycopg
+
+from pipeline.db import outage
 
 log = logging.getLogger(__name__)
 
@@ -45,12 +47,14 @@ def retry_db(
     until: float | None = None,
 ) -> T | None:
     """Call until it gets through the database; None if `until` (monotonic) passes first or
-    `halt` is set. Only connection errors are retried: any other error is the caller's."""
+    `halt` is set. Only outages (pipeline.db.outage) are retried: a refusal is the caller's."""
     backoff = Backoff(max_delay_s)
     while True:
         try:
             return call()
-        except DB_DOWN as exc:
+        except psycopg.Error as exc:
+            if not outage(exc):
+                raise
             if halt.is_set() or (until is not None and time.monotonic() >= until):
                 log.warning("%s: giving up, database unavailable (%s)", what, exc)
                 return None

@@ -24,13 +24,10 @@ from pipeline.admin.status import begin_snapshot
 from pipeline.dashboard import forms, render
 from pipeline.dashboard.problem import Problem
 from pipeline.dashboard.security import SESSION_MAX_AGE_S, Admission, Gate, Guard, Hosts
-from pipeline.db import DB_DOWN, connect, describe, scrub
+from pipeline.db import connect, describe, scrub, unavailable
 from pipeline.errors import DatabaseUnavailable
 
 T = TypeVar("T")
-
-#: Errors that mean the database is not there right now: the page says so and retries.
-DB_DOWN_OR_UNAVAILABLE: tuple[type[Exception], ...] = (DatabaseUnavailable, *DB_DOWN)
 
 #: Seconds between the self-refreshes of the overview and of a run that is not finished.
 POLL_S = 2.0
@@ -140,23 +137,23 @@ class Handler:
             with connect(dsn) as conn:
                 return work(conn)
         except psycopg.errors.QueryCanceled:
-            # Before DB_DOWN, which it belongs to (an OperationalError). Not retried by itself:
-            # the same filter would be as slow again.
+            # Before the outages, which it belongs to (class 57). Not retried by itself: the
+            # same filter would be as slow again.
             raise Problem(
                 503,
                 "Too slow",
                 f"the database did not answer within {PAGE_TIMEOUT_MS / 1000:.0f} s: "
                 "narrow the filters, or try again when it is less busy",
             ) from None
-        except DB_DOWN_OR_UNAVAILABLE as exc:
-            raise Problem(
-                503,
-                "Database unreachable",
-                f"cannot reach the database at {self.dashboard.where}: "
-                f"{scrub(_first_line(exc), dsn)}",
-                retry=True,
-            ) from None
-        except psycopg.Error as exc:
+        except (DatabaseUnavailable, psycopg.Error) as exc:
+            if unavailable(exc):  # not there right now: the page says so and retries
+                raise Problem(
+                    503,
+                    "Database unreachable",
+                    f"cannot reach the database at {self.dashboard.where}: "
+                    f"{scrub(_first_line(exc), dsn)}",
+                    retry=True,
+                ) from None
             raise Problem(500, "Database error", scrub(_first_line(exc), dsn)) from None
 
     def confirm(

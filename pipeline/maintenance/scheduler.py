@@ -30,7 +30,7 @@ from typing import Any
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from pipeline.db import DB_DOWN
+from pipeline.db import outage
 from pipeline.enqueue import JobRequest, insert_row, job_row
 from pipeline.schedules import DueSchedule, advance, fire_key, note_error, take_due
 from pipeline.stage import REGISTRY, Registry
@@ -98,7 +98,7 @@ class Scheduler:
             with conn.transaction():
                 return self._fire(conn, row)
         except psycopg.Error as exc:
-            if isinstance(exc, DB_DOWN) and not _refused(exc):
+            if outage(exc):
                 raise
             reason = " ".join(str(exc).split()) or type(exc).__name__
             log.error("schedule %s: the database refused its job: %s", row.name, reason)
@@ -203,10 +203,3 @@ class Scheduler:
         for job in fired:
             log.info("schedule %s fired for %s: job %s", job.schedule, job.fire_at, job.job_id)
         return fired
-
-
-def _refused(exc: psycopg.Error) -> bool:
-    """A refusal the database gives every time for this job (class 54, program limit exceeded:
-    an index row or a jsonb value too large), which psycopg raises as an OperationalError, like
-    an outage."""
-    return (exc.sqlstate or "").startswith("54")

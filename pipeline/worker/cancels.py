@@ -13,7 +13,9 @@ import logging
 from collections.abc import Iterable
 from typing import Protocol
 
-from pipeline.db import DB_DOWN
+import psycopg
+
+from pipeline.db import outage
 from pipeline.store import JobStore
 from pipeline.worker.inflight import InFlightTable
 
@@ -45,7 +47,9 @@ class CancelChecks:
             return
         try:
             confirmed = self.store.cancelled(held)
-        except DB_DOWN as exc:
+        except psycopg.Error as exc:
+            if not outage(exc):
+                raise
             log.warning(
                 "could not check %d cancel notification(s), database unavailable (%s); the "
                 "heartbeat will find the jobs that were cancelled",

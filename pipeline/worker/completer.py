@@ -1,8 +1,9 @@
 """Applies transitions: the only code that writes a claimed job's end, the owner of every
 database error that writing can meet, and the one that tells the others a claim is settled.
 
-The rules: a connection error is retried until the claim's lease runs out (then reclaim takes
-over, which is always safe). Any other refusal (a NUL or an out-of-range number in a follow-up,
+The rules: an outage (pipeline.db.outage: a lost connection, a server shutting down or read-only)
+is retried until the claim's lease runs out (then reclaim takes over, which is always safe).
+Any refusal (a NUL or an out-of-range number in a follow-up, a dedup key too long for its index,
 a constraint an on_complete step broke, an exception from such a step) rolls the completing
 transaction back and fails the job for good with the reason; the worker goes on. Plain
 completions are buffered and written in batches, still fenced job by job.
@@ -26,7 +27,7 @@ from typing import Any, Protocol
 import psycopg
 from psycopg.types.json import Jsonb
 
-from pipeline.db import DB_DOWN
+from pipeline.db import outage
 from pipeline.errors import LeaseLost
 from pipeline.executor import describe_error
 from pipeline.outcomes import (
@@ -169,14 +170,12 @@ class Completer:
         return Settled.DONE
 
     def _guarded(self, what: str, call: Callable[[], Any], until: float) -> Any:
-        """retry_db, with every non-connection database error turned into _Refused."""
+        """retry_db, with every refusal (an error retrying would not cure) turned into _Refused."""
         try:
             return retry_db(what, call, halt=self._halt, max_delay_s=self._retry_max_s, until=until)
         except _Refused:
             raise
-        except DB_DOWN:  # pragma: no cover - retry_db handles these
-            raise
-        except psycopg.Error as exc:
+        except psycopg.Error as exc:  # retry_db lets only refusals through
             raise _Refused(f"the database refused the write: {_db_reason(exc)}") from exc
 
     def publish(self, job: ClaimedJob, settled: Settled) -> None:
@@ -295,13 +294,14 @@ def _save_output(job: ClaimedJob, transition: Complete) -> TransactionStep:
     return save
 
 
-#: what a completion step may raise as itself: outages (retried) and our own signals
-_PASS_THROUGH: tuple[type[BaseException], ...] = (*DB_DOWN, LeaseLost, _Refused)
+#: what a completion step may raise as itself: our own signals (and outages, below)
+_PASS_THROUGH: tuple[type[BaseException], ...] = (LeaseLost, _Refused)
 
 
 def _step_guard(step: TransactionStep) -> TransactionStep:
-    """A completion step that raises (a bug in an on_complete, a refused insert) rolls the
-    transaction back and fails the job with the reason; connection errors stay retryable."""
+    """A completion step that raises (a bug in an on_complete, a refused insert, a follow-up
+    too large for an index) rolls the transaction back and fails the job with the reason;
+    outages stay retryable."""
 
     def guarded(conn: psycopg.Connection[Any]) -> None:
         try:
@@ -309,6 +309,8 @@ def _step_guard(step: TransactionStep) -> TransactionStep:
         except _PASS_THROUGH:
             raise
         except psycopg.Error as exc:
+            if outage(exc):
+                raise
             raise _Refused(f"the database refused the job's completion: {_db_reason(exc)}") from exc
         except Exception as exc:
             raise _Refused(f"a completion step failed: {describe_error(exc)}") from exc

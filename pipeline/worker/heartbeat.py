@@ -7,7 +7,9 @@ import logging
 import threading
 import time
 
-from pipeline.db import DB_DOWN
+import psycopg
+
+from pipeline.db import outage
 from pipeline.store import JobStore, WorkerInfo
 from pipeline.worker.inflight import InFlightTable
 
@@ -65,7 +67,9 @@ class Heartbeat:
         held = self.table.held()
         try:
             owned = self.store.heartbeat(self.worker, [e.job.fence for e in held])
-        except DB_DOWN as exc:
+        except psycopg.Error as exc:
+            if not outage(exc):
+                raise
             log.warning("heartbeat failed, database unavailable (%s)", exc)
             return
         now = time.monotonic()

@@ -12,7 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from pipeline.db import DB_DOWN
+import psycopg
+
+from pipeline.db import outage
 from pipeline.reconnecting import Backoff
 from pipeline.settings import WorkerSettings
 from pipeline.stage import StageSpec
@@ -117,7 +119,9 @@ class Producer:
                 heard, self._heard = self._heard, False
                 try:
                     jobs = self.store.claim(plan.types, want, plan.worker_id, plan.caps)
-                except DB_DOWN as exc:
+                except psycopg.Error as exc:
+                    if not outage(exc):
+                        raise
                     delay = backoff.next()
                     log.warning(
                         "claim failed, database unavailable (%s); retrying in %.1f s", exc, delay

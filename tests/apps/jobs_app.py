@@ -148,6 +148,24 @@ def hostile(job: Hostile, ctx: Context) -> HostileOut | None:
             conn.execute("SELECT 40000::smallint")
 
         ctx.on_complete(overflow)
+    elif job.mode == "index_row_too_big":
+
+        def oversized_key(conn: psycopg.Connection[Any]) -> None:
+            # Random hex does not compress: far past the 2,704 bytes a btree entry may take.
+            conn.execute("CREATE TEMP TABLE keys (k text PRIMARY KEY) ON COMMIT DROP")
+            conn.execute(
+                "INSERT INTO keys SELECT string_agg(md5(random()::text), '') "
+                "FROM generate_series(1, 200)"
+            )
+
+        ctx.on_complete(oversized_key)
+    elif job.mode == "stack_too_deep":
+
+        def nested(conn: psycopg.Connection[Any]) -> None:
+            # A left-deep sum of 100,000 terms: the planner recurses past max_stack_depth.
+            conn.execute("SELECT " + "1+" * 100_000 + "1")
+
+        ctx.on_complete(nested)
     elif job.mode == "exit":
         raise SystemExit(3)
     record_effect(ctx, job.mode)

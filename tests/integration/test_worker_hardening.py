@@ -59,6 +59,10 @@ REFUSALS = [
     ("fan_twice", "fan_out may be called once per job"),
     ("step_raises", "a completion step failed: KeyError"),
     ("step_refused", "the database refused the job's completion: NumericValueOutOfRange"),
+    # Class 54, which psycopg raises as an OperationalError, like an outage: a refusal all the
+    # same, which no number of retries cures.
+    ("index_row_too_big", "the database refused the job's completion: ProgramLimitExceeded"),
+    ("stack_too_deep", "the database refused the job's completion: StatementTooComplex"),
     ("exit", "SystemExit: 3"),
 ]
 
