@@ -12,11 +12,11 @@ import pytest
 from psycopg_pool import ConnectionPool
 
 from pipeline.db import make_pool
-from tests import pg
+from tests.support import pg
 
-pytest.register_assert_rewrite("tests.s3_server")
+pytest.register_assert_rewrite("tests.support.s3_server")
 # moto_s3_endpoint, aws_test_env, s3_bucket; pgbouncer
-pytest_plugins = ["tests.s3_server", "tests.pgbouncer"]
+pytest_plugins = ["tests.support.s3_server", "tests.support.pgbouncer"]
 
 
 @pytest.fixture(scope="session")

@@ -8,8 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-APP = "tests.apps.jobs_app"
+from tests.support.paths import REPO
+
+APP = "tests.support.apps.jobs_app"
 
 
 def pipeline_exe() -> list[str]:

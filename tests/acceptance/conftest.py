@@ -8,7 +8,7 @@ import psycopg
 import pytest
 
 from tests.acceptance.cli import WorkerProcess, cli_env
-from tests.apps.jobs_app import EFFECTS_DDL
+from tests.support.apps.jobs_app import EFFECTS_DDL
 
 pytestmark = pytest.mark.acceptance
 

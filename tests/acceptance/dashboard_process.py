@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from tests.acceptance.cli import REPO, pipeline_exe
-from tests.waiting import wait_for
+from tests.support.waiting import wait_for
 
 
 def free_port() -> int:

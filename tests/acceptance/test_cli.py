@@ -12,7 +12,7 @@ from typing import Any
 import psycopg
 
 from tests.acceptance.cli import REPO, WorkerProcess, cli_env, run_cli
-from tests.waiting import wait_for
+from tests.support.waiting import wait_for
 
 Conn = psycopg.Connection[Any]
 

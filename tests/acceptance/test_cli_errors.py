@@ -15,8 +15,8 @@ import psycopg
 import pytest
 
 from tests.acceptance.cli import REPO, pipeline_exe, run_cli
-from tests.fake_llm_server import FakeLlmServer, Reply
-from tests.waiting import wait_for
+from tests.support.fake_llm_server import FakeLlmServer, Reply
+from tests.support.waiting import wait_for
 
 Conn = psycopg.Connection[Any]
 TENDER = REPO / "sample_docs" / "tender.pdf"

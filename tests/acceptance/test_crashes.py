@@ -13,10 +13,10 @@ import pytest
 from pipeline import JobRequest, enqueue, enqueue_many
 from pipeline.embedded import embedded_url
 from pipeline.migrate import migrate
-from tests import pg
 from tests.acceptance.cli import WorkerProcess, cli_env
-from tests.apps.jobs_app import EFFECTS_DDL
-from tests.waiting import wait_for
+from tests.support import pg
+from tests.support.apps.jobs_app import EFFECTS_DDL
+from tests.support.waiting import wait_for
 
 Conn = psycopg.Connection[Any]
 StartWorker = Callable[..., WorkerProcess]

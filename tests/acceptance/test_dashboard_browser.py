@@ -23,7 +23,7 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from stages.tender import TenderFields
 from tests.acceptance.cli import REPO, WorkerProcess, run_cli
 from tests.acceptance.dashboard_process import served_dashboard
-from tests.waiting import wait_for
+from tests.support.waiting import wait_for
 
 Conn = psycopg.Connection[Any]
 CHROMIUM = "/usr/bin/chromium"

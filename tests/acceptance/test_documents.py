@@ -14,9 +14,9 @@ import pytest
 
 from stages.tender import TenderFields
 from tests.acceptance.cli import REPO, WorkerProcess, pipeline_exe, run_cli
-from tests.pdfs import encrypted_pdf, pageless_pdf
-from tests.s3_server import s3_client
-from tests.waiting import wait_for
+from tests.support.pdfs import encrypted_pdf, pageless_pdf
+from tests.support.s3_server import s3_client
+from tests.support.waiting import wait_for
 
 Conn = psycopg.Connection[Any]
 SAMPLES = REPO / "sample_docs"

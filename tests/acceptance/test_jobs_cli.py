@@ -11,7 +11,7 @@ import psycopg
 import pytest
 
 from tests.acceptance.cli import WorkerProcess, run_cli
-from tests.waiting import wait_for
+from tests.support.waiting import wait_for
 
 Conn = psycopg.Connection[Any]
 
@@ -163,7 +163,8 @@ def test_prune_deletes_old_finished_runs_and_keeps_live_and_recent_ones(
 
 # -- bad input: one line, exit 2, and the jobs as they were ----------------------------------------
 
-BAD_INPUT = [  # the rest of the cases: tests/unit/test_admin_input.py, without a database
+# The rest of the cases, without a database: tests/unit/pipeline/commands/test_admin_input.py
+BAD_INPUT = [
     (["jobs", "list", "--since", "5x"], "not a duration"),
     (["jobs", "list", "--limit", "0"], "1..10000"),
     (["jobs", "list", "--status", "stuck"], "invalid choice"),

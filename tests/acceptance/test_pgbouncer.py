@@ -15,9 +15,9 @@ import pipeline
 from pipeline.db import LISTEN_URL_ENV, POOLER_ENV, PoolerError, connect, listen_dsn, make_pool
 from stages.tender import TenderFields
 from tests.acceptance.cli import REPO, WorkerProcess, run_cli
-from tests.apps import jobs_app  # noqa: F401  (registers the stages enqueued here)
-from tests.pgbouncer import PgBouncer
-from tests.waiting import wait_for
+from tests.support.apps import jobs_app  # noqa: F401  (registers the stages enqueued here)
+from tests.support.pgbouncer import PgBouncer
+from tests.support.waiting import wait_for
 
 Conn = psycopg.Connection[Any]
 

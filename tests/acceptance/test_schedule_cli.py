@@ -11,7 +11,7 @@ from typing import Any
 import psycopg
 import pytest
 
-import tests.apps.jobs_app  # noqa: F401  registers the stages the scheduler fires
+import tests.support.apps.jobs_app  # noqa: F401  registers the stages the scheduler fires
 from pipeline.db import make_pool
 from pipeline.maintenance import Scheduler
 from pipeline.schedules import Schedule, save_schedule

@@ -12,7 +12,7 @@ import psycopg
 
 from pipeline import JobRequest, enqueue_many
 from tests.acceptance.cli import WorkerProcess
-from tests.waiting import wait_for
+from tests.support.waiting import wait_for
 
 Conn = psycopg.Connection[Any]
 

@@ -19,7 +19,7 @@ def caps(conn: Conn) -> list[tuple[Any, ...]]:
 
 
 def test_set_list_and_clear_a_tenants_cap(env: dict[str, str], conn: Conn) -> None:
-    import tests.apps.jobs_app  # noqa: F401  registers "capped" for enqueue_many
+    import tests.support.apps.jobs_app  # noqa: F401  registers "capped" for enqueue_many
 
     enqueue_many(conn, [JobRequest("capped", {}, tenant_id="acme") for _ in range(4)])
     done = run_cli(env, "tenants", "set-cap", "acme", "2", "--stage", "capped")

@@ -10,7 +10,7 @@ from typing import Any
 import psycopg
 
 from tests.acceptance.cli import WorkerProcess, run_cli
-from tests.waiting import wait_for
+from tests.support.waiting import wait_for
 
 Conn = psycopg.Connection[Any]
 StartWorker = Callable[..., WorkerProcess]

@@ -11,10 +11,10 @@ import psycopg
 import pytest
 
 from tests.acceptance.cli import cli_env
-from tests.apps.chaos_app import CHAOS_EFFECTS_DDL
 from tests.chaos.fleet import Fleet
+from tests.support.apps.chaos_app import CHAOS_EFFECTS_DDL
 
-APP = "tests.apps.chaos_app"
+APP = "tests.support.apps.chaos_app"
 #: every worker serves only the chaos stages, so it does not import the document stages
 STAGES = ("--stage", "chaos_sleep", "--stage", "chaos_poison")
 

@@ -14,7 +14,7 @@ import uuid
 from pathlib import Path
 
 from tests.acceptance.cli import WorkerProcess
-from tests.apps.chaos_app import WORKER_ENV
+from tests.support.apps.chaos_app import WORKER_ENV
 
 FLEET_ENV = "CHAOS_FLEET"
 

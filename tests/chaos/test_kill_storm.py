@@ -22,7 +22,7 @@ from tests.acceptance.cli import WorkerProcess
 from tests.chaos.conftest import Report
 from tests.chaos.fleet import Fleet
 from tests.chaos.ledger import Tally, job_rows, show, unfinished
-from tests.waiting import wait_for
+from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.acceptance, pytest.mark.chaos]
 

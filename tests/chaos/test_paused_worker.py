@@ -14,7 +14,7 @@ from pipeline import JobRequest, enqueue_many
 from tests.chaos.conftest import Report
 from tests.chaos.fleet import Fleet
 from tests.chaos.ledger import Tally, job_rows, show
-from tests.waiting import wait_for
+from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.acceptance, pytest.mark.chaos]
 

@@ -17,12 +17,12 @@ import pytest
 from pipeline import JobRequest, enqueue_many
 from pipeline.embedded import embedded_url
 from pipeline.migrate import migrate
-from tests import pg
-from tests.apps.chaos_app import CHAOS_EFFECTS_DDL
 from tests.chaos.conftest import STAGES, Report, chaos_env
 from tests.chaos.fleet import Fleet
 from tests.chaos.ledger import Tally, count_done, job_rows, show, unfinished
-from tests.waiting import wait_for
+from tests.support import pg
+from tests.support.apps.chaos_app import CHAOS_EFFECTS_DDL
+from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.acceptance, pytest.mark.chaos]
 

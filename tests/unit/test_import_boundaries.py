@@ -17,8 +17,9 @@ import pytest
 
 import pipeline
 from pipeline.commands import api
+from tests.support.paths import REPO
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = REPO
 
 
 def _modules(root: Path, package: str) -> list[Path]:

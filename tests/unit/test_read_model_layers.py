@@ -5,9 +5,10 @@ reaches the operator side for nothing but the queue gauges its /metrics serves."
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
-PIPELINE = Path(__file__).resolve().parents[2] / "pipeline"
+from tests.support.paths import REPO
+
+PIPELINE = REPO / "pipeline"
 
 
 def imported(folder: str) -> dict[str, set[str]]:

@@ -1,0 +1,269 @@
+"""Retention against real Postgres: prune deletes finished runs past the cutoff, with their
+outputs and joins, and never a queued or running job or anything a live run still needs."""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg_pool import ConnectionPool
+
+import tests.support.apps.pipeline_app  # noqa: F401  registers the pipeline stages
+from pipeline import enqueue
+from pipeline.maintenance.retention import PRUNE_VACUUM_AFTER, Pruner, PruneReport, prune
+from pipeline.queries import Q
+from tests.integration.pipeline.worker.test_worker import FAST, running_worker
+from tests.support.apps.jobs_app import EFFECTS_DDL
+from tests.support.waiting import wait_for
+
+Conn = psycopg.Connection[Any]
+DAY = 86_400.0
+WEEK = 7 * DAY
+
+
+@pytest.fixture
+def conn(db_url: str) -> Iterator[Conn]:
+    with psycopg.connect(db_url, autocommit=True) as c:
+        c.execute(EFFECTS_DDL)
+        yield c
+
+
+def count(conn: Conn, sql: str, *params: Any) -> int:
+    row = conn.execute(sql, params or None).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def one_row(conn: Conn, sql: str, *params: Any) -> Any:
+    row = conn.execute(sql, params or None).fetchone()
+    assert row is not None
+    return row[0]
+
+
+def run_size(conn: Conn, root: int) -> tuple[int, int, int]:
+    """(jobs, outputs, joins) of one run."""
+    return (
+        count(conn, "SELECT count(*) FROM jobs WHERE id = %s OR root_id = %s", root, root),
+        count(conn, "SELECT count(*) FROM job_outputs WHERE root_id = %s", root),
+        count(conn, "SELECT count(*) FROM job_joins WHERE root_id = %s", root),
+    )
+
+
+def age(conn: Conn, days: float, *, root: int | None = None, ids: list[int] | None = None) -> None:
+    """Move finished jobs back in time: a run, or some jobs, finished `days` ago."""
+    if root is not None:
+        conn.execute(
+            "UPDATE jobs SET finished_at = now() - make_interval(days => %s) "
+            "WHERE (id = %s OR root_id = %s) AND finished_at IS NOT NULL",
+            (days, root, root),
+        )
+    if ids is not None:
+        conn.execute(
+            "UPDATE jobs SET finished_at = now() - make_interval(days => %s) WHERE id = ANY(%s)",
+            (days, ids),
+        )
+
+
+def fake_run(conn: Conn, *, children: list[str], days: float, tenant: str = "acme") -> int:
+    """A finished fan-out run as data: a root, one child per status in `children`, an output
+    per done child and the join row; everything finished `days` ago."""
+    [(root,)] = conn.execute(
+        "INSERT INTO jobs (type, tenant_id, status, attempts, finished_at) "
+        "VALUES ('split', %s, 'done', 1, now() - make_interval(days => %s)) RETURNING id",
+        (tenant, days),
+    ).fetchall()
+    finished = [s for s in children if s in ("done", "failed", "cancelled")]
+    conn.execute(
+        "INSERT INTO job_joins (id, root_id, total, done, failed, finished_at) "
+        "VALUES (%s, %s, %s, %s, %s, CASE WHEN %s THEN now() END)",
+        (
+            root,
+            root,
+            len(children),
+            children.count("done"),
+            len(finished) - children.count("done"),
+            len(finished) == len(children),
+        ),
+    )
+    for part, status in enumerate(children):
+        [(child,)] = conn.execute(
+            "INSERT INTO jobs (type, tenant_id, status, attempts, parent_id, root_id, join_id, "
+            "finished_at) VALUES ('page', %s, %s, 1, %s, %s, %s, "
+            "CASE WHEN %s IN ('done', 'failed', 'cancelled') "
+            "THEN now() - make_interval(days => %s) END) RETURNING id",
+            (tenant, status, root, root, root, status, days),
+        ).fetchall()
+        if status == "done":
+            conn.execute(
+                "INSERT INTO job_outputs (root_id, stage, part, job_id, attempt, output) "
+                "VALUES (%s, 'page', %s, %s, 1, '{}')",
+                (root, part, child),
+            )
+    return int(root)
+
+
+def test_prune_deletes_a_whole_finished_run_with_its_outputs_and_joins(
+    db_url: str, conn: Conn
+) -> None:
+    old = enqueue(conn, "split", {"pages": 5}, tenant_id="acme")
+    recent = enqueue(conn, "split", {"pages": 3}, tenant_id="acme")
+    with running_worker(db_url, ["split", "page", "assemble", "publish"], FAST):
+        wait_for(
+            lambda: (
+                count(conn, "SELECT count(*) FROM jobs WHERE type = 'publish' AND status = 'done'")
+                == 2
+            ),
+            what="both runs to finish",
+        )
+    # split, 5 pages, assemble, publish; outputs of the pages and of assemble; one join.
+    assert run_size(conn, old) == (8, 6, 1)
+    age(conn, 8, root=old)
+
+    report = prune(conn, WEEK)
+
+    assert (report.jobs, report.outputs, report.joins) == (8, 6, 1)
+    assert run_size(conn, old) == (0, 0, 0)
+    assert run_size(conn, recent) == (6, 4, 1), "finished a moment ago: kept"
+    assert prune(conn, WEEK) == PruneReport(batches=1), "nothing left to delete"
+
+
+def test_prune_keeps_every_job_and_output_of_a_run_that_is_still_live(conn: Conn) -> None:
+    queued_page = fake_run(conn, children=["done", "done", "queued"], days=30)
+    running_page = fake_run(conn, children=["done", "running"], days=30)
+    young_page = fake_run(conn, children=["done", "done"], days=30)
+    age(conn, 1, ids=[count(conn, "SELECT max(id) FROM jobs WHERE root_id = %s", young_page)])
+    finished = fake_run(conn, children=["done", "failed", "cancelled"], days=30)
+    # Never finished, however old: standalone queued and running jobs.
+    conn.execute(
+        "INSERT INTO jobs (type, status, created_at, run_after) VALUES "
+        "('noop', 'queued', now() - interval '1 year', now() - interval '1 year'), "
+        "('noop', 'running', now() - interval '1 year', now() - interval '1 year')"
+    )
+    # A queued job whose finished_at a hand-written UPDATE left behind is not finished either.
+    conn.execute(
+        "INSERT INTO jobs (type, status, finished_at) "
+        "VALUES ('noop', 'queued', now() - interval '1 year')"
+    )
+    before = {root: run_size(conn, root) for root in (queued_page, running_page, young_page)}
+
+    report = prune(conn, WEEK)
+
+    assert (report.jobs, report.outputs, report.joins) == (4, 1, 1)
+    assert run_size(conn, finished) == (0, 0, 0)
+    assert {root: run_size(conn, root) for root in before} == before
+    assert count(conn, "SELECT count(*) FROM jobs WHERE type = 'noop'") == 3
+
+    # Once the live run's last job finishes and ages past the cutoff, it goes whole.
+    conn.execute(
+        "UPDATE jobs SET status = 'done', finished_at = now() "
+        "WHERE root_id = %s AND status = 'queued'",
+        (queued_page,),
+    )
+    age(conn, 8, root=queued_page)
+    assert prune(conn, WEEK).jobs == 4
+    assert run_size(conn, queued_page) == (0, 0, 0)
+
+
+def test_keep_failed_keeps_each_run_with_a_failed_job_whole(conn: Conn) -> None:
+    failed_run = fake_run(conn, children=["done", "failed"], days=30)
+    cancelled_run = fake_run(conn, children=["done", "cancelled"], days=30)
+    conn.execute(
+        "INSERT INTO jobs (type, status, finished_at) "
+        "VALUES ('noop', 'failed', now() - interval '30 days')"
+    )
+
+    report = prune(conn, WEEK, keep_failed=True)
+
+    assert (report.jobs, report.outputs, report.joins) == (3, 1, 1)
+    assert run_size(conn, cancelled_run) == (0, 0, 0)
+    assert run_size(conn, failed_run) == (3, 1, 1)
+    assert count(conn, "SELECT count(*) FROM jobs WHERE status = 'failed'") == 2
+    assert prune(conn, WEEK).jobs == 4, "without --keep-failed they go too"
+
+
+def test_prune_walks_past_rows_it_keeps_in_small_batches(conn: Conn) -> None:
+    # The oldest finished rows belong to a live run: every batch must move past them.
+    live = fake_run(conn, children=["done"] * 7 + ["queued"], days=60)
+    conn.execute(
+        "INSERT INTO jobs (type, status, finished_at) "
+        "SELECT 'noop', 'done', now() - interval '30 days' FROM generate_series(1, 20)"
+    )
+
+    report = prune(conn, WEEK, batch=3)
+
+    assert report.jobs == 20
+    assert report.batches == 10  # 28 finished rows read 3 at a time; the 10th comes back short
+    assert run_size(conn, live) == (9, 7, 1)
+
+
+def test_pruner_run_once_reports_counts_and_concurrent_passes_never_collide(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    roots = [fake_run(conn, children=["done", "done"], days=10) for _ in range(300)]
+    pruners = [Pruner(pool, older_than_s=WEEK, batch=50) for _ in range(3)]
+    reports: list[PruneReport] = []
+    start = threading.Barrier(len(pruners))
+
+    def one_pass(pruner: Pruner) -> None:
+        start.wait()
+        reports.append(pruner.run_once())
+
+    threads = [threading.Thread(target=one_pass, args=(p,)) for p in pruners]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert len(reports) == 3, "a pass failed (deadlock or error)"
+    assert sum(r.jobs for r in reports) == 900
+    assert sum(r.outputs for r in reports) == 600
+    assert sum(r.joins for r in reports) == 300
+    assert count(conn, "SELECT count(*) FROM jobs WHERE id = ANY(%s)", roots) == 0
+    assert Pruner(pool, older_than_s=WEEK).run_once() == PruneReport(batches=1)
+
+
+def test_the_prune_batch_reads_jobs_finished_on_a_million_rows(conn: Conn) -> None:
+    conn.execute(
+        """
+        INSERT INTO jobs (type, status, attempts, finished_at)
+        SELECT 'noop', 'done', 1, now() - make_interval(secs => g)
+        FROM generate_series(1, 1000000) AS g
+        """
+    )
+    conn.execute("VACUUM ANALYZE jobs")
+    [(cutoff,)] = conn.execute(Q["prune_cutoff"], {"older_than_s": DAY}).fetchall()
+    params = {
+        "cutoff": cutoff,
+        "after_at": cutoff.replace(year=2000),
+        "after_id": 0,
+        "batch": 1000,
+        "keep_failed": False,
+    }
+    plan = "\n".join(row[0] for row in conn.execute("EXPLAIN " + Q["prune_batch"], params))
+    assert "jobs_finished" in plan, plan
+    assert not re.search(r"Seq Scan on jobs\b", plan), plan
+
+
+def test_a_pass_that_deletes_many_rows_ends_with_a_vacuum(conn: Conn) -> None:
+    conn.execute(
+        "INSERT INTO jobs (type, status, finished_at) "
+        "SELECT 'noop', 'done', now() - interval '30 days' FROM generate_series(1, %s)",
+        (PRUNE_VACUUM_AFTER,),
+    )
+    assert prune(conn, WEEK, batch=PRUNE_VACUUM_AFTER * 2).vacuumed
+    vacuumed = "SELECT last_vacuum IS NOT NULL FROM pg_stat_user_tables WHERE relname = %s"
+    for table in ("jobs", "job_outputs", "job_joins"):
+
+        def done(table: str = table) -> bool:
+            return bool(one_row(conn, vacuumed, table))
+
+        wait_for(done, what=f"{table} to be vacuumed")
+
+    conn.execute(
+        "INSERT INTO jobs (type, status, finished_at) "
+        "VALUES ('noop', 'done', now() - interval '30 days')"
+    )
+    assert prune(conn, WEEK).vacuumed is False, "a small pass leaves it to autovacuum"

@@ -1,0 +1,277 @@
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import importlib
+import threading
+import uuid
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from pipeline.migrate import (
+    Applied,
+    apply,
+    migrate,
+    pending,
+    pending_changes,
+    pending_functions,
+)
+from pipeline.queries import Migration, load_functions, load_migrations, sql_text
+from tests.support import pg
+
+# The last release before function bodies moved to sql/functions, as pg_dump saw it (see the
+# file's header): an installation that the new migrate() must bring to sql/schema.sql.
+# The module, not the function that the pipeline package exports under the same name.
+migrate_module = importlib.import_module("pipeline.migrate")
+
+DATABASE_AT_0009 = Path(__file__).parent / "fixtures" / "database_at_0009.sql.gz"
+
+BOOKKEEPING = "('pipeline_migrations', 'pipeline_functions')"
+CATALOG = {
+    "columns": f"""
+        SELECT table_name, column_name, data_type, is_nullable, column_default, is_identity
+        FROM information_schema.columns WHERE table_schema = 'public'
+          AND table_name NOT IN {BOOKKEEPING} ORDER BY 1, 2""",
+    "indexes": f"""
+        SELECT tablename, indexname, indexdef FROM pg_indexes
+        WHERE schemaname = 'public' AND tablename NOT IN {BOOKKEEPING} ORDER BY 1, 2""",
+    "constraints": f"""
+        SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid) FROM pg_constraint
+        WHERE connamespace = 'public'::regnamespace
+          AND conrelid::regclass::text NOT IN {BOOKKEEPING} ORDER BY 1, 2""",
+    "reloptions": """
+        SELECT relname, reloptions FROM pg_class
+        WHERE relnamespace = 'public'::regnamespace AND reloptions IS NOT NULL ORDER BY 1""",
+    "functions": """
+        SELECT proname, pg_get_functiondef(oid) FROM pg_proc
+        WHERE pronamespace = 'public'::regnamespace ORDER BY 1""",
+    "triggers": """
+        SELECT tgname, pg_get_triggerdef(oid) FROM pg_trigger WHERE NOT tgisinternal ORDER BY 1""",
+    "composite types": """
+        SELECT c.relname, a.attnum, a.attname, format_type(a.atttypid, a.atttypmod)
+        FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+        WHERE c.relkind = 'c' AND c.relnamespace = 'public'::regnamespace
+          AND a.attnum > 0 AND NOT a.attisdropped ORDER BY 1, 2""",
+    # The monitoring views' names, columns and comments are an interface: compared too.
+    "views": """
+        SELECT viewname, definition, obj_description(format('%I', viewname)::regclass, 'pg_class')
+        FROM pg_views WHERE schemaname = 'public' ORDER BY 1""",
+}
+
+
+def catalog(url: str) -> dict[str, list[tuple[Any, ...]]]:
+    with psycopg.connect(url) as conn:
+        return {name: conn.execute(q).fetchall() for name, q in CATALOG.items()}  # type: ignore[arg-type]
+
+
+def schema_file_catalog(server_url: str) -> dict[str, list[tuple[Any, ...]]]:
+    """sql/schema.sql with the function files, in migrate()'s order: trigger functions first,
+    unchecked, for the triggers; then every function, checked."""
+    functions = load_functions()
+    with pg.empty_database(server_url) as url:
+        with psycopg.connect(url, autocommit=True) as conn, conn.transaction():
+            conn.execute("SET LOCAL check_function_bodies = off")
+            for function in functions:
+                if function.is_trigger:
+                    conn.execute(function.sql)  # type: ignore[arg-type]
+            conn.execute("RESET check_function_bodies")
+            conn.execute(sql_text("schema.sql"))  # type: ignore[arg-type]
+            for function in functions:
+                conn.execute(function.sql)  # type: ignore[arg-type]
+        return catalog(url)
+
+
+def test_migrations_build_exactly_the_schema_file(server_url: str) -> None:
+    with pg.empty_database(server_url) as migrated:
+        with psycopg.connect(migrated, autocommit=True) as conn:
+            migrate(conn)
+        from_migrations = catalog(migrated)
+    assert from_migrations["columns"], "the catalog query found no tables"
+    assert from_migrations == schema_file_catalog(server_url)
+
+
+def load_database_at_0009(url: str) -> None:
+    # A connection of its own: the dump empties the search_path for its session.
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(gzip.decompress(DATABASE_AT_0009.read_bytes()).decode())  # type: ignore[arg-type]
+
+
+def fill_the_old_queue(conn: psycopg.Connection[Any]) -> None:
+    """Jobs as the 0009 release leaves them: queued, running (some holding a tenant's slot,
+    through the old claim), done, and a fan-out waiting on its children."""
+    conn.execute(
+        "INSERT INTO jobs (type, payload, tenant_id, priority) "
+        "SELECT 'ocr', '{}', CASE WHEN g % 3 = 0 THEN NULL ELSE 't' || (g % 4) END, g % 2 "
+        "FROM generate_series(1, 60) AS g"
+    )
+    old_claim = conn.execute(
+        "SELECT id FROM pipeline_claim(ARRAY['ocr'], 12, %s, ARRAY['ocr'], ARRAY[2])",
+        (uuid.uuid4(),),
+    ).fetchall()
+    held = conn.execute("SELECT count(*) FROM jobs WHERE holds_slot").fetchone()
+    assert old_claim and held and held[0] > 0
+    conn.execute("UPDATE jobs SET status = 'done', finished_at = now() WHERE id = %s", old_claim[0])
+    conn.execute(
+        "INSERT INTO job_joins (id, root_id, total, then_type, then_payload, then_priority, "
+        "then_max_attempts, then_lease_seconds) VALUES (1000, 1000, 2, 'merge', '{}', 0, 5, 300)"
+    )
+    conn.execute(
+        "INSERT INTO jobs (type, payload, root_id, join_id) "
+        "SELECT 'page', '{}', 1000, 1000 FROM generate_series(1, 2)"
+    )
+
+
+def test_a_database_at_0009_with_jobs_upgrades_to_exactly_the_schema_file(
+    server_url: str,
+) -> None:
+    with pg.empty_database(server_url) as url:
+        load_database_at_0009(url)
+        with psycopg.connect(url, autocommit=True) as conn:
+            fill_the_old_queue(conn)
+            assert pending(conn) == []
+            assert pending_functions(conn) == [f.name for f in load_functions()]
+            # What commands check before they start, and migrate when it is not empty.
+            assert pending_changes(conn) == [f"functions/{f.file}" for f in load_functions()]
+            jobs_before = conn.execute("SELECT * FROM jobs ORDER BY id").fetchall()
+
+            applied = apply(conn)
+
+            assert applied.migrations == []
+            assert sorted(applied.functions) == sorted(f.name for f in load_functions())
+            assert pending_changes(conn) == []
+            assert conn.execute("SELECT * FROM jobs ORDER BY id").fetchall() == jobs_before
+            # The old claim's counts hold for the new functions: nothing to repair.
+            assert conn.execute("SELECT * FROM pipeline_repair_slots()").fetchall() == []
+            # The new claim serves the old queue, and the join the old trigger counted goes on.
+            ready = set(
+                conn.execute(
+                    "SELECT id FROM jobs WHERE status = 'queued' AND tenant_id IS NULL"
+                ).fetchall()
+            )
+            claimed = conn.execute(
+                "SELECT id FROM pipeline_claim(ARRAY['ocr', 'page'], 100, %s, "
+                "ARRAY['ocr'], ARRAY[2])",
+                (uuid.uuid4(),),
+            ).fetchall()
+            assert ready and ready <= set(claimed)
+            running = conn.execute(
+                "SELECT tenant_id, count(*) FILTER (WHERE holds_slot) FROM jobs "
+                "WHERE status = 'running' AND tenant_id IS NOT NULL GROUP BY 1"
+            ).fetchall()
+            assert running and all(held == 2 for _, held in running), running
+            assert conn.execute("SELECT * FROM pipeline_repair_slots()").fetchall() == []
+            conn.execute("UPDATE jobs SET status = 'done' WHERE type = 'page'")
+            merge = conn.execute("SELECT count(*) FROM jobs WHERE type = 'merge'").fetchone()
+            assert merge == (1,)
+        upgraded = catalog(url)
+    assert upgraded == schema_file_catalog(server_url)
+
+
+def test_migrate_is_idempotent_and_records_versions(server_url: str) -> None:
+    with pg.empty_database(server_url) as url, psycopg.connect(url, autocommit=True) as conn:
+        assert pending(conn) == [m.version for m in load_migrations()]
+        assert migrate(conn) == [m.version for m in load_migrations()]
+        assert migrate(conn) == []
+        assert pending(conn) == []
+        assert pending_functions(conn) == []
+        assert apply(conn) == Applied()
+
+
+def test_a_changed_function_file_is_applied_again_once(
+    server_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pg.empty_database(server_url) as url, psycopg.connect(url, autocommit=True) as conn:
+        migrate(conn)
+        edited = [
+            dataclasses.replace(f, sql=f.sql.replace("pair record;", "pair record;  -- edited"))
+            if f.name == "pipeline_repair_slots"
+            else f
+            for f in load_functions()
+        ]
+        monkeypatch.setattr(migrate_module, "load_functions", lambda: edited)
+
+        assert pending_functions(conn) == ["pipeline_repair_slots"]
+        assert apply(conn) == Applied(functions=["pipeline_repair_slots"])
+        body = conn.execute("SELECT pg_get_functiondef('pipeline_repair_slots'::regproc)")
+        assert "-- edited" in body.fetchone()[0]  # type: ignore[index]
+        assert apply(conn) == Applied()
+        assert pending_functions(conn) == []
+
+
+def test_a_migration_that_drops_a_function_gets_it_made_again(
+    server_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Say a migration changes the claim's group type the hard way: every function built on it
+    # goes too, and the same migrate() makes them again from their files.
+    dropping = Migration(
+        len(load_migrations()) + 1,
+        "rebuild_claim_group",
+        "ALTER TYPE pipeline_claim_group RENAME TO old_claim_group;"
+        "CREATE TYPE pipeline_claim_group AS (type text, tenant_id text, cap integer,"
+        " head_priority smallint, head_run_after timestamptz, head_id bigint);"
+        "DROP TYPE old_claim_group CASCADE;",
+    )
+    with pg.empty_database(server_url) as url, psycopg.connect(url, autocommit=True) as conn:
+        migrate(conn)
+        monkeypatch.setattr(
+            migrate_module, "load_migrations", lambda: [*load_migrations(), dropping]
+        )
+        applied = apply(conn)
+        assert applied.migrations == [dropping.version]
+        missing = conn.execute(
+            "SELECT count(*) FROM unnest(%s::text[]) AS f(name) WHERE to_regproc(f.name) IS NULL",
+            ([f.name for f in load_functions()],),
+        ).fetchone()
+        assert missing == (0,)
+        conn.execute("SELECT * FROM pipeline_claim(ARRAY['a'], 1, %s, '{}', '{}')", (uuid.uuid4(),))
+
+
+def test_a_database_migrated_by_a_newer_package_keeps_its_functions(server_url: str) -> None:
+    with pg.empty_database(server_url) as url, psycopg.connect(url, autocommit=True) as conn:
+        migrate(conn)
+        newer = len(load_migrations()) + 1
+        conn.execute("INSERT INTO pipeline_migrations VALUES (%s, 'from_the_future')", (newer,))
+        conn.execute("UPDATE pipeline_functions SET sha256 = 'a newer body'")
+        assert pending_functions(conn) == []
+        assert apply(conn) == Applied()
+
+
+def migrate_at_once(url: str, run: Any, processes: int = 4) -> list[Any]:
+    """Run `run(conn)` in `processes` threads on connections of their own, started together."""
+    results: list[Any] = []
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(processes)
+
+    def one() -> None:
+        try:
+            with psycopg.connect(url, autocommit=True) as conn:
+                barrier.wait()
+                results.append(run(conn))
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=one) for _ in range(processes)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    return results
+
+
+def test_two_processes_migrating_at_once_both_succeed(server_url: str) -> None:
+    with pg.empty_database(server_url) as url:
+        applied = sorted(migrate_at_once(url, migrate), key=len)
+        assert applied[:-1] == [[], [], []]
+        assert applied[-1] == [m.version for m in load_migrations()]
+
+
+def test_processes_upgrading_at_once_apply_the_function_files_once(server_url: str) -> None:
+    with pg.empty_database(server_url) as url:
+        load_database_at_0009(url)
+        applied = sorted(migrate_at_once(url, apply), key=lambda a: len(a.functions))
+        assert applied[:-1] == [Applied()] * 3
+        assert sorted(applied[-1].functions) == sorted(f.name for f in load_functions())

@@ -1,0 +1,449 @@
+"""The queue's SQL, driven directly: enqueue, claim, fence, reclaim, retry, cancel."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg_pool import ConnectionPool
+
+import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
+from pipeline import InvalidPayload, JobRequest, UnknownStage, enqueue, enqueue_many
+from pipeline.maintenance import Reclaimer
+from pipeline.store import FREE_CRASH_RECLAIMS, FREE_RELEASES, JobStore, WorkerInfo
+
+Conn = psycopg.Connection[Any]
+WORKER = uuid.UUID(int=1)
+ME = WorkerInfo(WORKER, ["noop"], 4)
+OTHER = WorkerInfo(uuid.UUID(int=2), ["noop"], 4)
+
+
+def job_row(conn: Conn, job_id: int) -> dict[str, Any]:
+    cur = conn.execute("SELECT * FROM jobs WHERE id = %s", (job_id,))
+    row = cur.fetchone()
+    assert row is not None
+    return dict(zip([d.name for d in cur.description or []], row, strict=True))
+
+
+def count_jobs(conn: Conn) -> int:
+    row = conn.execute("SELECT count(*) FROM jobs").fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def expire_lease(conn: Conn, job_id: int) -> None:
+    """Simulate a worker that died: its lease is in the past."""
+    conn.execute(
+        "UPDATE jobs SET leased_until = now() - interval '1 second' WHERE id = %s", (job_id,)
+    )
+
+
+# -- enqueue --------------------------------------------------------------------------------
+
+
+def test_enqueue_rolled_back_with_the_callers_transaction_leaves_no_job(conn: Conn) -> None:
+    conn.execute("CREATE TABLE orders (id int)")
+    with pytest.raises(RuntimeError), conn.transaction():
+        conn.execute("INSERT INTO orders VALUES (1)")
+        enqueue(conn, "noop", {"n": 1})
+        raise RuntimeError("the caller changes its mind")
+    assert count_jobs(conn) == 0
+    assert conn.execute("SELECT count(*) FROM orders").fetchone() == (0,)
+
+    with conn.transaction():
+        conn.execute("INSERT INTO orders VALUES (2)")
+        job_id = enqueue(conn, "noop", {"n": 2}, tenant_id=7, priority=5)
+    row = job_row(conn, job_id)
+    assert (row["status"], row["tenant_id"], row["priority"], row["payload"]) == (
+        "queued",
+        "7",
+        5,
+        {"n": 2},
+    )
+
+
+def test_bad_payload_raises_at_enqueue_and_inserts_nothing(conn: Conn) -> None:
+    with pytest.raises(InvalidPayload, match="seconds"):
+        enqueue(conn, "nap", {"seconds": "soon"})
+    with pytest.raises(UnknownStage, match="'resize'"):
+        enqueue(conn, "resize", {})
+    with pytest.raises(InvalidPayload):
+        enqueue_many(conn, [JobRequest("noop", {"n": 1}), JobRequest("noop", {"n": "x"})])
+    assert count_jobs(conn) == 0
+
+
+def test_dedup_key_returns_the_existing_job(conn: Conn) -> None:
+    first = enqueue(conn, "noop", {"n": 1}, dedup_key="nightly-2026-12-01")
+    again = enqueue(conn, "noop", {"n": 2}, dedup_key="nightly-2026-12-01")
+    other = enqueue(conn, "noop", {"n": 3}, dedup_key="nightly-2026-12-02")
+    assert first == again != other
+    assert count_jobs(conn) == 2
+
+
+def test_enqueue_many_inserts_in_one_statement(conn: Conn) -> None:
+    ids = enqueue_many(conn, [JobRequest("noop", {"n": i}, tenant_id="t") for i in range(500)])
+    assert len(set(ids)) == 500
+    assert count_jobs(conn) == 500
+
+
+def test_enqueue_many_stores_every_column_of_every_row_in_order(conn: Conn) -> None:
+    # Some columns set in only some rows, payloads that take both ways through the encoder
+    # (a null or a quote in the text), a row with a dedup key among rows without.
+    requests = [
+        JobRequest("nap", {"seconds": 0.5, "mark": 'a "quoted" \\ mark'}),
+        JobRequest("nap", {"seconds": 1, "mark": "Grüße\n日本"}, tenant_id=3, priority=7),
+        JobRequest("noop", {"n": 2}, max_attempts=9, dedup_key="only-one"),
+        JobRequest("noop", {}, run_after=timedelta(hours=1)),
+    ]
+    ids = enqueue_many(conn, requests)
+    assert len(ids) == 4 and ids == sorted(ids)
+    rows = [job_row(conn, job_id) for job_id in ids]
+    got = [(r["type"], r["payload"], r["tenant_id"], r["priority"], r["dedup_key"]) for r in rows]
+    assert got == [
+        ("nap", {"seconds": 0.5, "mark": 'a "quoted" \\ mark'}, None, 0, None),
+        ("nap", {"seconds": 1.0, "mark": "Grüße\n日本"}, "3", 7, None),
+        ("noop", {"n": 2}, None, 0, "only-one"),
+        ("noop", {"n": 0}, None, 0, None),
+    ]
+    assert [r["max_attempts"] for r in rows[2:]] == [9, 5]
+    assert rows[3]["run_after"] > rows[0]["run_after"] + timedelta(minutes=59)
+    # The keyed row is skipped when enqueued again; the rest are new.
+    again = enqueue_many(conn, [JobRequest("noop", {"n": 5}, dedup_key="only-one"), *requests[:1]])
+    assert len(again) == 1 and again[0] > ids[-1]
+
+
+def test_enqueue_many_stores_values_every_row_shares(conn: Conn) -> None:
+    # A column every row shares travels as one value instead of an array: each row must get it.
+    parent = enqueue(conn, "noop", {})
+    when = datetime.now(UTC) + timedelta(hours=2)
+    shared = {"tenant_id": "acme", "priority": -4, "run_after": when, "max_attempts": 2}
+    requests = [
+        JobRequest("nap", {"seconds": i}, parent_id=parent, root_id=parent, **shared)  # type: ignore[arg-type]
+        for i in range(3)
+    ]
+    ids = enqueue_many(conn, requests)
+    rows = [job_row(conn, job_id) for job_id in ids]
+    assert [r["payload"]["seconds"] for r in rows] == [0.0, 1.0, 2.0]
+    for r in rows:
+        assert (r["type"], r["tenant_id"], r["priority"]) == ("nap", "acme", -4)
+        assert r["max_attempts"] == 2
+        assert (r["run_after"], r["parent_id"], r["root_id"]) == (when, parent, parent)
+    # One key shared by every row: one job, however many rows asked for it.
+    keyed = enqueue_many(conn, [JobRequest("noop", {"n": i}, dedup_key="same") for i in range(4)])
+    assert len(keyed) == 1 and job_row(conn, keyed[0])["payload"] == {"n": 0}
+    # A column shared by all rows but one varies: the odd row keeps its own value, NULL too.
+    mixed = enqueue_many(
+        conn, [JobRequest("noop", {}, tenant_id=None if i == 2 else "t") for i in range(4)]
+    )
+    assert [job_row(conn, i)["tenant_id"] for i in mixed] == ["t", "t", None, "t"]
+
+
+def test_enqueue_many_too_big_for_one_statement_inserts_all_or_nothing(
+    conn: Conn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A statement's payloads are one jsonb value, capped by Postgres; shrink the share.
+    # (sys.modules: the package's `enqueue` is the function of that name.)
+    monkeypatch.setattr(sys.modules["pipeline.enqueue"], "_STATEMENT_PAYLOAD_CHARS", 40)
+    ids = enqueue_many(conn, [JobRequest("noop", {"n": i}) for i in range(25)])
+    assert len(ids) == 25 and ids == sorted(ids)
+    payloads = conn.execute("SELECT payload FROM jobs ORDER BY id").fetchall()
+    assert [p[0]["n"] for p in payloads] == list(range(25))
+    # Every chunk in one transaction: a failing later chunk takes the earlier ones with it.
+    conn.execute(
+        "CREATE FUNCTION refuse_n_20() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+        " IF NEW.payload->>'n' = '20' THEN RAISE EXCEPTION 'no 20'; END IF; RETURN NEW; END $$"
+    )
+    conn.execute(
+        "CREATE TRIGGER refuse_n_20 BEFORE INSERT ON jobs"
+        " FOR EACH ROW EXECUTE FUNCTION refuse_n_20()"
+    )
+    with pytest.raises(psycopg.errors.RaiseException, match="no 20"):
+        enqueue_many(conn, [JobRequest("noop", {"n": i}) for i in range(25)])
+    assert count_jobs(conn) == 25
+
+
+def test_notification_arrives_only_when_the_enqueue_commits(db_url: str, conn: Conn) -> None:
+    with psycopg.connect(db_url, autocommit=True) as listener:
+        listener.execute("LISTEN pipeline_jobs")
+        with pytest.raises(RuntimeError), conn.transaction():
+            enqueue(conn, "noop", {})
+            raise RuntimeError
+        assert list(listener.notifies(timeout=0.2)) == []
+        with conn.transaction():
+            enqueue(conn, "noop", {})
+        notes = list(listener.notifies(timeout=2, stop_after=1))
+        assert [n.payload for n in notes] == ["noop"]
+
+
+# -- claim ------------------------------------------------------------------------------------
+
+
+def test_claim_orders_by_priority_then_run_after_and_skips_future_jobs(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    low = enqueue(conn, "noop", {}, priority=0)
+    high = enqueue(conn, "noop", {}, priority=9)
+    enqueue(conn, "noop", {}, run_after=timedelta(hours=1))
+    other_type = enqueue(conn, "effect", {})
+    claimed = JobStore(pool).claim(["noop"], 10, WORKER)
+    assert {j.id for j in claimed} == {high, low}
+    assert all(j.attempts == 1 for j in claimed)
+    row = job_row(conn, high)
+    assert row["status"] == "running" and row["worker_id"] == WORKER
+    assert row["leased_until"] > row["started_at"]
+    assert job_row(conn, other_type)["status"] == "queued"
+
+
+def test_claim_takes_the_highest_priority_first(conn: Conn, pool: ConnectionPool) -> None:
+    ids = [enqueue(conn, "noop", {}, priority=p) for p in (1, 3, 2)]
+    store = JobStore(pool)
+    order = [store.claim(["noop"], 1, WORKER)[0].id for _ in range(3)]
+    assert order == [ids[1], ids[2], ids[0]]
+
+
+def test_a_tenant_whose_best_job_waits_still_gets_its_ready_ones(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    # The claim finds each tenant's head from the first entry of its range; when that entry
+    # is a job not due yet, the head is looked for further on.
+    later = timedelta(hours=1)
+    enqueue(conn, "noop", {}, tenant_id="a", priority=9, run_after=later)
+    ready = [enqueue(conn, "noop", {}, tenant_id="a", priority=p) for p in (1, 4)]
+    enqueue(conn, "noop", {}, tenant_id="b", priority=5, run_after=later)
+    untenanted = enqueue(conn, "noop", {}, priority=2)
+    store = JobStore(pool)
+    assert [j.id for j in store.claim(["noop"], 1, WORKER)] == [ready[1]]
+    assert {j.id for j in store.claim(["noop"], 10, WORKER)} == {ready[0], untenanted}
+    assert store.claim(["noop"], 10, WORKER) == []
+
+
+@pytest.mark.parametrize("tenants", [(None,), ("a",), ("a", "b")])
+def test_each_claim_takes_the_next_jobs_in_order_across_priority_levels(
+    conn: Conn, pool: ConnectionPool, tenants: tuple[str | None, ...]
+) -> None:
+    # A claim's pick starts at the head its probe found, at the head's priority, then goes on
+    # to lower ones: the jobs taken before it leave entries ahead of the head, and a level can
+    # run out within one claim. Run_afters are shuffled against ids, so FIFO means run_after.
+    base = datetime.now(UTC) - timedelta(hours=1)
+    levels = {5: 3, 3: 2, 0: 4, -2: 3}
+    expected: dict[str | None, list[int]] = {t: [] for t in tenants}
+    for n, tenant in enumerate(tenants):
+        rows = []
+        for priority, count in levels.items():
+            # A second tenant has fewer: when it runs dry, the first takes its share's rest
+            # in the claim's second pass.
+            for k in range(count - n):
+                rows.append((priority, base + timedelta(seconds=(7 * k + priority) % 11)))
+        for priority, run_after in reversed(rows):
+            job = enqueue(
+                conn, "noop", {}, tenant_id=tenant, priority=priority, run_after=run_after
+            )
+            expected[tenant].append(job)
+        expected[tenant].sort(
+            key=lambda j: (-job_row(conn, j)["priority"], job_row(conn, j)["run_after"], j)
+        )
+    store = JobStore(pool)
+    taken: dict[str | None, list[int]] = {t: [] for t in tenants}
+    for limit in (2, 4, 7, 5, 50):
+        batch = store.claim(["noop"], limit, WORKER)
+        assert len(batch) == min(limit, sum(len(v) - len(taken[t]) for t, v in expected.items()))
+        for job in batch:
+            taken[job.tenant_id].append(job.id)
+        # Whatever each tenant's share was, it got its next jobs in order, none skipped.
+        for tenant in tenants:
+            assert set(taken[tenant]) == set(expected[tenant][: len(taken[tenant])]), limit
+    assert {t: sorted(v) for t, v in taken.items()} == {t: sorted(v) for t, v in expected.items()}
+
+
+def test_concurrent_claimers_never_get_the_same_job(conn: Conn, pool: ConnectionPool) -> None:
+    total = 3000
+    enqueue_many(conn, [JobRequest("noop", {"n": i}) for i in range(total)])
+    store = JobStore(pool)
+    claimed: list[list[int]] = [[] for _ in range(8)]
+    start = threading.Barrier(8)
+
+    def claimer(slot: int) -> None:
+        start.wait()
+        while batch := store.claim(["noop"], 25, uuid.UUID(int=slot + 1)):
+            claimed[slot].extend(j.id for j in batch)
+
+    threads = [threading.Thread(target=claimer, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    every = [job_id for ids in claimed for job_id in ids]
+    assert len(every) == total
+    assert len(set(every)) == total
+    assert sum(1 for ids in claimed if ids) > 1, "only one claimer got work; no contention tested"
+
+
+# -- the fence ----------------------------------------------------------------------------------
+
+
+def test_a_stale_claim_writes_nothing_after_reclaim(conn: Conn, pool: ConnectionPool) -> None:
+    store = JobStore(pool)
+    job_id = enqueue(conn, "noop", {})
+    stale = store.claim(["noop"], 1, WORKER)[0]
+    expire_lease(conn, job_id)
+    assert Reclaimer(pool).run_once() == [(job_id, "noop", "queued")]
+    fresh = store.claim(["noop"], 1, uuid.UUID(int=2))[0]
+    # The crash reclaim refunded the attempt, yet the fencing token moved on.
+    assert fresh.attempts == stale.attempts == 1
+    assert fresh.claim == stale.claim + 1 and fresh.suspect
+
+    assert store.heartbeat(OTHER, [stale.fence]) == set()
+    assert store.complete([stale.fence]) == set()
+    assert not store.fail(stale, "boom")
+    assert not store.retry_later(stale, "boom", 0)
+    assert store.release([stale.fence]) == {}
+    row = job_row(conn, job_id)
+    assert (row["status"], row["claims"]) == ("running", 2)
+    assert row["last_error"].startswith("lease expired: its worker died or stalled")
+
+    assert store.heartbeat(OTHER, [fresh.fence]) == {job_id}
+    assert store.complete([fresh.fence]) == {job_id}
+    assert job_row(conn, job_id)["status"] == "done"
+
+
+def test_completion_steps_roll_back_when_the_fence_fails(conn: Conn, pool: ConnectionPool) -> None:
+    from pipeline import LeaseLost
+
+    conn.execute("CREATE TABLE outputs (job_id bigint)")
+    store = JobStore(pool)
+    job_id = enqueue(conn, "noop", {})
+    job = store.claim(["noop"], 1, WORKER)[0]
+    conn.execute("UPDATE jobs SET status = 'cancelled' WHERE id = %s", (job_id,))
+
+    def write_output(c: Conn) -> None:
+        c.execute("INSERT INTO outputs VALUES (%s)", (job.id,))
+
+    with pytest.raises(LeaseLost):
+        store.complete_with(job, [write_output])
+    assert conn.execute("SELECT count(*) FROM outputs").fetchone() == (0,)
+
+
+def test_heartbeat_extends_only_owned_leases_and_marks_the_worker_alive(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    store = JobStore(pool)
+    store.register_worker(ME)
+    conn.execute("UPDATE pipeline_workers SET last_seen = now() - interval '1 hour'")
+    ids = [enqueue(conn, "noop", {}) for _ in range(3)]
+    held = store.claim(["noop"], 3, WORKER)
+    conn.execute("UPDATE jobs SET leased_until = now() WHERE id = ANY(%s)", (ids,))
+    conn.execute("UPDATE jobs SET status = 'cancelled' WHERE id = %s", (ids[0],))
+    owned = store.heartbeat(ME, [j.fence for j in held])
+    assert owned == set(ids[1:])
+    rows = conn.execute(
+        "SELECT leased_until > now() + interval '20 seconds' FROM jobs WHERE id = ANY(%s) "
+        "ORDER BY id",
+        (ids[1:],),
+    ).fetchall()
+    assert rows == [(True,), (True,)]
+    seen = conn.execute("SELECT last_seen > now() - interval '1 minute' FROM pipeline_workers")
+    assert seen.fetchone() == (True,)
+
+
+# -- reclaim and retry ----------------------------------------------------------------------------
+
+
+def test_reclaim_refunds_the_attempt_of_a_job_whose_worker_died(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    store = JobStore(pool)
+    victim = enqueue(conn, "noop", {}, max_attempts=1)
+    healthy = enqueue(conn, "noop", {})
+    store.claim(["noop"], 2, WORKER)
+    expire_lease(conn, victim)
+
+    assert Reclaimer(pool).run_once() == [(victim, "noop", "queued")]
+    row = job_row(conn, victim)
+    assert (row["status"], row["attempts"], row["suspect"], row["crash_reclaims"]) == (
+        "queued",
+        0,
+        True,
+        1,
+    )
+    assert job_row(conn, healthy)["status"] == "running"
+    assert Reclaimer(pool).run_once() == []
+
+
+def test_reclaim_charges_once_the_free_crash_reclaims_are_spent_and_fails_on_the_final_attempt(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    store = JobStore(pool)
+    job_id = enqueue(conn, "noop", {}, max_attempts=2)
+    conn.execute("UPDATE jobs SET crash_reclaims = %s WHERE id = %s", (FREE_CRASH_RECLAIMS, job_id))
+    store.claim(["noop"], 1, WORKER)
+    expire_lease(conn, job_id)
+    assert Reclaimer(pool).run_once() == [(job_id, "noop", "queued")]
+    assert (job_row(conn, job_id)["attempts"], job_row(conn, job_id)["last_error"]) == (
+        1,
+        "lease expired",
+    )
+    store.claim(["noop"], 1, WORKER)
+    expire_lease(conn, job_id)
+    assert Reclaimer(pool).run_once() == [(job_id, "noop", "failed")]
+    row = job_row(conn, job_id)
+    assert (row["attempts"], row["last_error"]) == (2, "lease expired on final attempt")
+    assert row["finished_at"] is not None
+
+
+def test_a_job_that_always_dies_ends_failed_after_its_free_reclaims_and_max_attempts(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    store = JobStore(pool)
+    job_id = enqueue(conn, "noop", {}, max_attempts=3)
+    for _ in range(20):
+        if not store.claim(["noop"], 1, WORKER):
+            break
+        expire_lease(conn, job_id)  # the worker died mid-job
+        Reclaimer(pool).run_once()
+    row = job_row(conn, job_id)
+    assert (row["status"], row["attempts"], row["max_attempts"]) == ("failed", 3, 3)
+    assert row["claims"] == FREE_CRASH_RECLAIMS + 3
+    assert store.claim(["noop"], 1, WORKER) == []
+
+
+def test_retry_later_requeues_after_its_delay(conn: Conn, pool: ConnectionPool) -> None:
+    store = JobStore(pool)
+    job_id = enqueue(conn, "noop", {}, max_attempts=2)
+    job = store.claim(["noop"], 1, WORKER)[0]
+    assert store.retry_later(job, "upstream 503", 60)
+    row = job_row(conn, job_id)
+    assert (row["status"], row["last_error"]) == ("queued", "upstream 503")
+    delay = conn.execute("SELECT %s::timestamptz - now()", (row["run_after"],)).fetchone()
+    assert delay is not None and timedelta(seconds=55) < delay[0] <= timedelta(seconds=60)
+    assert store.claim(["noop"], 1, WORKER) == [], "claimed before its backoff ran out"
+
+
+def test_fail_ends_the_job_whatever_attempts_remain(conn: Conn, pool: ConnectionPool) -> None:
+    store = JobStore(pool)
+    job_id = enqueue(conn, "noop", {}, max_attempts=5)
+    job = store.claim(["noop"], 1, WORKER)[0]
+    assert store.fail(job, "not a PDF")
+    row = job_row(conn, job_id)
+    assert (row["status"], row["attempts"], row["last_error"]) == ("failed", 1, "not a PDF")
+    assert row["finished_at"] is not None
+
+
+def test_release_is_free_a_few_times_then_charged(conn: Conn, pool: ConnectionPool) -> None:
+    store = JobStore(pool)
+    job_id = enqueue(conn, "noop", {}, max_attempts=1)
+    for n in range(FREE_RELEASES):
+        job = store.claim(["noop"], 1, WORKER)[0]
+        assert store.release([job.fence]) == {job_id: "queued"}
+        row = job_row(conn, job_id)
+        assert (row["status"], row["attempts"], row["releases"]) == ("queued", 0, n + 1)
+    # A job that outlasts every grace period must still end: the next release is charged.
+    job = store.claim(["noop"], 1, WORKER)[0]
+    assert store.release([job.fence]) == {job_id: "failed"}
+    row = job_row(conn, job_id)
+    assert (row["status"], row["attempts"]) == ("failed", 1)
+    assert "released at worker shutdown on its final attempt" in row["last_error"]

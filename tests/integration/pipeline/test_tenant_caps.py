@@ -1,0 +1,221 @@
+"""Per-tenant caps, exact under concurrent claimers, with no slot leaks; fair claiming."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+import uuid
+from collections import Counter
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg_pool import ConnectionPool
+
+import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
+from pipeline import JobRequest, enqueue, enqueue_many
+from pipeline.admin.tenants import set_cap
+from pipeline.db import make_pool
+from pipeline.maintenance import Reclaimer, SlotRepair
+from pipeline.queries import Q
+from pipeline.store import ClaimedJob, JobStore
+
+Conn = psycopg.Connection[Any]
+CAPS = {"capped": 3}
+WORKER = uuid.UUID(int=5)
+
+
+def slots(conn: Conn) -> dict[str, int]:
+    rows = conn.execute("SELECT tenant_id, running FROM tenant_slots WHERE stage = 'capped'")
+    return dict(rows.fetchall())
+
+
+def running_by_tenant(conn: Conn, stage: str = "capped") -> Counter[str]:
+    rows = conn.execute(
+        "SELECT tenant_id, count(*) FROM jobs WHERE status = 'running' AND type = %s "
+        "AND tenant_id IS NOT NULL GROUP BY 1",
+        (stage,),
+    ).fetchall()
+    return Counter(dict(rows))
+
+
+def test_eight_claimers_at_once_never_exceed_a_tenants_cap(db_url: str, conn: Conn) -> None:
+    tenants = [f"t{i}" for i in range(5)]
+    enqueue_many(
+        conn,
+        [JobRequest("capped", {"n": i}, tenant_id=tenants[i % 5]) for i in range(3000)]
+        + [JobRequest("capped", {"n": i}) for i in range(200)],  # no tenant: never capped
+    )
+    stop = threading.Event()
+    peak: Counter[str] = Counter()
+    samples = [0]
+
+    def sample() -> None:
+        with psycopg.connect(db_url, autocommit=True) as watcher:
+            while not stop.is_set():
+                for tenant, n in running_by_tenant(watcher).items():
+                    peak[tenant] = max(peak[tenant], n)
+                samples[0] += 1
+
+    def claimer(seed: int, pool: ConnectionPool) -> None:
+        rng = random.Random(seed)
+        store = JobStore(pool)
+        me = uuid.UUID(int=100 + seed)
+        idle = 0
+        while idle < 20:
+            jobs = store.claim(["capped"], rng.randint(1, 6), me, CAPS)
+            if not jobs:
+                idle += 1
+                time.sleep(0.005)
+                continue
+            idle = 0
+            time.sleep(rng.uniform(0, 0.003))  # hold the slots a moment, as a run does
+            for job in jobs:
+                settle = rng.random()
+                if settle < 0.7:
+                    store.complete([job.fence])
+                elif settle < 0.8:
+                    store.retry_later(job, "try again", 0)
+                elif settle < 0.9:
+                    store.release([job.fence])
+                else:
+                    store.fail(job, "for good")
+
+    pools = [make_pool(db_url, max_size=2, name=f"claimer {i}") for i in range(8)]
+    watcher = threading.Thread(target=sample)
+    watcher.start()
+    threads = [threading.Thread(target=claimer, args=(i, pools[i])) for i in range(8)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=240)
+    finally:
+        stop.set()
+        watcher.join(timeout=30)
+        for pool in pools:
+            pool.close()
+    assert not any(t.is_alive() for t in threads)
+    left = dict(conn.execute("SELECT status, count(*) FROM jobs GROUP BY 1").fetchall())
+    assert set(left) <= {"done", "failed"}, left
+    assert samples[0] > 50, "the sampler barely ran"
+    assert max(peak.values()) == 3, f"caps never reached, nothing was tested: {peak}"
+    assert all(n <= 3 for n in peak.values()), peak
+    # Every way out of running gave its slot back, exactly once.
+    assert set(slots(conn).values()) == {0}
+    print(f"cap sampler: {samples[0]} samples, peak running per tenant {dict(peak)}")
+
+
+def claim(store: JobStore, limit: int = 10) -> list[ClaimedJob]:
+    return store.claim(["capped"], limit, WORKER, CAPS)
+
+
+@pytest.mark.parametrize("way_out", ["complete", "fail", "retry", "release", "reclaim", "cancel"])
+def test_every_way_out_of_running_frees_the_slot_once(
+    conn: Conn, pool: ConnectionPool, way_out: str
+) -> None:
+    store = JobStore(pool)
+    enqueue_many(conn, [JobRequest("capped", {"n": i}, tenant_id="acme") for i in range(5)])
+    held = claim(store)
+    assert len(held) == 3 and slots(conn) == {"acme": 3}
+    assert claim(store) == [], "a fourth job got past the cap"
+    job = held[0]
+    if way_out == "complete":
+        store.complete([job.fence])
+    elif way_out == "fail":
+        store.fail(job, "bad")
+    elif way_out == "retry":
+        store.retry_later(job, "later", 60)
+    elif way_out == "release":
+        store.release([job.fence])
+    elif way_out == "reclaim":
+        conn.execute(
+            "UPDATE jobs SET leased_until = now() - interval '1 s' WHERE id = %s", (job.id,)
+        )
+        Reclaimer(pool).run_once()
+    else:
+        assert conn.execute(Q["cancel"], {"id": job.id, "reason": None}).fetchall()
+    assert slots(conn) == {"acme": 2}
+    # A stale write of the same claim changes nothing, and frees nothing again.
+    store.complete([job.fence])
+    store.fail(job, "again")
+    assert slots(conn) == {"acme": 2}
+    again = claim(store)
+    assert len(again) == 1 and slots(conn) == {"acme": 3}
+    assert running_by_tenant(conn) == {"acme": 3}
+
+
+def test_deleting_a_running_job_frees_its_slot(conn: Conn, pool: ConnectionPool) -> None:
+    store = JobStore(pool)
+    enqueue(conn, "capped", {}, tenant_id="acme")
+    [job] = claim(store)
+    conn.execute("DELETE FROM jobs WHERE id = %s", (job.id,))
+    assert slots(conn) == {"acme": 0}
+
+
+def test_an_operators_cap_wins_over_the_stage_default_and_zero_pauses(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    store = JobStore(pool)
+    enqueue_many(
+        conn, [JobRequest("capped", {}, tenant_id=t) for t in ("a", "b") for _ in range(9)]
+    )
+    set_cap(conn, "a", "capped", 5)
+    set_cap(conn, "b", "capped", 0)
+    claimed = Counter(j.tenant_id for j in claim(store, 20))
+    assert claimed == {"a": 5}
+
+
+def test_jobs_without_a_tenant_or_stage_cap_are_not_capped(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    store = JobStore(pool)
+    enqueue_many(conn, [JobRequest("capped", {}) for _ in range(8)])
+    enqueue_many(conn, [JobRequest("noop", {}, tenant_id="acme") for _ in range(8)])
+    got = store.claim(["capped", "noop"], 20, WORKER, {"capped": 3, "noop": None})
+    assert len(got) == 16
+    assert conn.execute("SELECT count(*) FROM jobs WHERE holds_slot").fetchone() == (0,)
+
+
+def test_the_repair_recounts_drifted_counters_and_says_so(conn: Conn, pool: ConnectionPool) -> None:
+    store = JobStore(pool)
+    enqueue_many(conn, [JobRequest("capped", {}, tenant_id="acme") for _ in range(2)])
+    claim(store)
+    conn.execute("UPDATE tenant_slots SET running = 7")
+    drifts = SlotRepair(pool).run_once()
+    assert [(d.tenant_id, d.stage, d.was, d.counted) for d in drifts] == [("acme", "capped", 7, 2)]
+    assert slots(conn) == {"acme": 2}
+    assert SlotRepair(pool).run_once() == []
+
+
+@pytest.mark.parametrize(("limit", "rounds"), [(10, 4), (40, 1), (100, 1)])
+def test_a_small_tenant_is_served_within_a_few_claims_of_a_big_import(
+    conn: Conn, pool: ConnectionPool, limit: int, rounds: int
+) -> None:
+    store = JobStore(pool)
+    enqueue_many(conn, [JobRequest("noop", {"n": i}, tenant_id="big") for i in range(10_000)])
+    small = set(
+        enqueue_many(conn, [JobRequest("noop", {"n": i}, tenant_id="small") for i in range(20)])
+    )
+    started: set[int] = set()
+    for _ in range(rounds):
+        started |= {j.id for j in store.claim(["noop"], limit, WORKER, {})}
+    assert small <= started, f"{len(small - started)} of the small tenant's jobs still wait"
+
+
+def test_claims_take_turns_across_tenants_least_recently_served_first(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    store = JobStore(pool)
+    for tenant in ("a", "b", "c"):
+        enqueue_many(conn, [JobRequest("noop", {}, tenant_id=tenant) for _ in range(5)])
+    order = [store.claim(["noop"], 1, WORKER, {})[0].tenant_id for _ in range(6)]
+    assert order == ["a", "b", "c", "a", "b", "c"]
+
+
+def test_priority_comes_before_fairness(conn: Conn, pool: ConnectionPool) -> None:
+    store = JobStore(pool)
+    enqueue_many(conn, [JobRequest("noop", {}, tenant_id="a") for _ in range(5)])
+    urgent = enqueue(conn, "noop", {}, tenant_id="b", priority=10)
+    assert [j.id for j in store.claim(["noop"], 1, WORKER, {})] == [urgent]

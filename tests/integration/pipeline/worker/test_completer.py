@@ -1,0 +1,121 @@
+"""The Completer on its own against a real database: it writes a transition, fenced, and
+publishes each settlement to the metrics and to every subscriber, once."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from typing import Any
+
+import psycopg
+from psycopg_pool import ConnectionPool
+
+import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
+from pipeline import enqueue
+from pipeline.outcomes import Complete, Fail
+from pipeline.store import ClaimedJob, JobStore
+from pipeline.worker.completer import Completer, Settled
+from tests.integration.parts import Heard
+
+Conn = psycopg.Connection[Any]
+WORKER = uuid.UUID(int=1)
+LONG = float("inf")  #: `until` for writes that may retry as long as they like
+
+
+class Broken:
+    def settled(self, job: ClaimedJob, settled: Settled) -> None:
+        raise RuntimeError("a bug in a subscriber")
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.results: list[tuple[str, str]] = []
+        self.batches: list[int] = []
+
+    def settled(self, stage: str, result: str) -> None:
+        self.results.append((stage, result))
+
+    def acknowledged(self, count: int, seconds: float) -> None:
+        self.batches.append(count)
+
+
+def claim(conn: Conn, store: JobStore) -> ClaimedJob:
+    enqueue(conn, "noop", {})
+    [job] = store.claim(["noop"], 1, WORKER)
+    return job
+
+
+def status(conn: Conn, job_id: int) -> str:
+    row = conn.execute("SELECT status FROM jobs WHERE id = %s", (job_id,)).fetchone()
+    return "" if row is None else str(row[0])
+
+
+def completer(pool: ConnectionPool, *subscribers: Any, metrics: Metrics | None = None) -> Completer:
+    made = Completer(
+        JobStore(pool), halt=threading.Event(), retry_max_s=0.5, batch_max=10, metrics=metrics
+    )
+    for subscriber in subscribers:
+        made.subscribe(subscriber)
+    return made
+
+
+def test_a_written_settlement_is_published_to_every_subscriber_and_counted_once(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    metrics, first, second = Metrics(), Heard(), Heard()
+    c = completer(pool, first, second, metrics=metrics)
+    job = claim(conn, c.store)
+    assert c.apply(job, Fail("bad input"), until=LONG) == Settled.FAILED
+    assert status(conn, job.id) == "failed"
+    assert first.heard == second.heard == [(job.id, Settled.FAILED)]
+    assert metrics.results == [("noop", "failed")]
+
+
+def test_a_plain_completion_is_published_once_its_batch_is_written(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    metrics, heard = Metrics(), Heard()
+    c = completer(pool, heard, metrics=metrics)
+    jobs = [claim(conn, c.store) for _ in range(3)]
+    assert [c.apply(job, Complete(), until=LONG) for job in jobs] == [Settled.BATCHED] * 3
+    assert heard.heard == [], "published before it was written"
+    acknowledger = threading.Thread(target=c.run_acks)
+    acknowledger.start()
+    c.close()
+    acknowledger.join(timeout=10)
+    assert sorted(heard.heard) == [(job.id, Settled.DONE) for job in jobs]
+    assert sum(metrics.batches) == 3 and metrics.results == [("noop", "done")] * 3
+    assert {status(conn, job.id) for job in jobs} == {"done"}
+
+
+def test_a_stale_claims_write_changes_nothing_and_is_published_as_lost(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    heard = Heard()
+    c = completer(pool, heard)
+    job = claim(conn, c.store)
+    stale = job._replace(claim=job.claim + 1)
+    assert c.apply(stale, Fail("late"), until=LONG) == Settled.LOST
+    assert status(conn, job.id) == "running"
+    assert heard.heard == [(job.id, Settled.LOST)]
+
+
+def test_a_failing_subscriber_does_not_keep_the_others_from_hearing(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    heard = Heard()
+    c = completer(pool, Broken(), heard)
+    job = claim(conn, c.store)
+    assert c.apply(job, Fail("x"), until=LONG) == Settled.FAILED
+    assert heard.heard == [(job.id, Settled.FAILED)]
+
+
+def test_what_a_child_process_settled_is_published_as_if_written_here(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    metrics, heard = Metrics(), Heard()
+    c = completer(pool, heard, metrics=metrics)
+    job = claim(conn, c.store)
+    c.publish(job, Settled.QUEUED)
+    assert heard.heard == [(job.id, Settled.QUEUED)]
+    assert metrics.results == [("noop", "queued")]

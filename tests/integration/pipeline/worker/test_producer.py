@@ -1,0 +1,143 @@
+"""The Producer on its own against a real database: it claims for its free slots only, hands
+each job to its executor once, and naps until a slot frees, a job is announced or a settlement
+may have freed a tenant's slot."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg_pool import ConnectionPool
+
+import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
+from pipeline import REGISTRY, Context, JobRequest, enqueue, enqueue_many
+from pipeline.store import ClaimedJob, JobStore
+from pipeline.worker.completer import Settled
+from pipeline.worker.inflight import InFlight, InFlightTable
+from pipeline.worker.prefetch import Prefetch
+from pipeline.worker.producer import ClaimPlan, Producer
+from tests.support.waiting import wait_for
+
+Conn = psycopg.Connection[Any]
+#: long enough that anything the tests see within their waits was woken, not polled
+NEVER_POLL_S = 600.0
+
+
+class Holding:
+    """An executor that holds every job it is given in the table, as running."""
+
+    def __init__(self, table: InFlightTable) -> None:
+        self.table = table
+        self.jobs: list[ClaimedJob] = []
+
+    def dispatch(self, job: ClaimedJob) -> None:
+        self.jobs.append(job)
+        entry = InFlight(job, REGISTRY.get(job.type), Context.for_job(job, REGISTRY, None), False)
+        self.table.add(entry)
+        self.table.start(entry)
+
+    def finish(self, job: ClaimedJob) -> None:
+        entry = self.table.get(job.id)
+        assert entry is not None
+        self.table.finish_run(entry)
+
+
+class Counting:
+    def __init__(self) -> None:
+        self.claims: list[int] = []
+
+    def claimed(self, count: int, seconds: float) -> None:
+        self.claims.append(count)
+
+
+class Running:
+    def __init__(self, pool: ConnectionPool, slots: int, **caps: int) -> None:
+        self.table = InFlightTable(slots, threading.Event())
+        self.executor = Holding(self.table)
+        self.metrics = Counting()
+        plan = ClaimPlan(
+            uuid.uuid4(),
+            ("noop",),
+            {"noop": caps.get("noop")},
+            batch_max=100,
+            poll_interval_s=NEVER_POLL_S,
+            retry_max_s=1.0,
+        )
+        self.producer = Producer(
+            JobStore(pool), plan, self.table, self.executor, Prefetch(slots, 0, 0), self.metrics
+        )
+        self.thread = threading.Thread(target=self.producer.run, daemon=True)
+
+
+@pytest.fixture
+def running(pool: ConnectionPool) -> Iterator[Any]:
+    started: list[Running] = []
+
+    def start(slots: int, **caps: int) -> Running:
+        r = Running(pool, slots, **caps)
+        r.thread.start()
+        started.append(r)
+        return r
+
+    yield start
+    for r in started:
+        r.producer.stop()
+        r.thread.join(timeout=5)
+        assert not r.thread.is_alive(), "the producer did not stop"
+
+
+def test_the_producer_claims_for_its_free_slots_only_and_again_when_one_frees(
+    conn: Conn, running: Any
+) -> None:
+    enqueue_many(conn, [JobRequest("noop", {"n": i}) for i in range(5)])
+    r = running(3)
+    wait_for(lambda: len(r.executor.jobs) == 3, what="three jobs claimed")
+    assert r.metrics.claims[0] == 3
+    r.executor.finish(r.executor.jobs[0])
+    wait_for(lambda: len(r.executor.jobs) == 4, what="a job claimed for the freed slot")
+    assert len({j.id for j in r.executor.jobs}) == 4, "a job was handed over twice"
+
+
+def test_an_announced_job_of_its_type_wakes_the_producer_before_its_poll(
+    conn: Conn, running: Any
+) -> None:
+    r = running(2)
+    wait_for(lambda: r.metrics.claims == [0], what="the first, empty claim")
+    enqueue(conn, "noop", {})
+    r.producer.announced("noop")
+    wait_for(lambda: len(r.executor.jobs) == 1, timeout=10, what="the announced job")
+
+
+def test_a_settlement_wakes_a_producer_whose_last_claim_came_back_short(
+    conn: Conn, running: Any
+) -> None:
+    r = running(2)
+    wait_for(lambda: r.metrics.claims == [0], what="the first, empty claim")
+    assert r.producer.short
+    job_id = enqueue(conn, "noop", {})
+    settled_elsewhere = ClaimedJob(job_id + 1, "noop", None, {}, 0, 1, 3, 30, None, 1)
+    r.producer.settled(settled_elsewhere, Settled.DONE)
+    wait_for(lambda: len(r.executor.jobs) == 1, timeout=10, what="the job claimed")
+
+
+def test_after_an_announcement_woke_a_claim_for_nothing_the_next_ones_wait_for_the_poll(
+    conn: Conn, running: Any
+) -> None:
+    # Anyone may announce (NOTIFY takes no privilege): one that finds nothing, forged or
+    # another worker's, mutes the next ones for a poll interval, so a flood costs no claims.
+    r = running(2)
+    wait_for(lambda: r.metrics.claims == [0], what="the first, empty claim")
+    r.producer.announced("noop")
+    wait_for(lambda: r.metrics.claims == [0, 0], what="the claim the announcement woke")
+    wait_for(lambda: not r.table.changed.is_set(), what="the producer to nap")
+    enqueue(conn, "noop", {})
+    r.producer.announced("noop")
+    assert not r.table.changed.is_set(), "a muted announcement woke the producer"
+    # Whatever else wakes it still does: here a settlement after its short claim.
+    settled_elsewhere = ClaimedJob(0, "noop", None, {}, 0, 1, 3, 30, None, 1)
+    r.producer.settled(settled_elsewhere, Settled.DONE)
+    wait_for(lambda: len(r.executor.jobs) == 1, timeout=10, what="the job claimed")

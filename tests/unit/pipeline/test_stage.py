@@ -1,0 +1,61 @@
+"""@stage: what a declaration reads from its function, and what it refuses."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import BaseModel
+
+from pipeline import Context, InvalidPayload, PermanentError, Registry, RetryableError, stage
+
+
+class Resize(BaseModel):
+    image_key: str
+    width: int
+
+
+class Out(BaseModel):
+    ok: bool
+
+
+def test_stage_reads_its_models_from_the_annotations() -> None:
+    registry = Registry()
+
+    @stage("resize", registry=registry, max_attempts=2, lease=60)
+    def resize(job: Resize, ctx: Context) -> Out:
+        return Out(ok=True)
+
+    spec = registry.get("resize")
+    assert (spec.input_model, spec.output_model, spec.max_attempts) == (Resize, Out, 2)
+    assert spec.heartbeat_s == 12  # a fifth of the lease
+    with pytest.raises(InvalidPayload, match="width"):
+        spec.validate({"image_key": "a.png"})
+
+
+def test_stage_rejects_bad_definitions() -> None:
+    registry = Registry()
+    with pytest.raises(TypeError, match="pydantic model"):
+        stage("x", registry=registry)(lambda job, ctx: None)
+    with pytest.raises(ValueError, match="shorter than"):
+
+        @stage("y", registry=registry, lease=10, heartbeat=10)
+        def y(job: Resize, ctx: Context) -> None: ...
+
+
+def test_error_classification() -> None:
+    registry = Registry()
+
+    @stage("only_timeouts_retry", registry=registry, retry_on=(TimeoutError,))
+    def a(job: Resize, ctx: Context) -> None: ...
+
+    @stage("value_errors_are_final", registry=registry, permanent=(ValueError,))
+    def b(job: Resize, ctx: Context) -> None: ...
+
+    strict, lenient = registry.get("only_timeouts_retry"), registry.get("value_errors_are_final")
+    assert not strict.is_permanent(TimeoutError()) and strict.is_permanent(KeyError())
+    assert strict.is_permanent(PermanentError()) and not strict.is_permanent(RetryableError())
+    assert lenient.is_permanent(ValueError()) and not lenient.is_permanent(KeyError())
+
+
+def test_a_misspelt_stage_option_is_an_error_not_a_silent_default() -> None:
+    with pytest.raises(TypeError, match="max_attempt"):
+        stage("typo", max_attempt=3, registry=Registry())  # type: ignore[call-arg]
