@@ -204,7 +204,8 @@ LIMIT %(limit)s;
 -- A failed or cancelled job back in the queue with at least one attempt left. In a fan-out,
 -- the join trigger takes it out of the finished count, so the join waits for it again. By id
 -- alone: pipeline/admin/jobs.py checks the tenant with job_exists first, which is as good as a
--- filter here because no statement ever changes a job's tenant.
+-- filter here because no statement ever changes a job's tenant. A prune batch deleting the
+-- job's run holds its row (prune_lock_runs): this waits for it, then finds no row to change.
 UPDATE jobs
 SET status = 'queued', run_after = now(), finished_at = NULL, leased_until = NULL,
     worker_id = NULL, max_attempts = greatest(max_attempts, attempts + 1)
@@ -215,7 +216,8 @@ RETURNING id, type;
 -- One batch (one short transaction) of `jobs retry --failed`, in id order after the previous
 -- batch's last id: a job that fails again while the command runs is not retried twice, and the
 -- command ends. jobs_failed holds the failed rows alone, so finished ones are never read. SKIP
--- LOCKED leaves a row that another statement is changing at this moment to it.
+-- LOCKED leaves a row that another statement is changing at this moment to it (a prune batch
+-- deleting its run, say).
 WITH picked AS (
     SELECT id FROM jobs
     WHERE status = 'failed' AND id > %(after)s
@@ -298,37 +300,98 @@ SELECT pg_advisory_xact_lock(7263941873222);
 -- planner's row counts were those of the table before the prune.
 VACUUM (SKIP_LOCKED, ANALYZE) jobs, job_outputs, job_joins;
 
--- name: prune_batch
--- One batch of a prune pass. It walks finished jobs older than the cutoff through
--- jobs_finished, in (finished_at, id) order after the previous batch's last row, so rows that
--- must stay are passed over once per pass, not read again by every batch. A job goes only when
--- its whole run is finished and past the cutoff: while any job of the run is queued or running,
--- or finished after the cutoff (or failed, with keep_failed), the run may still read its
--- outputs, count its joins or be retried, so all of it stays. The outputs and join rows of the
--- deleted jobs go in the same statement: none is left behind without its job.
+-- name: prune_lock_runs
+-- The first statement of a prune batch: the runs it deletes, each locked whole. It walks
+-- finished jobs older than the cutoff through jobs_finished, in (finished_at, id) order after
+-- the previous batch's cursor, so rows that must stay are passed over once per pass, not read
+-- again by every batch. A run the walk meets is taken when all of it is finished and past the
+-- cutoff (and none of it failed, with keep_failed): while any job of it is queued or running,
+-- or finished after the cutoff, the run may still read its outputs, count its joins or be
+-- retried. Every job of a taken run is locked, SKIP LOCKED: a job that another transaction is
+-- changing right now (a retry) stays unlocked, and prune_runs then leaves its run to a later
+-- pass. Nothing that changes a job can slip in between: it waits for the lock, and finds the
+-- run whole (the batch kept it) or gone. Runs are taken in the order the walk meets them while
+-- they hold `batch` jobs in all, and the first one whatever its size, so a batch stays near
+-- `batch` jobs when the walk meets many large runs at once. The cursor (next_at, next_id) is
+-- the last row read before the first run not taken; more: the next batch has rows to read.
 WITH scanned AS (
-    SELECT id, coalesce(root_id, id) AS run_id, finished_at
-    FROM jobs
-    WHERE status IN ('done', 'failed', 'cancelled') AND finished_at < %(cutoff)s
-      AND (finished_at, id) > (%(after_at)s::timestamptz, %(after_id)s::bigint)
-    ORDER BY finished_at, id
-    LIMIT %(batch)s
+    SELECT s.id, coalesce(s.root_id, s.id) AS run_id, s.finished_at,
+           row_number() OVER (ORDER BY s.finished_at, s.id) AS pos
+    FROM (
+        SELECT id, root_id, finished_at
+        FROM jobs
+        WHERE status IN ('done', 'failed', 'cancelled') AND finished_at < %(cutoff)s
+          AND (finished_at, id) > (%(after_at)s::timestamptz, %(after_id)s::bigint)
+        ORDER BY finished_at, id
+        LIMIT %(batch)s
+    ) AS s
+),
+met AS (
+    SELECT run_id, min(pos) AS pos FROM scanned GROUP BY run_id
 ),
 finished_runs AS (
-    SELECT r.run_id
-    FROM (SELECT DISTINCT run_id FROM scanned) AS r
+    SELECT m.run_id, m.pos, sum(n.jobs) OVER (ORDER BY m.pos) AS upto
+    FROM met AS m
+    CROSS JOIN LATERAL (
+        SELECT count(*) AS jobs FROM jobs AS j
+        WHERE j.id = m.run_id OR j.root_id = m.run_id  -- the root, and its descendants
+    ) AS n
     WHERE NOT EXISTS (
         SELECT 1 FROM jobs AS j
-        WHERE (j.id = r.run_id OR j.root_id = r.run_id)  -- the root, and its descendants
+        WHERE (j.id = m.run_id OR j.root_id = m.run_id)
           AND (j.status IN ('queued', 'running') OR j.finished_at >= %(cutoff)s
                OR (%(keep_failed)s AND j.status = 'failed'))
     )
 ),
+taken AS (
+    SELECT run_id FROM finished_runs
+    WHERE upto <= %(batch)s OR pos = (SELECT min(pos) FROM finished_runs)
+),
+stop AS (
+    SELECT min(pos) AS pos FROM finished_runs
+    WHERE run_id NOT IN (SELECT run_id FROM taken)
+),
+locked AS (
+    SELECT t.run_id,
+           (SELECT count(*) FROM (
+                SELECT j.id FROM jobs AS j
+                WHERE j.id = t.run_id OR j.root_id = t.run_id
+                FOR UPDATE SKIP LOCKED
+            ) AS l) AS jobs
+    FROM taken AS t
+),
+next AS (
+    SELECT finished_at, id FROM scanned
+    WHERE pos < coalesce((SELECT pos FROM stop), 'Infinity'::numeric)
+    ORDER BY pos DESC
+    LIMIT 1
+)
+SELECT (SELECT count(*) FROM scanned) = %(batch)s OR (SELECT pos FROM stop) IS NOT NULL AS more,
+       (SELECT finished_at FROM next) AS next_at,
+       (SELECT id FROM next) AS next_id,
+       ARRAY(SELECT run_id FROM locked ORDER BY run_id) AS runs,
+       ARRAY(SELECT jobs FROM locked ORDER BY run_id) AS locked;
+
+-- name: prune_runs
+-- The second statement of a prune batch, in the same transaction as prune_lock_runs and with a
+-- snapshot taken after its locks: every run whose jobs are all locked by this batch (none added
+-- or left unlocked since) and still finished past the cutoff is deleted whole, with its outputs
+-- and join rows. A run retried before the locks were taken is live again here, and stays.
+WITH runs AS (
+    SELECT r.run_id FROM unnest(%(runs)s::bigint[], %(locked)s::bigint[]) AS r(run_id, locked)
+    WHERE r.locked = (SELECT count(*) FROM jobs AS j
+                      WHERE j.id = r.run_id OR j.root_id = r.run_id)
+      AND NOT EXISTS (
+          SELECT 1 FROM jobs AS j
+          WHERE (j.id = r.run_id OR j.root_id = r.run_id)
+            AND (j.status IN ('queued', 'running') OR j.finished_at >= %(cutoff)s
+                 OR (%(keep_failed)s AND j.status = 'failed'))
+      )
+),
 gone AS (
-    -- The status again: a job retried since the scan is re-read here, and kept.
     DELETE FROM jobs AS j
-    USING scanned AS s JOIN finished_runs AS f ON f.run_id = s.run_id
-    WHERE j.id = s.id AND j.status IN ('done', 'failed', 'cancelled')
+    USING runs AS r
+    WHERE j.id = r.run_id OR j.root_id = r.run_id
     RETURNING j.id
 ),
 outputs AS (
@@ -337,13 +400,7 @@ outputs AS (
 joins AS (
     -- A join row is named after the job that fanned out: it goes with that job.
     DELETE FROM job_joins AS jj USING gone WHERE jj.id = gone.id RETURNING jj.id
-),
-last AS (
-    SELECT finished_at, id FROM scanned ORDER BY finished_at DESC, id DESC LIMIT 1
 )
-SELECT (SELECT count(*) FROM scanned) AS scanned,
-       (SELECT finished_at FROM last) AS last_at,
-       (SELECT id FROM last) AS last_id,
-       (SELECT count(*) FROM gone) AS jobs,
+SELECT (SELECT count(*) FROM gone) AS jobs,
        (SELECT count(*) FROM outputs) AS outputs,
        (SELECT count(*) FROM joins) AS joins;

@@ -119,6 +119,8 @@ class Change(enum.Enum):
     DONE = "done"
     MISSING = "missing"  #: no such job (for this tenant)
     REFUSED = "refused"  #: the job is not in a state the change applies to
+    #: retention deleted the job's run while the change waited for it (see prune_lock_runs)
+    PRUNED = "pruned"
 
 
 @dataclass(frozen=True)
@@ -276,7 +278,8 @@ def retry_job(conn: psycopg.Connection[Any], job_id: int, *, tenant: str | None 
         return Change.MISSING
     rows = conn.execute(Q["retry"], {"id": job_id}).fetchall()
     if not rows:
-        return Change.REFUSED
+        # A prune holding the job's run makes the retry wait for it; gone now, it was pruned.
+        return Change.REFUSED if job_exists(conn, job_id, tenant=tenant) else Change.PRUNED
     _wake(conn, [job_type for _, job_type in rows])
     return Change.DONE
 

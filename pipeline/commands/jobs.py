@@ -164,6 +164,8 @@ def _retry(conn: psycopg.Connection[Any], args: argparse.Namespace) -> None:
         raise CliError(f"no job {args.id}")
     if change is admin.Change.REFUSED:
         raise CliError(f"job {args.id} is not failed or cancelled; nothing to retry")
+    if change is admin.Change.PRUNED:
+        raise CliError(f"job {args.id} not retried: retention was deleting its run, now gone")
     print(f"job {args.id} queued again")
 
 

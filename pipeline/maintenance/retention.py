@@ -2,14 +2,17 @@
 
 A run (a root job and everything it led to) is deleted only once all of it is finished and
 past the cutoff, never while any of its jobs is queued or running: a live run still reads its
-earlier stages' outputs and counts its fan-outs' joins. Batches are short transactions, so a
-prune of millions of rows never holds locks or one long snapshot (which would keep vacuum from
-cleaning up after the claims) for long.
+earlier stages' outputs and counts its fan-outs' joins. A run goes whole, in one transaction,
+with every one of its jobs locked first: a retry (or any other change to one of its jobs) at the
+same moment either comes first, and the run stays, or waits and finds the run gone; it never
+finds half a run. Batches are short transactions, so a prune of millions of rows never holds
+locks or one long snapshot (which would keep vacuum from cleaning up after the claims) for long.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -21,7 +24,9 @@ from pipeline.queries import Q
 
 log = logging.getLogger(__name__)
 
-PRUNE_BATCH = 1000  #: finished jobs read (and at most deleted) per transaction
+#: Finished jobs read per transaction; the runs deleted in it hold about as many jobs (a larger
+#: run goes whole, alone).
+PRUNE_BATCH = 1000
 PRUNE_BATCH_MAX = 100_000  #: largest --batch: a batch is one transaction's worth of row locks
 #: A sensible interval between a worker's prune passes, seconds: retention is counted in hours
 #: or days, and a pass over nothing to delete costs one index probe.
@@ -53,12 +58,15 @@ def prune(
     keep_failed: bool = False,
     batch: int = PRUNE_BATCH,
     vacuum_after: int | None = PRUNE_VACUUM_AFTER,
+    stop: Callable[[], bool] | None = None,
 ) -> PruneReport:
     """Delete the finished runs whose every job finished more than `older_than_s` seconds ago,
-    one transaction per `batch` rows read. `keep_failed` keeps every run with a failed job
-    whole, so that it can still be inspected and retried (its later stages need its outputs).
+    one transaction per `batch` rows read (a run larger than that goes whole, in its own batch).
+    `keep_failed` keeps every run with a failed job whole, so that it can still be inspected
+    and retried (its later stages need its outputs).
     A pass that deletes `vacuum_after` jobs or more (None: never) ends with a VACUUM of the
-    tables. `conn` must be in autocommit mode (pipeline.connect(), a pool's connections): each batch
+    tables. `stop`, asked between batches, ends the pass early (a worker shutting down).
+    `conn` must be in autocommit mode (pipeline.connect(), a pool's connections): each batch
     commits on its own, and the VACUUM that ends a large pass cannot run in a transaction.
     """
     [(cutoff,)] = conn.execute(Q["prune_cutoff"], {"older_than_s": older_than_s}).fetchall()
@@ -67,23 +75,24 @@ def prune(
     while True:
         with conn.transaction():
             conn.execute(Q["prune_lock"])
-            [(scanned, last_at, last_id, deleted, deleted_outputs, deleted_joins)] = conn.execute(
-                Q["prune_batch"],
-                {
-                    "cutoff": cutoff,
-                    "after_at": after_at,
-                    "after_id": after_id,
-                    "batch": batch,
-                    "keep_failed": keep_failed,
-                },
+            params = {"cutoff": cutoff, "keep_failed": keep_failed}
+            [(more, next_at, next_id, runs, locked)] = conn.execute(
+                Q["prune_lock_runs"],
+                params | {"after_at": after_at, "after_id": after_id, "batch": batch},
             ).fetchall()
+            if runs:
+                # A statement of its own: its snapshot is taken after the locks, so a retry
+                # that committed before them is seen, and its run kept.
+                [(deleted, deleted_outputs, deleted_joins)] = conn.execute(
+                    Q["prune_runs"], params | {"runs": runs, "locked": locked}
+                ).fetchall()
+                jobs += deleted
+                outputs += deleted_outputs
+                joins += deleted_joins
         batches += 1
-        jobs += deleted
-        outputs += deleted_outputs
-        joins += deleted_joins
-        if scanned < batch:
+        if not more or (stop is not None and stop()):
             break
-        after_at, after_id = last_at, last_id
+        after_at, after_id = next_at, next_id
     vacuumed = vacuum_after is not None and jobs >= vacuum_after
     if vacuumed:
         conn.execute(Q["prune_vacuum"])

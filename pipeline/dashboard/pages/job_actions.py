@@ -61,6 +61,8 @@ class JobActions(Handler):
         result = await self.db(lambda c: change(c, job_id, page.tenant))
         if result is admin_jobs.Change.MISSING:
             raise Problem(404, "Not found", f"there is no job {job_id}")
+        if result is admin_jobs.Change.PRUNED:
+            raise Problem(410, "Gone", f"job {job_id} was deleted with its run by retention")
         if result is admin_jobs.Change.REFUSED:
             raise Problem(409, "Not possible", f"job {job_id} was not {done}: {refused} can be")
         return RedirectResponse(page.link(f"/jobs/{job_id}", done=done), status_code=303)

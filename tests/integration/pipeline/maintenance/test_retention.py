@@ -14,6 +14,8 @@ from psycopg_pool import ConnectionPool
 
 import tests.support.apps.pipeline_app  # noqa: F401  registers the pipeline stages
 from pipeline import enqueue
+from pipeline.admin import jobs as admin
+from pipeline.admin.jobs import Change
 from pipeline.maintenance.retention import PRUNE_VACUUM_AFTER, Pruner, PruneReport, prune
 from pipeline.queries import Q
 from tests.integration.pipeline.worker.test_worker import FAST, running_worker
@@ -225,7 +227,9 @@ def test_pruner_run_once_reports_counts_and_concurrent_passes_never_collide(
     assert Pruner(pool, older_than_s=WEEK).run_once() == PruneReport(batches=1)
 
 
-def test_the_prune_batch_reads_jobs_finished_on_a_million_rows(conn: Conn) -> None:
+def test_a_prune_batch_reads_jobs_finished_and_runs_by_index_on_a_million_rows(
+    conn: Conn,
+) -> None:
     conn.execute(
         """
         INSERT INTO jobs (type, status, attempts, finished_at)
@@ -235,15 +239,13 @@ def test_the_prune_batch_reads_jobs_finished_on_a_million_rows(conn: Conn) -> No
     )
     conn.execute("VACUUM ANALYZE jobs")
     [(cutoff,)] = conn.execute(Q["prune_cutoff"], {"older_than_s": DAY}).fetchall()
-    params = {
-        "cutoff": cutoff,
-        "after_at": cutoff.replace(year=2000),
-        "after_id": 0,
-        "batch": 1000,
-        "keep_failed": False,
-    }
-    plan = "\n".join(row[0] for row in conn.execute("EXPLAIN " + Q["prune_batch"], params))
+    params = {"cutoff": cutoff, "keep_failed": False}
+    scan = params | {"after_at": cutoff.replace(year=2000), "after_id": 0, "batch": 1000}
+    plan = "\n".join(row[0] for row in conn.execute("EXPLAIN " + Q["prune_lock_runs"], scan))
     assert "jobs_finished" in plan, plan
+    assert not re.search(r"Seq Scan on jobs\b", plan), plan
+    runs = params | {"runs": list(range(1, 1001)), "locked": [1] * 1000}
+    plan = "\n".join(row[0] for row in conn.execute("EXPLAIN " + Q["prune_runs"], runs))
     assert not re.search(r"Seq Scan on jobs\b", plan), plan
 
 
@@ -267,3 +269,89 @@ def test_a_pass_that_deletes_many_rows_ends_with_a_vacuum(conn: Conn) -> None:
         "VALUES ('noop', 'done', now() - interval '30 days')"
     )
     assert prune(conn, WEEK).vacuumed is False, "a small pass leaves it to autovacuum"
+
+
+# -- a prune and a retry at once (issue 20, defect 4) ---------------------------------------------
+
+
+def lock_waiters(conn: Conn) -> int:
+    """Backends of this database waiting for a lock (a row's, or an advisory one)."""
+    return count(
+        conn,
+        "SELECT count(*) FROM pg_stat_activity "
+        "WHERE datname = current_database() AND wait_event_type = 'Lock'",
+    )
+
+
+def test_a_retry_between_two_batches_of_a_pass_finds_its_run_whole_or_gone(
+    db_url: str, conn: Conn
+) -> None:
+    # One run read over three batches of two: the root and page 0, pages 1 and 2, pages 3 and 4.
+    root = fake_run(conn, children=["done", "done", "failed", "done", "done"], days=30)
+    pages = [
+        int(i)
+        for (i,) in conn.execute("SELECT id FROM jobs WHERE root_id = %s ORDER BY id", (root,))
+    ]
+    before = run_size(conn, root)
+    reports: list[PruneReport] = []
+    # An operator's open transaction holds page 1: a pass meets it after its first batch.
+    with psycopg.connect(db_url) as holder:
+        holder.execute("SELECT 1 FROM jobs WHERE id = %s FOR UPDATE", (pages[1],))
+
+        def one_pass() -> None:
+            with psycopg.connect(db_url, autocommit=True) as pruning:
+                reports.append(prune(pruning, WEEK, batch=2))
+
+        pass_ = threading.Thread(target=one_pass)
+        pass_.start()
+        wait_for(
+            lambda: not pass_.is_alive() or lock_waiters(conn) > 0,
+            what="the pass to end, or to wait for page 1",
+        )
+        # Between the pass's batches: the failed page is retried.
+        retried = admin.retry_job(conn, pages[2])
+        holder.rollback()
+    pass_.join(timeout=60)
+    assert reports, "the pass failed"
+
+    assert retried is Change.DONE
+    assert run_size(conn, root) == before, "a live run keeps every job, output and join"
+    assert count(conn, "SELECT count(*) FROM jobs WHERE id = %s AND status = 'queued'", pages[2])
+    # Once the page is done and old, the next pass deletes the run, whole.
+    conn.execute(
+        "UPDATE jobs SET status = 'done', finished_at = now() - interval '30 days' WHERE id = %s",
+        (pages[2],),
+    )
+    assert prune(conn, WEEK, batch=2).jobs == 6
+    assert run_size(conn, root) == (0, 0, 0)
+
+
+def test_a_retry_waits_for_a_prune_batch_holding_its_run_then_says_it_was_pruned(
+    db_url: str, conn: Conn
+) -> None:
+    root = fake_run(conn, children=["done", "failed"], days=30)
+    [(failed,)] = conn.execute("SELECT id FROM jobs WHERE status = 'failed'").fetchall()
+    [(cutoff,)] = conn.execute(Q["prune_cutoff"], {"older_than_s": WEEK}).fetchall()
+    params = {"cutoff": cutoff, "keep_failed": False}
+    results: list[Change] = []
+    # A prune batch, its two statements apart: the run locked, not deleted yet.
+    with psycopg.connect(db_url) as pruning:
+        [(_, _, _, runs, locked)] = pruning.execute(
+            Q["prune_lock_runs"],
+            params | {"after_at": cutoff.replace(year=2000), "after_id": 0, "batch": 100},
+        ).fetchall()
+        assert (runs, locked) == ([root], [3])
+
+        def retry() -> None:
+            with psycopg.connect(db_url, autocommit=True) as c:
+                results.append(admin.retry_job(c, failed))
+
+        retrying = threading.Thread(target=retry)
+        retrying.start()
+        wait_for(lambda: lock_waiters(conn) > 0, what="the retry to wait for the prune")
+        pruning.execute(Q["prune_runs"], params | {"runs": runs, "locked": locked})
+        pruning.commit()
+    retrying.join(timeout=60)
+
+    assert results == [Change.PRUNED]
+    assert run_size(conn, root) == (0, 0, 0)
