@@ -12,11 +12,11 @@ from typing import Any
 import psycopg
 import pytest
 
-import tests.apps.jobs_app  # noqa: F401  registers the test stages
+import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
 from pipeline import WorkerSettings, enqueue
-from tests.apps.jobs_app import EFFECTS_DDL
 from tests.integration import workers
-from tests.waiting import wait_for
+from tests.support.apps.jobs_app import EFFECTS_DDL
+from tests.support.waiting import wait_for
 
 Conn = psycopg.Connection[Any]
 FAST = WorkerSettings(
