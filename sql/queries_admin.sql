@@ -200,6 +200,12 @@ WHERE o.root_id = %(run_id)s AND o.part IS NULL
 ORDER BY o.job_id
 LIMIT %(limit)s;
 
+-- name: admin_bound_transaction
+-- First in a change's transaction (the dashboard's actions): each of its statements gives up
+-- after timeout_ms rather than wait on a row another transaction holds. Local to the
+-- transaction, so a transaction-mode pooler's next client does not inherit it.
+SELECT set_config('statement_timeout', %(timeout_ms)s, true);
+
 -- name: retry
 -- A failed or cancelled job back in the queue with at least one attempt left. In a fan-out,
 -- the join trigger takes it out of the finished count, so the join waits for it again. By id

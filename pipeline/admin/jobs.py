@@ -265,6 +265,11 @@ def job_exists(conn: psycopg.Connection[Any], job_id: int, *, tenant: str | None
     return conn.execute(Q["job_exists"], {"id": job_id, "tenant": tenant}).fetchone() is not None
 
 
+def bound_transaction(conn: psycopg.Connection[Any], timeout_ms: int) -> None:
+    """First in a transaction: each of its statements is cancelled past timeout_ms."""
+    conn.execute(Q["admin_bound_transaction"], {"timeout_ms": str(timeout_ms)})
+
+
 def _wake(conn: psycopg.Connection[Any], types: Sequence[str]) -> None:
     # Requeued by an UPDATE, which the insert trigger does not see: tell idle workers here
     # rather than leave the jobs to their next poll.
@@ -290,16 +295,22 @@ def retry_failed(
     stage: str | None = None,
     tenant: str | None = None,
     batch: int = BULK_BATCH,
+    timeout_ms: int | None = None,
 ) -> int:
     """Every failed job (of `stage`, of `tenant`) back in the queue, `batch` per transaction;
-    returns how many. Each is retried once, even if it fails again before this returns."""
+    returns how many. Each is retried once, even if it fails again before this returns.
+    timeout_ms: each statement's bound (the dashboard's); the batches done before one runs
+    out of time stay done."""
     after, total = 0, 0
     while True:
-        rows = conn.execute(
-            Q["jobs_retry_failed"],
-            {"after": after, "stage": stage, "tenant": tenant, "batch": batch},
-        ).fetchall()
-        _wake(conn, [job_type for _, job_type in rows])
+        with conn.transaction():
+            if timeout_ms is not None:
+                bound_transaction(conn, timeout_ms)
+            rows = conn.execute(
+                Q["jobs_retry_failed"],
+                {"after": after, "stage": stage, "tenant": tenant, "batch": batch},
+            ).fetchall()
+            _wake(conn, [job_type for _, job_type in rows])
         total += len(rows)
         if len(rows) < batch:
             return total

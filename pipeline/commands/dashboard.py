@@ -23,9 +23,11 @@ from pipeline.commands.api import (
     load_apps,
     open_db,
     printable,
+    seconds_arg,
     tenant_arg,
     text_arg,
 )
+from pipeline.dashboard.database import POOL_SIZE, STATEMENT_TIMEOUT_S
 from pipeline.dashboard.security import (
     HOSTS_ENV,
     SESSION_MAX_AGE_S,
@@ -79,6 +81,18 @@ def add_commands(sub: Subcommands) -> None:
         default=SESSION_MAX_AGE_S,
         help="how long a sign-in lasts, e.g. 30m or 8h (default 8h)",
     )
+    p.add_argument(
+        "--pool-size",
+        type=integer_arg(1, 100),
+        default=POOL_SIZE,
+        help=f"database connections held at most (default {POOL_SIZE})",
+    )
+    p.add_argument(
+        "--statement-timeout",
+        type=seconds_arg(3_600, above_zero=True),
+        default=STATEMENT_TIMEOUT_S,
+        help=f"seconds one statement of a page may take (default {STATEMENT_TIMEOUT_S:g})",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -118,6 +132,8 @@ def run(args: argparse.Namespace) -> int:
             hosts=args.allowed_host,
             trusted_proxies=args.trusted_proxy,
             session_max_age_s=args.session_max_age,
+            pool_size=args.pool_size,
+            statement_timeout_s=args.statement_timeout,
         )
     except ValueError as exc:  # a tenant token too short, shared, for another tenant; a host
         raise CliError(str(exc), EXIT_USAGE) from None

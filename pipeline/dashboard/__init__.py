@@ -29,6 +29,8 @@ def app(
     hosts: Sequence[str] | None = None,
     trusted_proxies: Sequence[str] | None = None,
     session_max_age_s: float | None = None,
+    pool_size: int = 4,
+    statement_timeout_s: float = 5.0,
 ) -> Starlette:
     """The dashboard as an ASGI app; see pipeline.dashboard.web.app."""
     from pipeline.dashboard import web
@@ -44,4 +46,6 @@ def app(
         hosts=hosts,
         trusted_proxies=trusted_proxies,
         session_max_age_s=session_max_age_s,
+        pool_size=pool_size,
+        statement_timeout_s=statement_timeout_s,
     )

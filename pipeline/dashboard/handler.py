@@ -1,10 +1,8 @@
 """What every page's handler shares: the request's admission (pipeline/dashboard/security.py
 decides it), rendering a template, and database work off the event loop.
 
-Database work runs in Starlette's thread pool on the sync psycopg core, one short connection
-per request: a dashboard is a handful of requests a second at most, and a connection made
-afresh needs no reconnect logic after a database restart (a pool would hand out dead
-connections first, or back off its reconnects for a minute).
+Database work runs in Starlette's thread pool on the sync psycopg core, through the dashboard's
+capped pool of connections, every statement bounded (pipeline/dashboard/database.py).
 """
 
 from __future__ import annotations
@@ -20,12 +18,10 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from pipeline.admin.status import begin_snapshot
 from pipeline.dashboard import forms, render
+from pipeline.dashboard.database import POOL_SIZE, STATEMENT_TIMEOUT_S, Database
 from pipeline.dashboard.problem import Problem
 from pipeline.dashboard.security import SESSION_MAX_AGE_S, Admission, Gate, Guard, Hosts
-from pipeline.db import connect, describe, scrub, unavailable
-from pipeline.errors import DatabaseUnavailable
 
 T = TypeVar("T")
 
@@ -33,9 +29,6 @@ T = TypeVar("T")
 POLL_S = 2.0
 #: Seconds after which the "database unreachable" page tries again.
 RETRY_S = 5
-#: A page's statements are cancelled by the server after this long: a dashboard gives up
-#: rather than pile onto a database that is already struggling.
-PAGE_TIMEOUT_MS = 5_000
 
 
 @dataclass(frozen=True)
@@ -55,6 +48,10 @@ class Settings:
     #: addresses or networks of reverse proxies whose X-Forwarded-* headers are believed
     trusted_proxies: Sequence[str] = ()
     session_max_age_s: float = SESSION_MAX_AGE_S
+    #: database connections held at most
+    pool_size: int = POOL_SIZE
+    #: seconds any one statement may take
+    statement_timeout_s: float = STATEMENT_TIMEOUT_S
 
 
 @dataclass(frozen=True)
@@ -74,7 +71,8 @@ class Page(Admission):
 
 
 class Dashboard:
-    """What the handlers of one app share: its settings, its gate, its templates."""
+    """What the handlers of one app share: its settings, its gate, its templates, its
+    database connections."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -88,7 +86,12 @@ class Dashboard:
             hosts=Hosts(settings.hosts, settings.trusted_proxies, any_host=guard.required),
         )
         self.templates: Environment = render.environment()
-        self.where = describe(settings.dsn)  # host, port and database: never the password
+        self.database = Database(
+            settings.dsn,
+            pool_size=settings.pool_size,
+            statement_timeout_s=settings.statement_timeout_s,
+        )
+        self.where = self.database.where
 
 
 class Handler:
@@ -117,44 +120,22 @@ class Handler:
             self.gate.set_csrf_nonce(response, page, path=page.base or "/")
         return response
 
-    async def db(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
-        """`work` on a connection of its own (autocommit), in the thread pool."""
-        return await run_in_threadpool(self._run_db, work)
-
     async def read(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
         """`work` in one read-only snapshot, each of its statements bounded."""
+        return await run_in_threadpool(self.dashboard.database.read, work)
 
-        def read(conn: psycopg.Connection[Any]) -> T:
-            with conn.transaction():
-                begin_snapshot(conn, PAGE_TIMEOUT_MS)
-                return work(conn)
+    async def write(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
+        """`work` in one transaction, each of its statements bounded."""
+        return await run_in_threadpool(self.dashboard.database.write, work)
 
-        return await self.db(read)
+    async def run(self, work: Callable[[psycopg.Connection[Any]], T], *, slow: str) -> T:
+        """`work` on an autocommit connection: it bounds its own statements with
+        `self.timeout_ms` (for transactions of its own). `slow`: what to do after a timeout."""
+        return await run_in_threadpool(self.dashboard.database.run, work, slow=slow)
 
-    def _run_db(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
-        dsn = self.settings.dsn
-        try:
-            with connect(dsn) as conn:
-                return work(conn)
-        except psycopg.errors.QueryCanceled:
-            # Before the outages, which it belongs to (class 57). Not retried by itself: the
-            # same filter would be as slow again.
-            raise Problem(
-                503,
-                "Too slow",
-                f"the database did not answer within {PAGE_TIMEOUT_MS / 1000:.0f} s: "
-                "narrow the filters, or try again when it is less busy",
-            ) from None
-        except (DatabaseUnavailable, psycopg.Error) as exc:
-            if unavailable(exc):  # not there right now: the page says so and retries
-                raise Problem(
-                    503,
-                    "Database unreachable",
-                    f"cannot reach the database at {self.dashboard.where}: "
-                    f"{scrub(_first_line(exc), dsn)}",
-                    retry=True,
-                ) from None
-            raise Problem(500, "Database error", scrub(_first_line(exc), dsn)) from None
+    @property
+    def timeout_ms(self) -> int:
+        return self.dashboard.database.timeout_ms
 
     def confirm(
         self,
@@ -215,8 +196,3 @@ def text_param(params: Mapping[str, str], name: str) -> str | None:
 def base_of(request: Request) -> str:
     """Where the dashboard is mounted: "" at the root."""
     return str(request.scope.get("root_path", "")).rstrip("/")
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

@@ -6,15 +6,18 @@ pages/), which render Jinja2 templates, with htmx for the parts that refresh the
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from pipeline.dashboard.database import POOL_SIZE, STATEMENT_TIMEOUT_S
 from pipeline.dashboard.handler import POLL_S, Dashboard, Handler, Settings
 from pipeline.dashboard.pages.job_actions import JobActions
 from pipeline.dashboard.pages.jobs import JobPages
@@ -60,6 +63,8 @@ def app(
     hosts: Sequence[str] | None = None,
     trusted_proxies: Sequence[str] | None = None,
     session_max_age_s: float | None = None,
+    pool_size: int = POOL_SIZE,
+    statement_timeout_s: float = STATEMENT_TIMEOUT_S,
 ) -> Starlette:
     """The dashboard as an ASGI app, to serve or to mount in yours:
 
@@ -75,7 +80,8 @@ def app(
     hosts: names served besides loopback ones (PIPELINE_DASHBOARD_HOSTS when None);
     trusted_proxies: addresses or networks whose X-Forwarded-Host/-Proto/-Port are believed
     (PIPELINE_DASHBOARD_TRUSTED_PROXIES when None). session_max_age_s: how long a sign-in lasts
-    (8 hours when None).
+    (8 hours when None). pool_size: database connections held at most (requests past it wait
+    for one); statement_timeout_s: seconds any one statement of a page or action may take.
     """
     if tenant_tokens is None:
         tenant_tokens = parse_tenant_tokens(os.environ.get(TENANT_TOKENS_ENV, ""))
@@ -96,6 +102,8 @@ def app(
             hosts=tuple(hosts),
             trusted_proxies=tuple(trusted_proxies),
             session_max_age_s=session_max_age_s or SESSION_MAX_AGE_S,
+            pool_size=pool_size,
+            statement_timeout_s=statement_timeout_s,
         )
     )
     overview, jobs, actions = OverviewPage(dashboard), JobPages(dashboard), JobActions(dashboard)
@@ -121,9 +129,24 @@ def app(
         exception_handlers={Problem: errors.problem, 404: _not_found(errors)},
         # Outermost first: a refused Host's 421 carries the security headers too.
         middleware=[Middleware(SecurityHeaders), Middleware(HostCheck, gate=dashboard.gate)],
+        lifespan=_closing(dashboard),
     )
     starlette.state.dashboard = dashboard
     return starlette
+
+
+def _closing(dashboard: Dashboard) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:
+    """The app's lifespan: its database connections close when it stops. (Mounted in another
+    app, which runs no lifespan of a mounted one, they last as long as the process.)"""
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            await run_in_threadpool(dashboard.database.close)
+
+    return lifespan
 
 
 def _not_found(errors: Handler) -> Callable[[Request, Exception], Response]:

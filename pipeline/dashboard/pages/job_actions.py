@@ -58,7 +58,7 @@ class JobActions(Handler):
             await self._visible(page, job_id)
             return self.confirm(page, f"{verb} job {job_id}?", text, page.link(f"/jobs/{job_id}"))
         await self.gate.change_form(request, page)
-        result = await self.db(lambda c: change(c, job_id, page.tenant))
+        result = await self.write(lambda c: change(c, job_id, page.tenant))
         if result is admin_jobs.Change.MISSING:
             raise Problem(404, "Not found", f"there is no job {job_id}")
         if result is admin_jobs.Change.PRUNED:
@@ -88,7 +88,12 @@ class JobActions(Handler):
             return self.confirm(
                 page, "Retry failed jobs?", f"Retry {which}.", back, {"stage": stage or ""}
             )
-        count = await self.db(lambda c: admin_jobs.retry_failed(c, stage=stage, tenant=page.tenant))
+        count = await self.run(
+            lambda c: admin_jobs.retry_failed(
+                c, stage=stage, tenant=page.tenant, timeout_ms=self.timeout_ms
+            ),
+            slow="the jobs retried so far stay retried: try again for the rest",
+        )
         return RedirectResponse(
             page.link("/jobs", status="queued", stage=stage, retried=count), status_code=303
         )
@@ -96,5 +101,5 @@ class JobActions(Handler):
     async def _visible(self, page: Page, job_id: int) -> None:
         """A 404 before the confirmation, for a job that is not there (for this page's
         tenant), as its page and the POST give: no "Yes, retry" that can only fail."""
-        if not await self.db(lambda c: admin_jobs.job_exists(c, job_id, tenant=page.tenant)):
+        if not await self.read(lambda c: admin_jobs.job_exists(c, job_id, tenant=page.tenant)):
             raise Problem(404, "Not found", f"there is no job {job_id}")

@@ -19,7 +19,8 @@ from pipeline.admin.status import (
     snapshot_status,
 )
 from pipeline.dashboard import render
-from pipeline.dashboard.handler import PAGE_TIMEOUT_MS, Handler
+from pipeline.dashboard.database import NARROW
+from pipeline.dashboard.handler import Handler
 
 
 @dataclass(frozen=True)
@@ -31,9 +32,9 @@ class Overview:
     worker_stages: dict[UUID, list[tuple[str, int]]] | None
 
 
-def read_overview(conn: psycopg.Connection[Any], tenant: str | None) -> Overview:
+def read_overview(conn: psycopg.Connection[Any], tenant: str | None, timeout_ms: int) -> Overview:
     with conn.transaction():
-        status = snapshot_status(conn, begin_snapshot(conn, PAGE_TIMEOUT_MS), tenant=tenant)
+        status = snapshot_status(conn, begin_snapshot(conn, timeout_ms), tenant=tenant)
         throughput = read_throughput(conn, tenant)
         if tenant is not None:
             return Overview(status, throughput, None)
@@ -45,7 +46,9 @@ def read_overview(conn: psycopg.Connection[Any], tenant: str | None) -> Overview
 class OverviewPage(Handler):
     async def show(self, request: Request) -> Response:
         page = self.page(request)
-        overview = await self.db(lambda c: read_overview(c, page.tenant))
+        overview = await self.run(
+            lambda c: read_overview(c, page.tenant, self.timeout_ms), slow=NARROW
+        )
         template = "_overview.html" if request.headers.get("hx-request") else "overview.html"
         return self.html(
             page,

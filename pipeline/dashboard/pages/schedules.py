@@ -38,6 +38,6 @@ class ScheduleActions(Handler):
                 fields={"name": name},
             )
         change = admin_schedules.pause if verb == "pause" else admin_schedules.resume
-        if not await self.db(lambda c: change(c, name, tenant=page.tenant)):
+        if not await self.write(lambda c: change(c, name, tenant=page.tenant)):
             raise Problem(404, "Not found", f"there is no schedule {name!r}")
         return RedirectResponse(back, status_code=303)

@@ -332,3 +332,13 @@ def test_the_pages_leave_every_security_decision_to_security_py() -> None:
         text = path.read_text(encoding="utf-8")
         for word in ("cookies", "set_cookie", "authorization", "csrf_ok", "Guard(", "same_origin"):
             assert word not in text, (path.name, word)
+
+
+def test_the_command_refuses_a_pool_size_or_statement_timeout_out_of_range(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for option in (["--pool-size", "0"], ["--statement-timeout", "0"]):
+        with pytest.raises(SystemExit) as exited:
+            main(["dashboard", *option])
+        assert exited.value.code == 2
+        assert option[0] in capsys.readouterr().err
