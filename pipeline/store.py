@@ -47,6 +47,12 @@ class ClaimedJob(NamedTuple):
         return (self.id, self.claim)
 
 
+def _lock_timeout(conn: psycopg.Connection[Any], seconds: float) -> None:
+    """For the rest of this transaction, a lock waited for longer than `seconds` fails the
+    statement with LockNotAvailable (55P03) instead of holding it up for as long as it lasts."""
+    conn.execute(Q["lock_timeout"], {"timeout": f"{max(1, round(seconds * 1000))}ms"})
+
+
 def _fence_params(jobs: Iterable[tuple[int, int]]) -> dict[str, str]:
     """The fences as two array literals, which the queries cast: psycopg's list dumper cost
     ~0.45 us per element, a batch of acknowledgements a microsecond per job, and its element
@@ -102,18 +108,43 @@ class JobStore:
             ).fetchall()
         return list(map(ClaimedJob._make, rows))
 
-    def heartbeat(self, worker: WorkerInfo, held: Iterable[tuple[int, int]]) -> set[int]:
-        """Extend the leases still owned and (re-)register the worker; returns the ids owned."""
+    def heartbeat(self, worker: WorkerInfo, held: Iterable[tuple[int, int]]) -> dict[int, bool]:
+        """Extend the leases still owned and (re-)register the worker. Returns the ids owned,
+        each with whether its lease was extended (False: its row is locked elsewhere)."""
         with self.pool.connection() as conn:
             rows = conn.execute(
                 Q["heartbeat"], {**worker.params(), **_fence_params(held)}
             ).fetchall()
-        return {row[0] for row in rows}
+        return {row[0]: row[1] for row in rows}
 
     def complete(self, done: Iterable[tuple[int, int]]) -> set[int]:
+        """Mark done, waiting for rows locked elsewhere; returns the ids confirmed."""
         with self.pool.connection() as conn:
             rows = conn.execute(Q["complete"], _fence_params(done)).fetchall()
         return {row[0] for row in rows}
+
+    def acknowledge(self, done: Iterable[tuple[int, int]], lock_wait_s: float) -> set[int]:
+        """Mark a batch done, skipping job rows locked elsewhere, and waiting at most
+        lock_wait_s for any other lock (a tenant's slot counter): psycopg.errors.LockNotAvailable
+        past that. Returns the ids confirmed; the rest are lost or locked (still_held tells)."""
+        with self.pool.connection() as conn, conn.transaction():
+            _lock_timeout(conn, lock_wait_s)
+            rows = conn.execute(Q["acknowledge"], _fence_params(done)).fetchall()
+        return {row[0] for row in rows}
+
+    def still_held(self, claims: Iterable[tuple[int, int]]) -> set[int]:
+        """The ids whose claim still owns the job, read without waiting for any lock."""
+        with self.pool.connection() as conn:
+            rows = conn.execute(Q["still_held"], _fence_params(claims)).fetchall()
+        return {row[0] for row in rows}
+
+    def complete_within(self, job: ClaimedJob, lock_wait_s: float) -> bool:
+        """Mark one job done, waiting at most lock_wait_s for its row: False when the fence
+        does not hold; psycopg.errors.LockNotAvailable when the row stayed locked."""
+        with self.pool.connection() as conn, conn.transaction():
+            _lock_timeout(conn, lock_wait_s)
+            rows = conn.execute(Q["complete"], _fence_params([job.fence])).fetchall()
+        return bool(rows)
 
     def complete_with(self, job: ClaimedJob, steps: Sequence[Any]) -> None:
         """Mark done and run the job's transaction steps in one transaction, fence first.

@@ -82,25 +82,78 @@ FROM pipeline_claim(%(types)s::text[], %(limit)s, %(worker_id)s,
 -- name: heartbeat
 -- One statement per beat for all of a worker's jobs, and its own liveness row in the same trip.
 -- The row is upserted: a worker whose row was pruned during a long outage registers again.
--- The jobs that do not come back have lost their lease.
+-- A job row locked elsewhere (an operator's open transaction) is skipped, not waited for: a
+-- wait would stop every other lease from being extended while it lasts. Such a job is still
+-- this claim's (extended = false): the worker keeps it, and nobody can reclaim it while the
+-- lock lasts (reclaim skips locked rows too). The jobs that do not come back have lost their
+-- lease. The last SELECT reads the rows as the statement began, not as `extended` left them.
 WITH seen AS (
     INSERT INTO pipeline_workers (id, hostname, pid, stages, concurrency)
     VALUES (%(worker_id)s, %(hostname)s, %(pid)s, %(stages)s, %(concurrency)s)
     ON CONFLICT (id) DO UPDATE SET last_seen = now()
+),
+held AS (
+    SELECT id, claims FROM unnest(%(ids)s::bigint[], %(claims)s::integer[]) AS h(id, claims)
+),
+extended AS (
+    UPDATE jobs AS j
+    SET leased_until = now() + make_interval(secs => j.lease_seconds)
+    FROM (SELECT j.id
+          FROM jobs AS j JOIN held ON j.id = held.id AND j.claims = held.claims
+          WHERE j.status IS NOT DISTINCT FROM 'running'
+          FOR NO KEY UPDATE OF j SKIP LOCKED) AS free
+    WHERE j.id = free.id
+    RETURNING j.id
 )
-UPDATE jobs AS j
-SET leased_until = now() + make_interval(secs => j.lease_seconds)
-FROM unnest(%(ids)s::bigint[], %(claims)s::integer[]) AS held(id, claims)
-WHERE j.id = held.id AND j.claims = held.claims AND j.status IS NOT DISTINCT FROM 'running'
-RETURNING j.id;
+SELECT j.id, extended.id IS NOT NULL AS extended
+FROM jobs AS j
+JOIN held ON j.id = held.id AND j.claims = held.claims
+LEFT JOIN extended ON extended.id = j.id
+WHERE j.status IS NOT DISTINCT FROM 'running';
 
 -- name: complete
--- Takes arrays so that one job and a buffered batch of acknowledgements use the same fence.
+-- One job's completion, which waits for its row if another transaction holds it locked (the
+-- caller bounds that wait with lock_timeout, or settles in its own thread). Takes arrays so
+-- that it uses the same fence as the batched acknowledgement below.
 UPDATE jobs AS j
 SET status = 'done', leased_until = NULL, finished_at = now()
 FROM unnest(%(ids)s::bigint[], %(claims)s::integer[]) AS done(id, claims)
 WHERE j.id = done.id AND j.claims = done.claims AND j.status IS NOT DISTINCT FROM 'running'
 RETURNING j.id;
+
+-- name: acknowledge
+-- A batch of plain completions. A row locked elsewhere (an operator's open transaction) is
+-- skipped rather than waited for: a wait would hold up the rest of the batch and every batch
+-- behind it, and their jobs' leases would run out. A skipped job does not come back, like a lost
+-- one; the caller tells the two apart (still_held) and settles a locked one alone (`complete`).
+-- A lock it cannot skip (a capped tenant's slot counter, which the trigger updates) is waited
+-- for no longer than the caller's lock_timeout: then the caller settles the batch one by one.
+-- NO KEY UPDATE is the lock the UPDATE takes anyway: it does not conflict with the KEY SHARE
+-- lock a child job's foreign key takes on its parent.
+UPDATE jobs AS j
+SET status = 'done', leased_until = NULL, finished_at = now()
+FROM (SELECT j.id
+      FROM jobs AS j
+      JOIN unnest(%(ids)s::bigint[], %(claims)s::integer[]) AS done(id, claims)
+        ON j.id = done.id AND j.claims = done.claims
+      WHERE j.status IS NOT DISTINCT FROM 'running'
+      FOR NO KEY UPDATE OF j SKIP LOCKED) AS free
+WHERE j.id = free.id
+RETURNING j.id;
+
+-- name: still_held
+-- Which of these claims still own their job, without waiting for a lock: after a batched
+-- acknowledgement, what it did not confirm is either lost (not here) or locked elsewhere (here).
+SELECT j.id
+FROM jobs AS j
+JOIN unnest(%(ids)s::bigint[], %(claims)s::integer[]) AS h(id, claims)
+  ON j.id = h.id AND j.claims = h.claims
+WHERE j.status IS NOT DISTINCT FROM 'running';
+
+-- name: lock_timeout
+-- For the rest of the current transaction: how long a statement waits for a lock before it
+-- fails with lock_not_available (55P03), e.g. '1000ms'.
+SELECT set_config('lock_timeout', %(timeout)s, true);
 
 -- name: retry_later
 -- Whether to retry was decided in pipeline/outcomes.py; this only writes it.

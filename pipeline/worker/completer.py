@@ -8,6 +8,12 @@ a constraint an on_complete step broke, an exception from such a step) rolls the
 transaction back and fails the job for good with the reason; the worker goes on. Plain
 completions are buffered and written in batches, still fenced job by job.
 
+A batch never waits on one job: a row another transaction holds locked (an operator's open
+transaction) is skipped, and any other lock (a slot counter) is waited for at most a second,
+after which the batch's jobs are settled one by one. A job whose row stays locked is handed to a
+thread of its own that waits for that row alone, so the batches behind it go on, and its job
+stays held, and heartbeated, until the write is confirmed.
+
 When a claim's settling is over (confirmed, lost, or left to reclaim) the completer publishes
 it: to the log, to the metrics, and to each subscriber (the in-flight table stops holding the
 claim; the producer claims again if its last claim came back short).
@@ -25,6 +31,7 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 import psycopg
+import psycopg.errors
 from psycopg.types.json import Jsonb
 
 from pipeline.db import outage
@@ -40,7 +47,7 @@ from pipeline.outcomes import (
     clean_error,
 )
 from pipeline.queries import Q
-from pipeline.reconnecting import retry_db
+from pipeline.reconnecting import Backoff, retry_db
 from pipeline.store import ClaimedJob, JobStore
 
 log = logging.getLogger(__name__)
@@ -69,6 +76,19 @@ class CompleterMetrics(Protocol):
 
     def acknowledged(self, count: int, seconds: float) -> None:
         """One acknowledgement batch confirmed `count` completions in `seconds`."""
+
+
+#: seconds an acknowledgement batch waits for a lock it cannot skip (a capped tenant's slot
+#: counter) before its jobs are settled one by one instead
+ACK_LOCK_WAIT_S = 1.0
+#: seconds the thread for locked rows waits for one row at a time: between two waits it sees a
+#: stop and goes round the other locked rows; while it waits it is first in that row's lock
+#: queue, so the moment the lock goes its write is made before reclaim could take the job
+LOCKED_ROW_WAIT_S = 1.0
+
+
+class _MetLock(Exception):
+    """A write waited ACK_LOCK_WAIT_S for a lock it could not skip."""
 
 
 class _Refused(Exception):
@@ -102,6 +122,8 @@ class Completer:
         self._metrics = metrics
         self._subscribers: tuple[Subscriber, ...] = ()
         self._acks: queue.SimpleQueue[_Ack | None] = queue.SimpleQueue()
+        #: plain completions whose rows were locked elsewhere, for run_locked()
+        self._locked: queue.SimpleQueue[_Ack] = queue.SimpleQueue()
 
     def subscribe(self, subscriber: Subscriber) -> None:
         """From now on, tell `subscriber` of every settled claim (call before the work starts)."""
@@ -220,14 +242,23 @@ class Completer:
         # updated; one order for every worker's batches means two batches never wait on each
         # other in a circle.
         batch.sort(key=lambda a: (a.job.tenant_id or "", a.job.type, a.job.id))
+        until = min(a.until for a in batch)
         try:
             confirmed = retry_db(
                 "acknowledge",
-                lambda: self.store.complete([a.job.fence for a in batch]),
+                lambda: self._acknowledge([a.job.fence for a in batch]),
                 halt=self._halt,
                 max_delay_s=self._retry_max_s,
-                until=min(a.until for a in batch),
+                until=until,
             )
+        except _MetLock:
+            log.warning(
+                "acknowledgement of %d job(s) met a lock it could not skip; settling them one "
+                "by one",
+                len(batch),
+            )
+            self._hand_to_locked(batch)
+            return
         except psycopg.Error as exc:
             # A plain completion has nothing the database could refuse; if one is refused all
             # the same, settle the batch one by one so only the culprit pays.
@@ -235,14 +266,100 @@ class Completer:
             for ack in batch:
                 self.apply_now(ack.job, Complete(), until=ack.until)
             return
-        if confirmed is not None and self._metrics is not None:
-            self._metrics.acknowledged(len(batch), time.monotonic() - started)
+        if confirmed is None:
+            for ack in batch:
+                self.publish(ack.job, Settled.UNKNOWN)
+            return
+        if self._metrics is not None:
+            self._metrics.acknowledged(len(confirmed), time.monotonic() - started)
+        missing = [a for a in batch if a.job.id not in confirmed]
+        # Not confirmed: lost to another claim, or skipped because its row is locked elsewhere.
+        held = self._still_held(missing, until) if missing else set()
+        locked = [a for a in missing if held is None or a.job.id in held]
         for ack in batch:
-            if confirmed is None:
-                settled: Settled = Settled.UNKNOWN
-            else:
-                settled = Settled.DONE if ack.job.id in confirmed else Settled.LOST
-            self.publish(ack.job, settled)
+            if ack.job.id in confirmed:
+                self.publish(ack.job, Settled.DONE)
+            elif held is not None and ack.job.id not in held:
+                self.publish(ack.job, Settled.LOST)
+        self._hand_to_locked(locked)
+
+    def _acknowledge(self, fences: list[tuple[int, int]]) -> set[int]:
+        try:
+            return self.store.acknowledge(fences, lock_wait_s=ACK_LOCK_WAIT_S)
+        except psycopg.errors.LockNotAvailable as exc:
+            raise _MetLock from exc
+
+    def _still_held(self, missing: list[_Ack], until: float) -> set[int] | None:
+        """Which of `missing` this worker still owns; None if the database could not say."""
+        try:
+            return retry_db(
+                "find locked rows",
+                lambda: self.store.still_held([a.job.fence for a in missing]),
+                halt=self._halt,
+                max_delay_s=self._retry_max_s,
+                until=until,
+            )
+        except psycopg.Error as exc:  # a refusal, of a plain read: let the lone writes find out
+            log.error("could not tell lost jobs from locked ones (%s)", exc)
+            return None
+
+    def _hand_to_locked(self, acks: list[_Ack]) -> None:
+        for ack in acks:
+            log.info(
+                "job %s (%s): its row is locked elsewhere; settling it alone",
+                ack.job.id,
+                ack.job.type,
+            )
+            self._locked.put(ack)
+
+    # -- completions whose rows are locked elsewhere ----------------------------------------------
+
+    def run_locked(self) -> None:
+        """The thread for completions whose rows another transaction holds locked: until halt,
+        wait for each row in turn, LOCKED_ROW_WAIT_S at a time, and write its completion the
+        moment its lock goes. Its jobs stay held (and heartbeated) until then."""
+        waiting: list[_Ack] = []
+        backoff = Backoff(self._retry_max_s)
+        while not self._halt.is_set():
+            waiting.extend(self._take_locked(block=not waiting))
+            for ack in list(waiting):
+                if self._halt.is_set():
+                    return
+                try:
+                    settled = self._settle_alone(ack)
+                except psycopg.Error as exc:  # an outage: the job stays held; try again later
+                    log.warning("job %s: completion failed (%s); trying again", ack.job.id, exc)
+                    self._halt.wait(backoff.next())
+                    break
+                backoff.reset()
+                if settled is not None:
+                    waiting.remove(ack)
+                    self.publish(ack.job, settled)
+
+    def _take_locked(self, *, block: bool) -> list[_Ack]:
+        taken: list[_Ack] = []
+        try:
+            # Blocking, it wakes now and then to see a halt.
+            taken.append(self._locked.get(timeout=0.5) if block else self._locked.get_nowait())
+            while True:
+                taken.append(self._locked.get_nowait())
+        except queue.Empty:
+            return taken
+
+    def _settle_alone(self, ack: _Ack) -> Settled | None:
+        """Complete the job, waiting a while for its row: None while it stays locked. Raises
+        the outages; a refusal fails the job, as anywhere else."""
+        try:
+            ok = self.store.complete_within(ack.job, LOCKED_ROW_WAIT_S)
+        except psycopg.errors.LockNotAvailable:
+            return None
+        except psycopg.Error as exc:
+            if outage(exc):
+                raise
+            reason = f"the database refused the write: {_db_reason(exc)}"
+            lease = time.monotonic() + ack.job.lease_seconds
+            return self._fail_refused(ack.job, Complete(), reason, lease)
+        return Settled.DONE if ok else Settled.LOST
 
     def apply_now(self, job: ClaimedJob, transition: Transition, *, until: float) -> Settled:
         """Like apply, but a plain completion is written at once instead of batched."""

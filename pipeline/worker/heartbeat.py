@@ -1,5 +1,9 @@
 """One heartbeat statement per beat extends every lease the worker holds and keeps its liveness
-row (re-creating it if an outage let it be pruned)."""
+row (re-creating it if an outage let it be pruned).
+
+A job row another transaction holds locked (an operator's open transaction) is skipped, not
+waited for: a wait would hold every other lease's extension up while the lock lasts, and they
+would run out. The locked job stays this worker's: reclaim skips locked rows too."""
 
 from __future__ import annotations
 
@@ -35,6 +39,7 @@ class Heartbeat:
         self.interval_s = interval_s  #: the beat when no held lease asks for a faster one
         self._halt = halt
         self._wake = threading.Event()
+        self._locked: set[int] = set()  #: held jobs whose rows were locked at the last beat
 
     def interval(self) -> float:
         """The beat that covers the shortest lease actually held, not just the stage default:
@@ -73,10 +78,12 @@ class Heartbeat:
             log.warning("heartbeat failed, database unavailable (%s)", exc)
             return
         now = time.monotonic()
+        self._note_locked({job_id for job_id, extended in owned.items() if not extended})
         for entry in held:
-            if entry.job.id in owned:
+            extended = owned.get(entry.job.id)  # False: ours, but its row is locked elsewhere
+            if extended:
                 entry.lease_until = now + entry.job.lease_seconds
-            elif not entry.returned and not entry.ctx.lost_lease.is_set():
+            elif extended is None and not entry.returned and not entry.ctx.lost_lease.is_set():
                 log.warning(
                     "job %s (%s) claim %d lost its lease; telling the stage",
                     entry.job.id,
@@ -84,6 +91,15 @@ class Heartbeat:
                     entry.job.claim,
                 )
                 entry.ctx.lost_lease.set()
+
+    def _note_locked(self, locked: set[int]) -> None:
+        for job_id in sorted(locked - self._locked):
+            log.warning(
+                "job %s: its row is locked by another transaction; its lease is not extended "
+                "while that lasts (nor can anyone reclaim it)",
+                job_id,
+            )
+        self._locked = locked
 
     def stop(self) -> None:
         self._wake.set()

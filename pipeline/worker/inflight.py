@@ -103,6 +103,12 @@ class InFlightTable:
         with self.lock:
             return self._busy
 
+    def settling(self) -> int:
+        """Jobs whose run is over (returned or abandoned) and whose write is not yet confirmed:
+        mostly plain completions waiting for their acknowledgement."""
+        with self.lock:
+            return len(self._entries) - self._busy
+
     def finish_run(self, entry: InFlight) -> bool:
         """The runner is done with the job: True if it settles it, False if it was abandoned
         (a timeout or a cancel got there first and its late result must be dropped)."""

@@ -39,6 +39,9 @@ class ClaimPlan:
     batch_max: int  #: the most jobs one claim statement takes
     poll_interval_s: float  #: the longest nap: the backstop for a missed announcement
     retry_max_s: float  #: the longest wait between claims while the database is down
+    #: completions waiting to be confirmed (see InFlightTable.settling) at which claiming stops
+    #: until they are: jobs claimed beyond that would only queue behind them
+    settling_max: int = 1000
 
     @classmethod
     def for_worker(
@@ -55,6 +58,8 @@ class ClaimPlan:
             settings.claim_batch_max,
             settings.poll_interval_s,
             settings.db_retry_max_s,
+            # two full acknowledgement batches: one being written, one waiting for it
+            settling_max=2 * settings.ack_batch_max,
         )
 
 
@@ -96,6 +101,8 @@ class Producer:
         self._heard = False
         #: monotonic: announcements are not heeded before this (see announced()).
         self._deaf_until = 0.0
+        #: Claiming is paused until the completions already made are confirmed.
+        self.held_back = False
 
     @property
     def stopping(self) -> bool:
@@ -113,6 +120,8 @@ class Producer:
             if ahead and self.table.waiting() > ahead // 2:
                 # The runners have work in hand: claim once half of it is taken, in one trip,
                 # rather than one job per finished one, a trip each.
+                want = 0
+            if want > 0 and self._backed_up():
                 want = 0
             if want > 0:
                 started = time.monotonic()
@@ -147,6 +156,23 @@ class Producer:
                     continue  # a full batch and slots left: more may be ready right now
             wake.wait(plan.poll_interval_s)
 
+    def _backed_up(self) -> bool:
+        """Whether completions wait for their acknowledgement in such numbers (a lock, a slow
+        or read-only database) that claiming must stop until they are confirmed: a job claimed
+        now would only wait behind them, and its lease with theirs."""
+        settling = self.table.settling()
+        backed_up = settling >= self.plan.settling_max
+        if backed_up != self.held_back:
+            self.held_back = backed_up
+            if backed_up:
+                log.warning(
+                    "%d completions wait to be confirmed: claiming no more until they are",
+                    settling,
+                )
+            else:
+                log.info("completions confirmed: claiming again")
+        return backed_up
+
     def announced(self, job_type: str) -> None:
         """A job of this type became ready (a notification); "" from the listener itself, which
         (re)connected and may have missed some: claim now.
@@ -161,8 +187,9 @@ class Producer:
             self.table.changed.set()
 
     def settled(self, job: ClaimedJob, settled: Settled) -> None:
-        """A completer subscriber: a claim that came back short may succeed now."""
-        if self.short:
+        """A completer subscriber: a claim that came back short may succeed now, and one held
+        back by unconfirmed completions may go ahead."""
+        if self.short or self.held_back:
             self.table.changed.set()
 
     def stop(self) -> None:

@@ -77,8 +77,9 @@ class Worker:
         self._grace_over = threading.Event()
         self._fatal: str | None = None
         self._threads: list[threading.Thread] = []
-        # runners + the claim loop, heartbeat, acknowledger, maintenance and timeouts threads
-        pool_size = self.settings.concurrency + 5
+        # runners + the claim loop, heartbeat, acknowledger, locked rows, maintenance and
+        # timeouts threads
+        pool_size = self.settings.concurrency + 6
         self.pool = make_pool(dsn, max_size=pool_size, name="pg-pipeline worker")
         self.store = JobStore(self.pool)
         self.metrics: WorkerMetrics | None = None
@@ -176,6 +177,7 @@ class Worker:
         self.runners.start(self.executor)
         self._spawn("heartbeat", self.heartbeat.run)
         self._spawn("acknowledger", self.completer.run_acks)
+        self._spawn("locked-rows", self.completer.run_locked)
         self._spawn("timeouts", self.timeouts.run)
         self._spawn("maintenance", self.maintainer.run)
         # Detecting a pooler takes a round trip: an outage here must not stop the worker.

@@ -297,7 +297,7 @@ def test_a_stale_claim_writes_nothing_after_reclaim(conn: Conn, pool: Connection
     assert fresh.attempts == stale.attempts == 1
     assert fresh.claim == stale.claim + 1 and fresh.suspect
 
-    assert store.heartbeat(OTHER, [stale.fence]) == set()
+    assert store.heartbeat(OTHER, [stale.fence]) == {}
     assert store.complete([stale.fence]) == set()
     assert not store.fail(stale, "boom")
     assert not store.retry_later(stale, "boom", 0)
@@ -306,7 +306,7 @@ def test_a_stale_claim_writes_nothing_after_reclaim(conn: Conn, pool: Connection
     assert (row["status"], row["claims"]) == ("running", 2)
     assert row["last_error"].startswith("lease expired: its worker died or stalled")
 
-    assert store.heartbeat(OTHER, [fresh.fence]) == {job_id}
+    assert store.heartbeat(OTHER, [fresh.fence]) == {job_id: True}
     assert store.complete([fresh.fence]) == {job_id}
     assert job_row(conn, job_id)["status"] == "done"
 
@@ -339,7 +339,7 @@ def test_heartbeat_extends_only_owned_leases_and_marks_the_worker_alive(
     conn.execute("UPDATE jobs SET leased_until = now() WHERE id = ANY(%s)", (ids,))
     conn.execute("UPDATE jobs SET status = 'cancelled' WHERE id = %s", (ids[0],))
     owned = store.heartbeat(ME, [j.fence for j in held])
-    assert owned == set(ids[1:])
+    assert owned == dict.fromkeys(ids[1:], True)
     rows = conn.execute(
         "SELECT leased_until > now() + interval '20 seconds' FROM jobs WHERE id = ANY(%s) "
         "ORDER BY id",

@@ -71,6 +71,13 @@ def nap(job: Nap, ctx: Context) -> None:
     record_effect(ctx, job.mark)
 
 
+@stage("brief", lease=2, heartbeat=0.5)
+def brief(job: Nap, ctx: Context) -> None:
+    """A short job with a short lease and a plain completion: one the worker acknowledges in
+    a batch, and whose lease runs out within seconds if nothing extends it."""
+    time.sleep(job.seconds)
+
+
 @stage("doomed", lease=1, heartbeat=0.3, max_attempts=3, backoff_base=0.05, backoff_cap=0.1)
 def doomed(job: Doomed, ctx: Context) -> None:
     """Kills its own worker, like a PDF that crashes the renderer every time."""

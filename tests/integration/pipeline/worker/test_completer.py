@@ -16,6 +16,7 @@ from pipeline.outcomes import Complete, Fail
 from pipeline.store import ClaimedJob, JobStore
 from pipeline.worker.completer import Completer, Settled
 from tests.integration.parts import Heard
+from tests.support.waiting import wait_for
 
 Conn = psycopg.Connection[Any]
 WORKER = uuid.UUID(int=1)
@@ -50,9 +51,18 @@ def status(conn: Conn, job_id: int) -> str:
     return "" if row is None else str(row[0])
 
 
-def completer(pool: ConnectionPool, *subscribers: Any, metrics: Metrics | None = None) -> Completer:
+def completer(
+    pool: ConnectionPool,
+    *subscribers: Any,
+    metrics: Metrics | None = None,
+    halt: threading.Event | None = None,
+) -> Completer:
     made = Completer(
-        JobStore(pool), halt=threading.Event(), retry_max_s=0.5, batch_max=10, metrics=metrics
+        JobStore(pool),
+        halt=halt or threading.Event(),
+        retry_max_s=0.5,
+        batch_max=10,
+        metrics=metrics,
     )
     for subscriber in subscribers:
         made.subscribe(subscriber)
@@ -119,3 +129,82 @@ def test_what_a_child_process_settled_is_published_as_if_written_here(
     c.publish(job, Settled.QUEUED)
     assert heard.heard == [(job.id, Settled.QUEUED)]
     assert metrics.results == [("noop", "queued")]
+
+
+class Locker:
+    """An operator's open transaction, holding row locks until release()."""
+
+    def __init__(self, db_url: str) -> None:
+        self.conn = psycopg.connect(db_url)
+
+    def lock_job(self, job_id: int) -> None:
+        self.conn.execute("SELECT 1 FROM jobs WHERE id = %s FOR UPDATE", (job_id,))
+
+    def lock_slots(self, tenant: str, stage: str) -> None:
+        self.conn.execute(
+            "SELECT 1 FROM tenant_slots WHERE tenant_id = %s AND stage = %s FOR UPDATE",
+            (tenant, stage),
+        )
+
+    def release(self) -> None:
+        self.conn.rollback()
+        self.conn.close()
+
+
+def test_a_locked_job_row_is_settled_alone_and_the_rest_of_its_batch_at_once(
+    conn: Conn, pool: ConnectionPool, db_url: str
+) -> None:
+    heard, halt = Heard(), threading.Event()
+    c = completer(pool, heard, halt=halt)
+    locked, *others = [claim(conn, c.store) for _ in range(4)]
+    operator = Locker(db_url)
+    operator.lock_job(locked.id)
+    threads = [threading.Thread(target=c.run_acks), threading.Thread(target=c.run_locked)]
+    for thread in threads:
+        thread.start()
+    try:
+        for job in (locked, *others):
+            c.apply(job, Complete(), until=LONG)
+        wait_for(lambda: len(heard.heard) == 3, timeout=10, what="the unlocked jobs confirmed")
+        assert sorted(heard.heard) == [(job.id, Settled.DONE) for job in others]
+        assert status(conn, locked.id) == "running"
+    finally:
+        operator.release()
+    wait_for(lambda: len(heard.heard) == 4, timeout=10, what="the locked job confirmed")
+    assert heard.heard[-1] == (locked.id, Settled.DONE)
+    assert status(conn, locked.id) == "done"
+    c.close()
+    halt.set()
+    for thread in threads:
+        thread.join(timeout=5)
+
+
+def test_an_acknowledgement_waits_only_so_long_for_a_capped_tenants_counter(
+    conn: Conn, pool: ConnectionPool, db_url: str
+) -> None:
+    """Completing a capped job updates its tenant's slot counter, a lock the batch cannot
+    skip: the batch gives up on it after a while, and its other jobs are settled one by one."""
+    heard, halt = Heard(), threading.Event()
+    c = completer(pool, heard, halt=halt)
+    enqueue(conn, "capped", {}, tenant_id="t1")
+    [capped] = c.store.claim(["capped"], 1, WORKER, {"capped": 3})
+    plain = claim(conn, c.store)
+    operator = Locker(db_url)
+    operator.lock_slots("t1", "capped")
+    threads = [threading.Thread(target=c.run_acks), threading.Thread(target=c.run_locked)]
+    for thread in threads:
+        thread.start()
+    try:
+        c.apply(capped, Complete(), until=LONG)
+        c.apply(plain, Complete(), until=LONG)
+        wait_for(lambda: heard.heard, timeout=10, what="the uncapped job confirmed")
+        assert heard.heard == [(plain.id, Settled.DONE)]
+        assert status(conn, capped.id) == "running"
+    finally:
+        operator.release()
+    wait_for(lambda: len(heard.heard) == 2, timeout=10, what="the capped job confirmed")
+    assert status(conn, capped.id) == "done"
+    c.close()
+    halt.set()
+    for thread in threads:
+        thread.join(timeout=5)

@@ -55,7 +55,9 @@ class Counting:
 
 
 class Running:
-    def __init__(self, pool: ConnectionPool, slots: int, **caps: int) -> None:
+    def __init__(
+        self, pool: ConnectionPool, slots: int, settling_max: int = 1000, **caps: int
+    ) -> None:
         self.table = InFlightTable(slots, threading.Event())
         self.executor = Holding(self.table)
         self.metrics = Counting()
@@ -66,6 +68,7 @@ class Running:
             batch_max=100,
             poll_interval_s=NEVER_POLL_S,
             retry_max_s=1.0,
+            settling_max=settling_max,
         )
         self.producer = Producer(
             JobStore(pool), plan, self.table, self.executor, Prefetch(slots, 0, 0), self.metrics
@@ -77,8 +80,8 @@ class Running:
 def running(pool: ConnectionPool) -> Iterator[Any]:
     started: list[Running] = []
 
-    def start(slots: int, **caps: int) -> Running:
-        r = Running(pool, slots, **caps)
+    def start(slots: int, settling_max: int = 1000, **caps: int) -> Running:
+        r = Running(pool, slots, settling_max, **caps)
         r.thread.start()
         started.append(r)
         return r
@@ -141,3 +144,31 @@ def test_after_an_announcement_woke_a_claim_for_nothing_the_next_ones_wait_for_t
     settled_elsewhere = ClaimedJob(0, "noop", None, {}, 0, 1, 3, 30, None, 1)
     r.producer.settled(settled_elsewhere, Settled.DONE)
     wait_for(lambda: len(r.executor.jobs) == 1, timeout=10, what="the job claimed")
+
+
+def test_the_producer_claims_nothing_while_completions_wait_to_be_confirmed_in_numbers(
+    conn: Conn, running: Any
+) -> None:
+    """An acknowledgement that cannot get through (a lock, a slow database) must not let the
+    worker claim on: each job claimed would wait behind it, its lease with theirs."""
+    enqueue_many(conn, [JobRequest("noop", {"n": i}) for i in range(10)])
+    r = running(2, settling_max=3)
+    wait_for(lambda: len(r.executor.jobs) == 2, what="two jobs claimed")
+    # Each finished run frees its slot, but its completion is not confirmed yet.
+    r.executor.finish(r.executor.jobs[0])
+    wait_for(lambda: len(r.executor.jobs) == 3, what="a job claimed for the freed slot")
+    r.executor.finish(r.executor.jobs[1])
+    wait_for(lambda: len(r.executor.jobs) == 4, what="another job claimed")
+    r.executor.finish(r.executor.jobs[2])
+    wait_for(lambda: r.producer.held_back, what="claiming to stop")
+    claims = len(r.metrics.claims)
+    r.producer.announced("noop")  # wakes it: it looks, and still claims nothing
+    wait_for(lambda: not r.table.changed.is_set(), what="the producer to look and nap")
+    assert len(r.executor.jobs) == 4 and len(r.metrics.claims) == claims
+    assert r.table.free() == 1, "a slot is free all along"
+    # One completion confirmed: the producer claims again at once.
+    first = r.executor.jobs[0]
+    r.table.settled(first, Settled.DONE)
+    r.producer.settled(first, Settled.DONE)
+    wait_for(lambda: len(r.executor.jobs) == 5, timeout=10, what="claiming to resume")
+    assert not r.producer.held_back
