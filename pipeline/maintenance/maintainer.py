@@ -1,8 +1,13 @@
-"""The maintainer: runs a worker's maintenance services, each on its own period, on one thread.
+"""The maintainer: runs a worker's maintenance services, each on its own period.
 
 Every worker runs one; the services are safe to run side by side (each says why in its module),
 so there is no leader to elect. A service that fails (an outage, a refused statement) skips its
 round and is tried again at its next one; it never stops the others or the worker.
+
+The quick services (reclaim, the scheduler's tick) share the maintenance thread. A service whose
+round can take long (a retention pass over a backlog of old runs takes minutes) runs on a thread
+of its own: on the shared one it would hold every other service's round back until it ended, a
+schedule's fire times and the reclaim of a dead worker's jobs with them.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from psycopg_pool import ConnectionPool
 
@@ -29,6 +34,9 @@ log = logging.getLogger(__name__)
 #: Each period is stretched or shrunk by up to this share, drawn anew every round, so that
 #: workers started together do not run their services in lockstep.
 JITTER = 0.2
+#: Seconds a stopping maintainer waits for a service apart to end its round (a retention pass
+#: stops after the batch it is in, a short transaction).
+JOIN_APART_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -36,6 +44,8 @@ class Service:
     name: str  #: as the log says it
     interval_s: float  #: between the end of one round and the start of the next, before jitter
     run_once: Callable[[], object]
+    #: on a thread of its own, for a service whose round may take longer than the others' periods
+    apart: bool = False
 
 
 class Maintainer:
@@ -51,7 +61,8 @@ class Maintainer:
         self._halt = halt
         self._rng = rng or random.Random()
         self._clock = clock
-        self._due = [clock()] * len(self.services)  # every service runs on the first round
+        self._here = [s for s in self.services if not s.apart]  # on the thread that calls run()
+        self._due = [clock()] * len(self._here)  # every service runs on the first round
 
     @classmethod
     def for_worker(
@@ -72,20 +83,53 @@ class Maintainer:
             Service("scheduler", settings.schedule_interval_s, Scheduler(pool, REGISTRY).run_once),
         ]
         if settings.retention_s is not None:
-            pruner = Pruner(pool, older_than_s=settings.retention_s)
-            services.append(Service("retention", PRUNE_INTERVAL_S, pruner.run_once))
+            # A pass ends between two batches once the worker stops, not minutes later.
+            pruner = Pruner(pool, older_than_s=settings.retention_s, stop=halt.is_set)
+            services.append(Service("retention", PRUNE_INTERVAL_S, pruner.run_once, apart=True))
         return cls(services, halt=halt)
 
+    @property
+    def threads(self) -> int:
+        """Threads run() keeps busy (each may hold a database connection)."""
+        return 1 + sum(s.apart for s in self.services)
+
+    @staticmethod
+    def threads_for(settings: WorkerSettings) -> int:
+        """The threads of for_worker(settings)'s maintainer, before there is a pool to make it
+        with: the worker sizes its pool by them."""
+        return 2 if settings.retention_s is not None else 1
+
     def run(self) -> None:
-        """The maintenance thread: rounds until halt is set."""
-        while not self._halt.is_set():
-            if self._halt.wait(self.run_due()):
-                return
+        """The maintenance thread: rounds until halt is set, with a thread of its own for each
+        service apart, ended with it."""
+        apart = [
+            threading.Thread(
+                target=Maintainer(
+                    [replace(s, apart=False)],
+                    halt=self._halt,
+                    rng=random.Random(self._rng.random()),
+                    clock=self._clock,
+                ).run,
+                name=f"{threading.current_thread().name}: {s.name}",
+                daemon=True,
+            )
+            for s in self.services
+            if s.apart
+        ]
+        for thread in apart:
+            thread.start()
+        try:
+            while not self._halt.is_set():
+                if self._halt.wait(self.run_due()):
+                    return
+        finally:
+            for thread in apart:
+                thread.join(timeout=JOIN_APART_S)
 
     def run_due(self) -> float | None:
-        """Run every service whose round is due; seconds until the next one is (None: there
-        are no services)."""
-        for i, service in enumerate(self.services):
+        """Run every service of this thread whose round is due; seconds until the next one is
+        (None: there are no services)."""
+        for i, service in enumerate(self._here):
             if self._clock() < self._due[i]:
                 continue
             try:

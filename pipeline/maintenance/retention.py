@@ -109,10 +109,18 @@ class Pruner:
     older_than_s: float
     keep_failed: bool = False
     batch: int = PRUNE_BATCH
+    #: asked between batches: True ends the pass (the worker is stopping)
+    stop: Callable[[], bool] | None = None
 
     def run_once(self) -> PruneReport:
         with self.pool.connection() as conn:
-            report = prune(conn, self.older_than_s, keep_failed=self.keep_failed, batch=self.batch)
+            report = prune(
+                conn,
+                self.older_than_s,
+                keep_failed=self.keep_failed,
+                batch=self.batch,
+                stop=self.stop,
+            )
         if report.jobs:
             log.info(
                 "pruned %d finished jobs older than %.0f s (%d outputs, %d joins)",

@@ -77,9 +77,9 @@ class Worker:
         self._grace_over = threading.Event()
         self._fatal: str | None = None
         self._threads: list[threading.Thread] = []
-        # runners + the claim loop, heartbeat, acknowledger, locked rows, maintenance and
-        # timeouts threads
-        pool_size = self.settings.concurrency + 6
+        # runners + the claim loop, heartbeat, acknowledger, locked rows, timeouts and
+        # maintenance threads
+        pool_size = self.settings.concurrency + 5 + Maintainer.threads_for(self.settings)
         self.pool = make_pool(dsn, max_size=pool_size, name="pg-pipeline worker")
         self.store = JobStore(self.pool)
         self.metrics: WorkerMetrics | None = None

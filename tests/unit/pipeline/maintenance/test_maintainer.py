@@ -102,3 +102,28 @@ def test_a_worker_maintains_reclaim_dead_workers_slots_schedules_and_retention_i
     assert names[:4] == ["reclaim", "worker pruning", "slot repair", "scheduler"]
     assert ("retention" in names) is retention
     assert m.services[0].interval_s == 7
+    assert m.threads == Maintainer.threads_for(settings) == 1 + retention
+
+
+def test_a_service_apart_that_takes_long_holds_back_no_round_of_the_others() -> None:
+    halt, release = threading.Event(), threading.Event()
+    quick: list[int] = []
+
+    def quick_service() -> None:
+        quick.append(1)
+        if len(quick) == 5:
+            release.set()
+
+    def long_service() -> None:
+        release.wait(30)  # a retention pass over a backlog
+
+    maintainer = Maintainer(
+        [Service("long", 60, long_service, apart=True), Service("quick", 0.01, quick_service)],
+        halt=halt,
+    )
+    thread = threading.Thread(target=maintainer.run, daemon=True)
+    thread.start()
+    assert release.wait(10), "the quick service waited for the long one"
+    halt.set()
+    thread.join(timeout=10)
+    assert not thread.is_alive()

@@ -1,0 +1,134 @@
+"""A worker's Maintainer against real Postgres: a long retention pass holds no other service
+back (issue 20, defect 10)."""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime
+from itertools import pairwise
+from typing import Any
+
+import psycopg
+from psycopg_pool import ConnectionPool
+
+import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
+from pipeline.maintenance import Maintainer
+from pipeline.queries import Q
+from pipeline.schedules import Schedule, save_schedule
+from pipeline.settings import WorkerSettings
+from tests.support.waiting import wait_for
+
+Conn = psycopg.Connection[Any]
+WEEK = 7 * 86_400.0
+BACKLOG = 5_000  #: old finished jobs the pass deletes, after the stall
+TICK_S = 0.5  #: the scheduler's and reclaim's period in this test
+#: The longest the schedule may go without a fire: its period, one tick, the jitter of both
+#: and room for a loaded machine; a pass that held the ticks back lasts far longer (the stall
+#: alone outlasts it).
+MAX_GAP_S = 1.0 + TICK_S + 1.5
+
+
+def fire_times(conn: Conn) -> list[datetime]:
+    """When each of the schedule's jobs was enqueued, by the database's clock."""
+    return [
+        at
+        for (at,) in conn.execute(
+            "SELECT created_at FROM jobs WHERE dedup_key IS NOT NULL ORDER BY created_at"
+        ).fetchall()
+    ]
+
+
+def count(conn: Conn, sql: str) -> int:
+    row = conn.execute(sql).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def test_a_long_retention_pass_delays_neither_a_one_second_schedule_nor_reclaim(
+    db_url: str, conn: Conn, pool: ConnectionPool
+) -> None:
+    conn.execute(
+        "INSERT INTO jobs (type, status, attempts, finished_at) "
+        "SELECT 'noop', 'done', 1, now() - interval '30 days' FROM generate_series(1, %s)",
+        (BACKLOG,),
+    )
+    save_schedule(conn, Schedule.define("every-second", stage="noop", every=1))
+    settings = WorkerSettings(
+        retention_s=WEEK, schedule_interval_s=TICK_S, reclaim_interval_s=TICK_S
+    )
+    halt = threading.Event()
+    maintainer = Maintainer.for_worker(pool, settings, halt=halt)
+    thread = threading.Thread(target=maintainer.run, daemon=True)
+    # Another worker's prune batch holds the pass's turn (prune_lock) for as long as this test
+    # likes: the retention round lasts until the test has seen the other services at work.
+    with psycopg.connect(db_url) as other_pass:
+        other_pass.execute(Q["prune_lock"])
+        thread.start()
+        try:
+            wait_for(
+                lambda: count(
+                    conn,
+                    "SELECT count(*) FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND wait_event_type = 'Lock'",
+                ),
+                what="the retention pass to wait for its turn",
+            )
+            fired_before = len(fire_times(conn))
+            wait_for(
+                lambda: len(fire_times(conn)) >= fired_before + 3,
+                timeout=15,
+                what="the schedule to fire three times while the retention pass waits",
+            )
+            # A worker died holding a job: its lease expires while the pass still waits.
+            conn.execute(
+                "INSERT INTO jobs (type, status, attempts, leased_until, started_at) "
+                "VALUES ('noop', 'running', 1, now() - interval '1 second', now())"
+            )
+            wait_for(
+                lambda: count(conn, "SELECT count(*) FROM jobs WHERE suspect") == 1,
+                timeout=15,
+                what="the expired lease to be reclaimed while the retention pass waits",
+            )
+            other_pass.rollback()
+            wait_for(
+                lambda: count(conn, "SELECT count(*) FROM jobs WHERE finished_at IS NOT NULL") == 0,
+                timeout=120,
+                what="the pass to delete the backlog",
+            )
+            # One more fire after the pass: a gap spanning its end counts too.
+            fired_after = len(fire_times(conn))
+            wait_for(
+                lambda: len(fire_times(conn)) > fired_after,
+                timeout=15,
+                what="the schedule to fire after the pass",
+            )
+        finally:
+            halt.set()
+            thread.join(timeout=10)
+    assert not thread.is_alive(), "the maintainer did not stop"
+
+    fired = fire_times(conn)
+    gaps = [(b - a).total_seconds() for a, b in pairwise(fired)]
+    assert max(gaps) < MAX_GAP_S, gaps
+
+
+def test_a_stopping_maintainer_ends_a_retention_pass_between_batches(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    conn.execute(
+        "INSERT INTO jobs (type, status, attempts, finished_at) "
+        "SELECT 'noop', 'done', 1, now() - interval '30 days' FROM generate_series(1, %s)",
+        (BACKLOG,),
+    )
+    halt = threading.Event()
+    maintainer = Maintainer.for_worker(pool, WorkerSettings(retention_s=WEEK), halt=halt)
+    thread = threading.Thread(target=maintainer.run, daemon=True)
+    thread.start()
+    wait_for(
+        lambda: count(conn, "SELECT count(*) FROM jobs") < BACKLOG,
+        what="the pass to delete its first batch",
+    )
+    halt.set()
+    thread.join(timeout=10)
+    assert not thread.is_alive(), "the maintainer did not stop"
+    assert count(conn, "SELECT count(*) FROM jobs") > 0, "the pass went on to the end"
