@@ -60,8 +60,16 @@ class Lost:
     reason: str
 
 
+@dataclass(frozen=True)
+class NotRun:
+    """The job must run alone in a child process, and none could be started (the fork server
+    died or cannot fork): not the job's doing, and a thread must not run it instead."""
+
+    reason: str
+
+
 #: What a run produced, as the executor (or the parent of a child process) saw it.
-RunResult = Succeeded | Raised | TimedOut | Crashed | Lost
+RunResult = Succeeded | Raised | TimedOut | Crashed | Lost | NotRun
 
 
 @dataclass(frozen=True)
@@ -101,13 +109,25 @@ class Fail:
 
 
 @dataclass(frozen=True)
+class GiveBack:
+    """Back to the queue after delay_s with the attempt refunded: this worker could not run
+    the job, through no fault of the job's, and may later (or another worker may)."""
+
+    delay_s: float
+    error: str
+
+
+@dataclass(frozen=True)
 class Discard:
     """Write nothing: the claim is no longer ours, and whoever owns the job now decides."""
 
     reason: str
 
 
-Transition = Complete | Retry | Fail | Discard
+Transition = Complete | Retry | Fail | GiveBack | Discard
+
+#: How soon a job that no child process could run is offered again (to any worker).
+NOT_RUN_DELAY_S = 5.0
 
 
 def decide(
@@ -124,6 +144,8 @@ def decide(
         outcome = outcome.ran
     if isinstance(outcome, Lost):
         return Discard(outcome.reason)
+    if isinstance(outcome, NotRun):
+        return GiveBack(NOT_RUN_DELAY_S, clean_error(outcome.reason))
     if isinstance(outcome, Succeeded):
         if outcome.reused:
             return Complete()

@@ -156,13 +156,14 @@ class JobStore:
             for step in steps:
                 step(conn)
 
-    def retry_later(self, job: ClaimedJob, error: str, delay_s: float) -> bool:
-        """Back to the queue after delay_s; False when the fence did not hold."""
+    def retry_later(
+        self, job: ClaimedJob, error: str, delay_s: float, *, refund: bool = False
+    ) -> bool:
+        """Back to the queue after delay_s, with refund the attempt refunded; False when the
+        fence did not hold."""
+        params = {"id": job.id, "claims": job.claim, "delay_s": delay_s, "error": error}
         with self.pool.connection() as conn:
-            row = conn.execute(
-                Q["retry_later"],
-                {"id": job.id, "claims": job.claim, "delay_s": delay_s, "error": error},
-            ).fetchone()
+            row = conn.execute(Q["retry_later"], {**params, "refund": refund}).fetchone()
         return row is not None
 
     def fail(self, job: ClaimedJob, error: str) -> bool:

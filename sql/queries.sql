@@ -156,9 +156,12 @@ WHERE j.status IS NOT DISTINCT FROM 'running';
 SELECT set_config('lock_timeout', %(timeout)s, true);
 
 -- name: retry_later
--- Whether to retry was decided in pipeline/outcomes.py; this only writes it.
+-- Whether to retry was decided in pipeline/outcomes.py; this only writes it. With `refund`, the
+-- attempt is given back too: the worker could not run the job, through no fault of the job's
+-- (it must run alone, and no child process could start).
 UPDATE jobs
 SET status = 'queued',
+    attempts = attempts - %(refund)s::boolean::integer,
     run_after = now() + make_interval(secs => %(delay_s)s),
     leased_until = NULL,
     worker_id = NULL,

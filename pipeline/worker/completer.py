@@ -41,6 +41,7 @@ from pipeline.outcomes import (
     Complete,
     Discard,
     Fail,
+    GiveBack,
     Retry,
     TransactionStep,
     Transition,
@@ -152,10 +153,13 @@ class Completer:
                 f"complete job {job.id}", lambda: self._complete_with(job, transition), until
             )
             return Settled.UNKNOWN if written is None else written
-        if isinstance(transition, Retry):
+        if isinstance(transition, Retry | GiveBack):
+            refund = isinstance(transition, GiveBack)
             ok = self._guarded(
-                f"retry job {job.id}",
-                lambda: self.store.retry_later(job, transition.error, transition.delay_s),
+                f"{'give back' if refund else 'retry'} job {job.id}",
+                lambda: self.store.retry_later(
+                    job, transition.error, transition.delay_s, refund=refund
+                ),
                 until,
             )
             return Settled.UNKNOWN if ok is None else (Settled.QUEUED if ok else Settled.LOST)

@@ -18,8 +18,17 @@ from typing import Any
 
 from pipeline.context import Context
 from pipeline.db import make_pool
-from pipeline.executor import JobOutputReader, run_job
-from pipeline.outcomes import Crashed, Lost, Raised, RunResult, TimedOut, decide
+from pipeline.executor import run_job
+from pipeline.outcomes import (
+    NOT_RUN_DELAY_S,
+    Crashed,
+    Lost,
+    NotRun,
+    Raised,
+    RunResult,
+    TimedOut,
+    decide,
+)
 from pipeline.runs import job_output, run_outputs
 from pipeline.stage import REGISTRY, StageSpec
 from pipeline.store import ClaimedJob, JobStore
@@ -64,6 +73,15 @@ class IsolatedRunner:
     that preloads the stages' modules) starts with the first such job."""
 
     def __init__(self, dsn: str, specs: Mapping[str, StageSpec]) -> None:
+        # A stage that must run alone and that no child can import would otherwise have to run
+        # in a thread, or never: refuse to start instead.
+        for spec in specs.values():
+            if spec.isolation == "process" and not _child_can_run(spec):
+                raise ValueError(
+                    f"stage {spec.name!r} has isolation='process', so a child process must be "
+                    "able to import it: define it in a module, registered in pipeline's default "
+                    "registry, not in the worker's script"
+                )
         self.dsn = dsn
         self.specs = specs
         self._isolator: Any = None
@@ -71,16 +89,22 @@ class IsolatedRunner:
 
     def wanted(self, spec: StageSpec, job: ClaimedJob) -> bool:
         """A stage that asks for it, or a job suspected of crashing its last worker."""
-        if spec.isolation != "process" and not job.suspect:
+        if spec.isolation == "process":
+            return True  # __init__ made sure a child can run it
+        if not job.suspect:
             return False
-        # The child finds the stage by importing its module into the default registry.
-        if spec.fn.__module__ == "__main__" or REGISTRY.get_or_none(spec.name) is not spec:
-            if spec.isolation == "process":
-                log.error("stage %s cannot run in a child process: define it in a module", spec)
+        if not _child_can_run(spec):
+            # Running it alone is impossible, and never running it is worse: a thread it is.
+            log.warning(
+                "job %s is a crash suspect, but its stage %s is defined where no child process "
+                "can import it: it runs in a thread",
+                job.id,
+                spec.name,
+            )
             return False
         return True
 
-    def run(self, entry: InFlight, job_output: JobOutputReader) -> RunResult | Settled:
+    def run(self, entry: InFlight) -> RunResult | Settled:
         """Run the job in a child: what the child settled, or, when the child did not get to
         settle it, what happened to the run (the caller decides and settles that)."""
         from pipeline.isolation import IsolationError
@@ -95,11 +119,17 @@ class IsolatedRunner:
                 stop=entry.ctx.lost_lease,
             )
         except IsolationError as exc:
-            # The machinery failed, not the job: run it the ordinary way rather than not at all.
+            # The machinery failed, not the job. Not in a thread instead: a crash there would
+            # take the worker and every job in it, which is what running alone prevents.
             log.error(
-                "job %s cannot run in a child process (%s); running it in a thread", job.id, exc
+                "job %s (%s) must run alone and no child process could run it (%s); back to "
+                "the queue in %g s, uncharged, until one can",
+                job.id,
+                job.type,
+                exc,
+                NOT_RUN_DELAY_S,
             )
-            return run_job(spec, job, entry.ctx, job_output)
+            return NotRun(f"no child process could run it: {exc}")
         if result.returned:
             return Settled(result.value)
         if result.timed_out:
@@ -125,3 +155,8 @@ class IsolatedRunner:
         with self._lock:
             if self._isolator is not None:
                 self._isolator.close()
+
+
+def _child_can_run(spec: StageSpec) -> bool:
+    """The child finds a stage by importing its module into the default registry."""
+    return spec.fn.__module__ != "__main__" and REGISTRY.get_or_none(spec.name) is spec

@@ -61,7 +61,7 @@ class JobExecutor:
             return  # given back or cancelled while it waited for a runner
         ran: RunResult | Settled
         if entry.isolated:
-            ran = self.isolated.run(entry, self.outputs.job_output)
+            ran = self.isolated.run(entry)
         else:
             ran = run_job(entry.spec, entry.job, entry.ctx, self.outputs.job_output)
         self.prefetch.observe(entry.spec.name, time.monotonic() - started)

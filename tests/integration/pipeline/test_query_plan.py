@@ -97,7 +97,7 @@ def test_claim_uses_the_partial_index_with_a_million_finished_rows(
         "RETURNING id, claims"
     ).fetchall()
     fence = {"ids": [f[0] for f in fences], "claims": [f[1] for f in fences]}
-    one = {"id": fences[0][0], "claims": fences[0][1], "error": "x", "delay_s": 1}
+    one = {"id": fences[0][0], "claims": fences[0][1], "error": "x", "delay_s": 1, "refund": False}
     beat = {
         "worker_id": uuid.UUID(int=2),
         "hostname": "h",

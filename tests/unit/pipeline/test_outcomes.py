@@ -11,12 +11,15 @@ from pydantic import BaseModel
 
 from pipeline import Context
 from pipeline.outcomes import (
+    NOT_RUN_DELAY_S,
     Complete,
     Crashed,
     Discard,
     Fail,
+    GiveBack,
     Lost,
     LostWhileRunning,
+    NotRun,
     Outcome,
     Raised,
     Retry,
@@ -103,6 +106,18 @@ CASES: list[tuple[str, int, Outcome, Transition | type]] = [
         3,
         Crashed("killed by SIGKILL"),
         Fail("crashed its worker process (killed by SIGKILL) while running in isolation"),
+    ),
+    (
+        "a job no child process could run is given back, uncharged, even on its last attempt",
+        3,
+        NotRun("no child process could run it: the fork server died"),
+        GiveBack(NOT_RUN_DELAY_S, "no child process could run it: the fork server died"),
+    ),
+    (
+        "a give-back after the claim was lost writes nothing",
+        1,
+        LostWhileRunning(NotRun("no child")),
+        Discard("the claim was lost while running"),
     ),
     (
         "an output with a NUL fails, naming the field",
