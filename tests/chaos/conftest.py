@@ -16,7 +16,7 @@ from tests.support.apps.chaos_app import CHAOS_EFFECTS_DDL
 
 APP = "tests.support.apps.chaos_app"
 #: every worker serves only the chaos stages, so it does not import the document stages
-STAGES = ("--stage", "chaos_sleep", "--stage", "chaos_poison")
+STAGES = ("--stage", "chaos_sleep", "--stage", "chaos_ack", "--stage", "chaos_poison")
 
 Report = Callable[..., str]
 _LINES = pytest.StashKey[list[str]]()

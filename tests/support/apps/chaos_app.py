@@ -75,6 +75,13 @@ def chaos_sleep(job: Sleep, ctx: Context) -> Slept:
     return Slept(attempt=ctx.attempt, pid=os.getpid(), worker=os.environ.get(WORKER_ENV, ""))
 
 
+@stage("chaos_ack", lease=2, heartbeat=0.5, max_attempts=5, backoff_base=0.05, backoff_cap=0.2)
+def chaos_ack(job: Sleep, ctx: Context) -> None:
+    """Sleeps, and returns nothing: a plain completion, which its worker writes in a batch of
+    acknowledgements (so it leaves no effect row: its job's `claims` tells whether it re-ran)."""
+    time.sleep(job.ms / 1000)
+
+
 @stage("chaos_poison", lease=2, heartbeat=0.5, max_attempts=3, backoff_base=0.05, backoff_cap=0.2)
 def chaos_poison(job: Poison, ctx: Context) -> None:
     """Kills the process it runs in, every time: a document that crashes its renderer."""

@@ -1,0 +1,120 @@
+"""An operator's open transaction holds a few running jobs' rows locked for two leases in the
+middle of a run. The workers neither stall on them nor lose them: the other jobs are claimed,
+heartbeated and acknowledged meanwhile, the locked ones are settled as soon as the lock goes,
+and no job runs twice."""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+
+from pipeline import JobRequest, enqueue_many
+from tests.chaos.conftest import Report
+from tests.chaos.fleet import Fleet
+from tests.chaos.ledger import Tally, count_done, job_rows, show, unfinished
+from tests.support.waiting import wait_for
+
+pytestmark = [pytest.mark.acceptance, pytest.mark.chaos]
+
+JOBS = 600  #: half of them with an output and an effect, half with a plain completion
+JOB_MS = 40
+LEASE_S = 2  #: the chaos stages' lease
+LOCKED_PER_TYPE = 3
+
+Conn = psycopg.Connection[Any]
+
+
+@pytest.fixture
+def operator(db_url: str) -> Iterator[Conn]:
+    """A session whose transaction holds its row locks until the test rolls it back."""
+    with psycopg.connect(db_url) as c:
+        yield c
+        c.rollback()
+
+
+def lock_running(operator: Conn, stage: str) -> list[int]:
+    """Lock some running jobs of `stage`, as `SELECT ... FOR UPDATE` in an open transaction."""
+    rows = operator.execute(
+        "SELECT id FROM jobs WHERE status = 'running' AND type = %s ORDER BY id LIMIT %s "
+        "FOR UPDATE",
+        (stage, LOCKED_PER_TYPE),
+    ).fetchall()
+    return [row[0] for row in rows]
+
+
+def leases_ran_out(conn: Conn, ids: list[int]) -> bool:
+    row = conn.execute(
+        "SELECT bool_and(leased_until < now()) FROM jobs WHERE id = ANY(%s)", (ids,)
+    ).fetchone()
+    return bool(row and row[0])
+
+
+def test_rows_locked_for_two_leases_during_a_run_make_no_job_run_twice(
+    chaos_conn: Conn, operator: Conn, fleet: Fleet, chaos_report: Report
+) -> None:
+    conn = chaos_conn
+    enqueue_many(
+        conn,
+        [JobRequest("chaos_sleep" if i % 2 else "chaos_ack", {"ms": JOB_MS}) for i in range(JOBS)],
+    )
+    started = time.monotonic()
+    workers = [fleet.start(None, "--concurrency", "4")[1] for _ in range(2)]
+    locked: list[int] = []
+    done_before = done_after = -1
+    lock_s = 0.0
+    alive_during: list[bool] = []
+    try:
+        wait_for(lambda: count_done(conn) >= 60, timeout=60, what="60 jobs done first")
+        for stage in ("chaos_ack", "chaos_sleep"):
+            # Rows a worker writes right now are waited for; a stage with none running yet
+            # is looked at again.
+            locked += wait_for(
+                lambda s=stage: lock_running(operator, s), what=f"a running {stage} job to lock"
+            )
+        began = time.monotonic()
+        done_before = count_done(conn)
+        wait_for(
+            lambda: time.monotonic() - began >= 2 * LEASE_S and leases_ran_out(conn, locked),
+            timeout=30,
+            what="two leases to pass over the locked jobs",
+        )
+        done_after = count_done(conn)
+        alive_during = [w.alive() for w in workers]
+        assert {row.status for row in job_rows(conn, locked)} == {"running"}
+        operator.rollback()
+        lock_s = time.monotonic() - began
+        wait_for(lambda: unfinished(conn) == 0, timeout=90, what="every job after the lock")
+        assert all(w.alive() for w in workers), "a worker exited"
+        for worker in workers:
+            worker.signal(signal.SIGTERM)
+        codes = [w.wait(timeout=60) for w in workers]
+        assert codes == [0, 0], "\n".join(fleet.log_tail(n) for n in fleet.started)
+    finally:
+        rows = job_rows(conn)
+        tally = Tally.of([r for r in rows if r.type != "chaos_ack"])
+        plain = [r for r in rows if r.type == "chaos_ack"]
+        reruns = [r for r in rows if r.claims > 1]
+        chaos_report(
+            "row-lock",
+            jobs=JOBS,
+            locked=len(locked),
+            lock_s=f"{lock_s:.1f}",
+            done_during_lock=done_after - done_before,
+            worker_exits=sum(not alive for alive in alive_during),
+            reruns=len(reruns),
+            suspects=sum(r.suspect for r in rows),
+            lost=len(tally.lost) + sum(r.status != "done" for r in plain),
+            duplicates=tally.duplicates,
+            seconds=f"{time.monotonic() - started:.1f}",
+        )
+    assert alive_during == [True, True], "a worker exited while the rows were locked"
+    assert done_after - done_before > 100, "the workers stalled behind the locked rows"
+    assert not reruns, "jobs run again:\n" + show(reruns)
+    assert not tally.lost, "jobs not done exactly once:\n" + show(tally.lost)
+    assert tally.duplicates == 0
+    assert {r.status for r in plain} == {"done"}
