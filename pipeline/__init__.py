@@ -20,6 +20,7 @@ from pipeline.errors import (
     DatabaseUnavailable,
     InvalidPayload,
     LeaseLost,
+    PayloadTooLarge,
     PermanentError,
     PipelineError,
     RetryableError,
@@ -38,6 +39,7 @@ from pipeline.schedules import (
 )
 from pipeline.settings import WorkerSettings
 from pipeline.stage import REGISTRY, Registry, StageSpec, stage
+from pipeline.validation import set_max_payload_bytes
 from pipeline.worker import Worker
 
 __all__ = [
@@ -58,6 +60,7 @@ __all__ = [
     "JobRequest",
     "LeaseLost",
     "LocalBlobStore",
+    "PayloadTooLarge",
     "PermanentError",
     "PipelineError",
     "Registry",
@@ -83,6 +86,7 @@ __all__ = [
     "run_output",
     "run_progress",
     "schedule",
+    "set_max_payload_bytes",
     "stage",
     "sync_schedules",
 ]

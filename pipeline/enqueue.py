@@ -11,7 +11,14 @@ import psycopg
 from pipeline.errors import InvalidPayload
 from pipeline.queries import Q
 from pipeline.stage import REGISTRY, Registry
-from pipeline.validation import InvalidJob, check_priority, storable_model_json
+from pipeline.validation import (
+    InvalidJob,
+    check_dedup_key,
+    check_payload_size,
+    check_priority,
+    check_tenant_id,
+    storable_model_json,
+)
 
 
 class JobRequest(NamedTuple):
@@ -51,13 +58,9 @@ def job_row(request: JobRequest, registry: Registry) -> dict[str, Any]:
     except ValueError as exc:
         reason = f"payload for stage {request.type!r} cannot be stored: {exc}"
         raise InvalidPayload(reason) from None
-    tenant = request.tenant_id
-    if tenant is not None:
-        tenant = str(tenant)
-        if "\x00" in tenant:
-            raise InvalidJob("tenant_id cannot contain a NUL character")
-    if request.dedup_key is not None and "\x00" in request.dedup_key:
-        raise InvalidJob("dedup_key cannot contain a NUL character")
+    check_payload_size(payload_json, request.type)
+    tenant = check_tenant_id(request.tenant_id)
+    dedup_key = check_dedup_key(request.dedup_key)
     max_attempts = spec.max_attempts if request.max_attempts is None else request.max_attempts
     if not 1 <= max_attempts <= 2**31 - 1:
         raise InvalidJob(f"max_attempts must be within 1..{2**31 - 1}, not {max_attempts}")
@@ -70,7 +73,7 @@ def job_row(request: JobRequest, registry: Registry) -> dict[str, Any]:
         "max_attempts": max_attempts,
         "lease_seconds": spec.lease_s,
         "run_after": _when(request.run_after),
-        "dedup_key": request.dedup_key,
+        "dedup_key": dedup_key,
         "parent_id": request.parent_id,
         "root_id": request.root_id,
         "join_id": request.join_id,
@@ -93,8 +96,9 @@ def enqueue(
 ) -> int:
     """Insert one job on `conn` (inside its open transaction, if any) and return its id.
 
-    The payload is validated first: an unknown stage or a bad payload raises and inserts
-    nothing. With a dedup_key already taken for this type, the existing job's id comes back.
+    The payload is validated first: an unknown stage, a bad payload or one over the payload
+    limit (PayloadTooLarge), a tenant id or dedup key too long to index (InvalidJob) raises and
+    inserts nothing. With a dedup_key already taken for this type, the existing job's id comes back.
     """
     request = JobRequest(
         type, payload, tenant_id, priority, run_after, dedup_key, max_attempts, parent_id, root_id

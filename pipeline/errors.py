@@ -24,6 +24,11 @@ class InvalidPayload(PipelineError):
     """A payload does not validate against its stage's input model. Nothing was enqueued."""
 
 
+class PayloadTooLarge(InvalidPayload):
+    """A payload's JSON is over the payload limit (PIPELINE_MAX_PAYLOAD_BYTES): large data goes
+    to blob storage, the payload carrying its key. Nothing was enqueued."""
+
+
 class PermanentError(Exception):
     """Raise from a stage when retrying cannot help (bad input): the job fails at once."""
 

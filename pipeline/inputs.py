@@ -30,7 +30,15 @@ from cronsim import CronSim, CronSimError
 
 from pipeline.jsonb import find_unstorable
 from pipeline.terminal import printable
-from pipeline.vocabulary import CAP_MAX, DELAY_MAX_S, JOB_ID_MAX, PRIORITY_MAX, PRIORITY_MIN
+from pipeline.vocabulary import (
+    CAP_MAX,
+    DEDUP_KEY_MAX_BYTES,
+    DELAY_MAX_S,
+    JOB_ID_MAX,
+    PRIORITY_MAX,
+    PRIORITY_MIN,
+    TENANT_ID_MAX_BYTES,
+)
 
 #: Most missed fire times one schedule replays after an outage. Each is a job inserted in one
 #: scheduler transaction, so a typo must not be able to ask for millions.
@@ -86,13 +94,46 @@ def text(value: str, what: str = "the text") -> str:
     return value
 
 
+def index_key(value: str, limit: int, what: str, *, hint: str = "") -> str:
+    """Text that is a key of a btree index: UTF-8 without a NUL character, and at most `limit`
+    bytes of it, for PostgreSQL refuses a longer index entry, inside the caller's transaction
+    (or a stage's completing one) and with a message that names no field. `hint` ends the
+    message of one too long."""
+    if "\x00" in value:
+        raise ValueError(f"{what} cannot contain a NUL character")
+    if value.isascii():  # one byte a character: the common case costs no encoding
+        size = len(value)
+    else:
+        try:
+            size = len(value.encode("utf-8"))
+        except UnicodeEncodeError:
+            raise ValueError(f"{what} {shown(value)} is not valid UTF-8") from None
+    if size > limit:
+        raise ValueError(
+            f"{what} is {size:,} bytes long (UTF-8); at most {limit:,} are allowed, since it is "
+            f"a key of the queue's indexes{hint}"
+        )
+    return value
+
+
 def tenant(value: str) -> str:
     """A tenant id given as text."""
     # An empty one is most likely an unset shell variable: as a tenant of its own it would be a
     # silent namespace nobody meant.
     if not value:
         raise ValueError("the tenant cannot be empty (is a shell variable unset?)")
-    return text(value, "a tenant id")
+    return index_key(value, TENANT_ID_MAX_BYTES, "a tenant id")
+
+
+def tenant_id(value: str | int) -> str:
+    """A job's tenant as code gives it (text, or a number that stands for one)."""
+    return index_key(str(value), TENANT_ID_MAX_BYTES, "tenant_id")
+
+
+def dedup_key(value: str) -> str:
+    """A job's dedup key."""
+    hint = " (use a hash of a longer key, e.g. its SHA-256)"
+    return index_key(value, DEDUP_KEY_MAX_BYTES, "dedup_key", hint=hint)
 
 
 def stage_name(value: str) -> str:

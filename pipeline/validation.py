@@ -3,6 +3,8 @@ the job's payload as JSON text for its jsonb column.
 
 The database would refuse these values too, but inside the caller's transaction (or a stage's
 completing one) and with a message that names no field; refusing them here names the field.
+The payload limit is ours: a claim holds a batch of payloads in memory at once, so one of 50 MB
+is refused here, at enqueue, with where large data goes instead.
 The checks themselves are pipeline/inputs.py's (and pipeline/jsonb.py's, for JSON); the library
 raises them as InvalidJob.
 """
@@ -10,22 +12,45 @@ raises them as InvalidJob.
 from __future__ import annotations
 
 import json
-from typing import Any
+import os
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from pipeline import inputs
-from pipeline.errors import PipelineError
+from pipeline.errors import PayloadTooLarge, PipelineError
 from pipeline.jsonb import MAX_DEPTH, find_unstorable
 
 __all__ = [
     "MAX_DEPTH",
+    "MAX_PAYLOAD_BYTES_DEFAULT",
+    "MAX_PAYLOAD_BYTES_ENV",
     "InvalidJob",
+    "check_dedup_key",
+    "check_payload_size",
     "check_priority",
+    "check_tenant_id",
     "find_unstorable",
+    "max_payload_bytes",
+    "set_max_payload_bytes",
     "storable_json",
     "storable_model_json",
 ]
+
+#: Largest payload by default, in bytes of its JSON text (UTF-8). A claim returns up to
+#: claim_batch_max (100) payloads in one result, which the worker holds whole: 100 of these
+#: are 25 MiB, within any worker's means, where 100 of 50 MB would not be. Large data belongs
+#: in blob storage, the payload carrying its key.
+MAX_PAYLOAD_BYTES_DEFAULT = 256 * 1024
+#: Sets the limit for a process (read when it first enqueues): a whole number of bytes.
+MAX_PAYLOAD_BYTES_ENV = "PIPELINE_MAX_PAYLOAD_BYTES"
+#: The highest limit one may set: a jsonb value holds at most 256 MiB.
+_MAX_PAYLOAD_BYTES_CEILING = 256 * 1024 * 1024
+
+_max_payload_bytes: int | None = None  # read from the environment on first use
+
+T = TypeVar("T")
 
 #: JSON text shorter than this cannot nest MAX_DEPTH deep (two characters a level) nor hold an
 #: integer too large for jsonb, so json.dumps accepting it settles every other question.
@@ -47,6 +72,62 @@ def check_priority(value: int) -> int:
         return inputs.priority(value)
     except ValueError as exc:
         raise InvalidJob(str(exc)) from None
+
+
+def check_tenant_id(value: str | int | None) -> str | None:
+    """A job's tenant as text, or InvalidJob when it cannot be a key of the queue's indexes."""
+    return None if value is None else _as_invalid_job(inputs.tenant_id, value)
+
+
+def check_dedup_key(value: str | None) -> str | None:
+    """`value`, or InvalidJob when it cannot be a key of the queue's indexes."""
+    return None if value is None else _as_invalid_job(inputs.dedup_key, value)
+
+
+def _as_invalid_job(check: Callable[[T], str], value: T) -> str:
+    try:
+        return check(value)
+    except ValueError as exc:
+        raise InvalidJob(str(exc)) from None
+
+
+def max_payload_bytes() -> int:
+    """The payload limit in force: set_max_payload_bytes', else PIPELINE_MAX_PAYLOAD_BYTES',
+    else MAX_PAYLOAD_BYTES_DEFAULT."""
+    global _max_payload_bytes
+    if _max_payload_bytes is None:
+        text = os.environ.get(MAX_PAYLOAD_BYTES_ENV, "").strip()
+        _max_payload_bytes = (
+            inputs.whole_number(text, 1, _MAX_PAYLOAD_BYTES_CEILING, MAX_PAYLOAD_BYTES_ENV)
+            if text
+            else MAX_PAYLOAD_BYTES_DEFAULT
+        )
+    return _max_payload_bytes
+
+
+def set_max_payload_bytes(limit: int | None) -> None:
+    """Set this process's payload limit, in bytes of JSON; None reads the environment again."""
+    global _max_payload_bytes
+    if limit is not None and (
+        isinstance(limit, bool) or not 1 <= limit <= _MAX_PAYLOAD_BYTES_CEILING
+    ):
+        raise ValueError(f"the payload limit must be within 1..{_MAX_PAYLOAD_BYTES_CEILING}")
+    _max_payload_bytes = limit
+
+
+def check_payload_size(text: str, stage: str) -> str:
+    """`text`, a payload's JSON, or PayloadTooLarge when it is over the limit."""
+    limit = max_payload_bytes()
+    if len(text) <= limit // 4:  # a character is at most 4 bytes: nearly every payload
+        return text
+    size = len(text) if text.isascii() else len(text.encode("utf-8"))
+    if size > limit:
+        raise PayloadTooLarge(
+            f"payload for stage {stage!r} is {size:,} bytes of JSON, over the limit of "
+            f"{limit:,} ({MAX_PAYLOAD_BYTES_ENV}): store large data in blob storage "
+            "(pipeline.blob_store_from_env().put_bytes) and put its key in the payload"
+        )
+    return text
 
 
 def storable_json(value: Any) -> str:

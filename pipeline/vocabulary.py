@@ -14,3 +14,11 @@ PRIORITY_MIN, PRIORITY_MAX = -(2**15), 2**15 - 1  #: `jobs.priority` is a smalli
 #: Longest delay before a job may run (and longest duration anywhere): far beyond any real
 #: schedule, and far below where timestamps overflow.
 DELAY_MAX_S = 100 * 365 * 86_400
+#: Longest tenant id, in bytes of UTF-8. A tenant id is a key of btree indexes (jobs_ready beside
+#: the stage name, tenant_caps, tenant_slots), whose entries PostgreSQL refuses past about 2,700
+#: bytes (a third of a page): 512 leaves room for the rest of the entry, and for a submitted
+#: document's dedup key, which is its tenant id and a SHA-256.
+TENANT_ID_MAX_BYTES = 512
+#: Longest dedup key, in bytes of UTF-8: jobs_dedup indexes it beside the stage name. A longer
+#: natural key fits as a hash of it (a SHA-256 in hex is 64 bytes).
+DEDUP_KEY_MAX_BYTES = 1024

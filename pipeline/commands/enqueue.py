@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 from datetime import UTC, datetime, timedelta
 
+from pipeline import inputs
 from pipeline.commands.api import (
     EXIT_OK,
     EXIT_USAGE,
     CliError,
     Subcommands,
     add_command,
+    argument,
     instant_arg,
     load_apps,
     open_db,
@@ -24,7 +26,7 @@ from pipeline.commands.api import (
 from pipeline.enqueue import enqueue
 from pipeline.errors import InvalidPayload, UnknownStage
 from pipeline.validation import InvalidJob
-from pipeline.vocabulary import DELAY_MAX_S
+from pipeline.vocabulary import DEDUP_KEY_MAX_BYTES, DELAY_MAX_S
 
 
 def add_commands(sub: Subcommands) -> None:
@@ -45,7 +47,12 @@ def add_commands(sub: Subcommands) -> None:
         type=instant_arg,
         help="ISO 8601 time with a UTC offset before which it may not run, e.g. 2026-12-01T09:30Z",
     )
-    e.add_argument("--dedup-key", type=text_arg)
+    e.add_argument(
+        "--dedup-key",
+        type=argument(inputs.dedup_key),
+        help=f"at most {DEDUP_KEY_MAX_BYTES} bytes: while a job holds it, enqueueing the key "
+        "again returns that job",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -12,9 +12,11 @@ from typing import Any
 from pydantic import BaseModel
 
 from pipeline import inputs
+from pipeline.errors import PayloadTooLarge
 from pipeline.schedules.checks import InvalidSchedule, check_catch_up, check_name
 from pipeline.schedules.timing import Timing
 from pipeline.stage import REGISTRY, Registry
+from pipeline.validation import check_payload_size, storable_json
 
 
 @dataclass(frozen=True)
@@ -45,15 +47,14 @@ class Schedule:
         if isinstance(payload, BaseModel):
             payload = payload.model_dump(mode="json")
         payload = {} if payload is None else payload
-        tenant = None if tenant_id is None else str(tenant_id)
-        try:
-            inputs.payload(payload)
-            if tenant is not None:
-                inputs.text(tenant, "tenant_id")
-        except ValueError as exc:
-            raise InvalidSchedule(f"schedule {name!r}: {exc}") from None
         if not isinstance(stage, str) or not stage:
             raise InvalidSchedule(f"schedule {name!r} needs a stage")
+        try:
+            # Each fire enqueues it: what enqueue would refuse is refused now, once.
+            check_payload_size(storable_json(inputs.payload(payload)), stage)
+            tenant = None if tenant_id is None else inputs.tenant_id(tenant_id)
+        except (ValueError, PayloadTooLarge) as exc:
+            raise InvalidSchedule(f"schedule {name!r}: {exc}") from None
         return cls(
             name=check_name(name),
             stage=stage,

@@ -95,6 +95,8 @@ def test_doctor_reports_a_malformed_database_url_without_its_password(
         ["enqueue", "noop", "{}", "--delay", "1e20"],
         ["jobs", "list", "--limit", "-1"],
         ["jobs", "show", "99999999999999999999"],
+        ["enqueue", "noop", "{}", "--dedup-key", "k" * 1025],
+        ["enqueue", "noop", "{}", "--tenant", "\u00e9" * 257],
     ],
 )
 def test_bad_input_exits_2_with_one_line_and_inserts_nothing(
@@ -104,6 +106,28 @@ def test_bad_input_exits_2_with_one_line_and_inserts_nothing(
     assert result.returncode == 2, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert count(conn, "SELECT count(*) FROM jobs") == 0
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["enqueue", "hostile"],
+        ["schedule", "add", "big", "--stage", "hostile", "--every", "60", "--payload"],
+    ],
+    ids=["enqueue", "schedule add"],
+)
+def test_a_payload_over_the_limit_exits_2_naming_the_limit_and_blob_storage(
+    env: dict[str, str], conn: Conn, args: list[str]
+) -> None:
+    payload = json.dumps({"mode": "x" * 200})
+    result = run_cli({**env, "PIPELINE_MAX_PAYLOAD_BYTES": "100"}, *args, payload)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "over the limit of 100 (PIPELINE_MAX_PAYLOAD_BYTES)" in lines[0]
+    assert "blob storage" in lines[0]
+    assert count(conn, "SELECT count(*) FROM jobs") == 0
+    assert count(conn, "SELECT count(*) FROM pipeline_schedules") == 0
 
 
 def test_the_extreme_priorities_are_stored_as_given(env: dict[str, str], conn: Conn) -> None:

@@ -7,6 +7,7 @@ completion: counting rows counts completions that really landed.
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import time
 from pathlib import Path
@@ -175,6 +176,14 @@ def hostile(job: Hostile, ctx: Context) -> HostileOut | None:
         ctx.on_complete(nested)
     elif job.mode == "exit":
         raise SystemExit(3)
+    elif job.mode == "long_dedup_key":  # random, so that no compression fits it in an index
+        ctx.enqueue("noop", {}, dedup_key=secrets.token_hex(1500))
+    elif job.mode == "long_tenant":
+        ctx.enqueue("noop", {}, tenant_id=secrets.token_hex(1500))
+    elif job.mode == "big_follow_up":
+        ctx.enqueue("hostile", {"mode": "x" * 300_000})
+    elif job.mode == "big_fan_out":
+        ctx.fan_out("hostile", [{"mode": "small"}, {"mode": "x" * 300_000}])
     record_effect(ctx, job.mode)
     return None
 

@@ -6,18 +6,26 @@ import json
 import math
 import re
 import sys
+from collections.abc import Callable, Iterator
 from decimal import Decimal
 from typing import Any
 
 import pytest
 from pydantic import BaseModel
 
-from pipeline.errors import PipelineError
+from pipeline.enqueue import JobRequest, job_row
+from pipeline.errors import InvalidPayload, PayloadTooLarge, PipelineError
+from pipeline.settings import WorkerSettings
+from pipeline.stage import Registry, stage
 from pipeline.validation import (
     MAX_DEPTH,
+    MAX_PAYLOAD_BYTES_DEFAULT,
+    MAX_PAYLOAD_BYTES_ENV,
     InvalidJob,
     check_priority,
     find_unstorable,
+    max_payload_bytes,
+    set_max_payload_bytes,
     storable_json,
     storable_model_json,
 )
@@ -170,3 +178,104 @@ def test_storable_model_json_stores_what_the_json_dump_would(doc: _Doc) -> None:
 def test_storable_model_json_refuses_what_jsonb_cannot_hold(doc: _Doc, reason: str) -> None:
     with pytest.raises(ValueError, match=re.escape(reason)):
         storable_model_json(doc)
+
+
+# -- the payload limit, and keys the indexes can hold ------------------------------------------
+
+
+class Note(BaseModel):
+    text: str
+
+
+NOTES = Registry()
+
+
+@stage("note", registry=NOTES)
+def note(job: Note, ctx: object) -> None:
+    return None
+
+
+@pytest.fixture
+def limit_from(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str | None], None]]:
+    """Set PIPELINE_MAX_PAYLOAD_BYTES (None: unset) as a process starting would see it."""
+
+    def use(value: str | None) -> None:
+        if value is None:
+            monkeypatch.delenv(MAX_PAYLOAD_BYTES_ENV, raising=False)
+        else:
+            monkeypatch.setenv(MAX_PAYLOAD_BYTES_ENV, value)
+        set_max_payload_bytes(None)
+
+    use(None)
+    yield use
+    monkeypatch.delenv(MAX_PAYLOAD_BYTES_ENV, raising=False)
+    set_max_payload_bytes(None)
+
+
+def row_of(text: str, **columns: Any) -> dict[str, Any]:
+    return job_row(JobRequest("note", {"text": text}, **columns), NOTES)
+
+
+def test_the_default_payload_limit_keeps_a_full_claim_batch_within_tens_of_megabytes(
+    limit_from: Callable[[str | None], None],
+) -> None:
+    assert max_payload_bytes() == MAX_PAYLOAD_BYTES_DEFAULT == 256 * 1024
+    # claim_batch_max payloads at the limit, held at once by a claim
+    assert WorkerSettings().claim_batch_max * MAX_PAYLOAD_BYTES_DEFAULT <= 32 * 1024 * 1024
+    overhead = len('{"text":""}')
+    assert row_of("x" * (MAX_PAYLOAD_BYTES_DEFAULT - overhead))["payload"]
+    with pytest.raises(PayloadTooLarge) as refused:
+        row_of("x" * (MAX_PAYLOAD_BYTES_DEFAULT - overhead + 1))
+    assert isinstance(refused.value, InvalidPayload)
+    assert str(refused.value) == (
+        f"payload for stage 'note' is {MAX_PAYLOAD_BYTES_DEFAULT + 1:,} bytes of JSON, over the "
+        f"limit of {MAX_PAYLOAD_BYTES_DEFAULT:,} (PIPELINE_MAX_PAYLOAD_BYTES): store large data "
+        "in blob storage (pipeline.blob_store_from_env().put_bytes) and put its key in the payload"
+    )
+
+
+def test_the_payload_limit_counts_utf8_bytes_and_is_set_by_environment_or_call(
+    limit_from: Callable[[str | None], None],
+) -> None:
+    limit_from("1000")
+    overhead = len('{"text":""}')
+    assert row_of("\u00e9" * 490)["payload"]  # 980 bytes and the braces
+    # 497 characters, far below 1,000; 994 bytes of them, and the braces, over it.
+    with pytest.raises(PayloadTooLarge, match=f"{994 + overhead:,} bytes of JSON, over the limit"):
+        row_of("\u00e9" * 497)
+    set_max_payload_bytes(2000)
+    assert row_of("\u00e9" * 497)["payload"]
+    with pytest.raises(ValueError, match=r"within 1\.\.268435456"):
+        set_max_payload_bytes(0)
+
+
+@pytest.mark.parametrize("value", ["lots", "0", "-5", "1e6"])
+def test_a_bad_payload_limit_in_the_environment_is_named_at_the_first_enqueue(
+    limit_from: Callable[[str | None], None], value: str
+) -> None:
+    limit_from(value)
+    with pytest.raises(ValueError, match="PIPELINE_MAX_PAYLOAD_BYTES must be a whole number"):
+        row_of("x")
+
+
+@pytest.mark.parametrize(
+    ("columns", "reason"),
+    [
+        ({"tenant_id": "t" * 513}, "tenant_id is 513 bytes long (UTF-8); at most 512 are allowed"),
+        ({"dedup_key": "\u00e9" * 513}, "dedup_key is 1,026 bytes long (UTF-8); at most 1,024"),
+        ({"tenant_id": "a\x00b"}, "tenant_id cannot contain a NUL character"),
+        ({"dedup_key": "a\x00b"}, "dedup_key cannot contain a NUL character"),
+    ],
+)
+def test_a_job_refuses_keys_too_long_to_index_naming_the_limit(
+    columns: dict[str, Any], reason: str
+) -> None:
+    with pytest.raises(InvalidJob) as refused:
+        row_of("x", **columns)
+    assert reason in str(refused.value)
+
+
+def test_keys_at_their_limits_are_kept_as_given() -> None:
+    row = row_of("x", tenant_id=7, dedup_key="k" * 1024)
+    assert (row["tenant_id"], row["dedup_key"]) == ("7", "k" * 1024)
+    assert row_of("x", tenant_id="\u00e9" * 256)["tenant_id"] == "\u00e9" * 256
