@@ -293,8 +293,10 @@ SELECT now() - make_interval(secs => %(older_than_s)s::float8);
 
 -- name: prune_lock
 -- One pruner at a time (workers each run one): two concurrent deletes of overlapping rows
--- would wait on each other's row locks, or deadlock. Held until the batch commits.
-SELECT pg_advisory_xact_lock(7263941873222);
+-- would wait on each other's row locks, or deadlock. Held until the batch commits. A key of its
+-- own (migration_lock and schedule_sync_lock hold the others): a worker's start, which syncs
+-- schedules, never waits for a prune batch.
+SELECT pg_advisory_xact_lock(7263941873223);
 
 -- name: prune_vacuum
 -- After a pass that deleted many rows. Until a vacuum removes them, a table of mostly dead rows

@@ -101,3 +101,14 @@ def test_the_shipped_function_files_each_define_their_function() -> None:
     names = [f.name for f in load_functions()]
     assert "pipeline_claim" in names
     assert len(names) == len(set(names))
+
+
+def test_each_advisory_lock_key_belongs_to_one_named_query() -> None:
+    # Two kinds of work under one key wait for each other for no reason (a worker's start, which
+    # syncs schedules, waited for a prune batch).
+    holders: dict[str, list[str]] = {}
+    for name, sql in Q.items():
+        for key in re.findall(r"pg_(?:try_)?advisory_(?:xact_)?lock\((\d+)\)", sql):
+            holders.setdefault(key, []).append(name)
+    assert len(holders) >= 3, "found too few advisory locks; the pattern is wrong"
+    assert {key: names for key, names in holders.items() if len(names) > 1} == {}
