@@ -270,6 +270,24 @@ def restore_missing_at(line: str) -> str:
     return "".join(out)
 
 
+def restore_missing_at_lines(lines: Sequence[str]) -> list[str]:
+    """:func:`restore_missing_at` on each line, and on a line whose e-mail label ends the line
+    above ("..., courriel :" / "Pascale.segala intradef.gouv.fr"): a wrapped value is still the
+    label's, and its "@" was drawn as the same picture."""
+    out: list[str] = []
+    for line in lines:
+        above = out[-1] if out else ""
+        label = _EMAIL_LABEL_AT_END.search(above) if "@" not in line else None
+        if label is not None:
+            line = restore_missing_at(f"{label.group(0)}{line}")[len(label.group(0)) :]
+        out.append(restore_missing_at(line))
+    return out
+
+
+# An e-mail label that ends its line, the address wrapped to the next one.
+_EMAIL_LABEL_AT_END = re.compile(_EMAIL_LABEL.pattern + r"$", re.I)
+
+
 def _email(text: str, authority: str | None) -> str | None:
     """The first e-mail address whose surroundings do not make it someone else's.
 

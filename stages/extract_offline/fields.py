@@ -16,7 +16,12 @@ from stages.extract_offline.amounts import (
     _label_part,
 )
 from stages.extract_offline.cells import read_cell_form
-from stages.extract_offline.codes import _cpv_codes, _email, _reference, restore_missing_at
+from stages.extract_offline.codes import (
+    _cpv_codes,
+    _email,
+    _reference,
+    restore_missing_at_lines,
+)
 from stages.extract_offline.concepts import labelled, names_lot
 from stages.extract_offline.dates import _find_date, _parse_deadline
 from stages.extract_offline.evidence import _Ev, _Result
@@ -208,7 +213,7 @@ def extract_offline_explained(
             break
     running = running_lines(read)
     lines = _restore_eszett([line for page_lines in strip_furniture(read) for line in page_lines])
-    lines = [restore_missing_at(line) for line in lines]
+    lines = restore_missing_at_lines(lines)
     warnings = _input_warnings(lines)
     if len(lines) > MAX_LINES:
         warnings.append(f"only the first {MAX_LINES} lines were read")

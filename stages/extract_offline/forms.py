@@ -385,7 +385,7 @@ BOAMP_MARKS = ("avis d'appel public a la concurrence", "boamp")
 
 _BOAMP_LABEL = re.compile(r"^[-•*\s]*(?P<label>[^\W\d_][^:]{1,140}?)\s+:\s*(?P<value>.*)$")
 _BOAMP_LOT = re.compile(
-    r"^lot\(s\)\s+(?:(?P<num>\d{1,3})\s*\.?\s*-\s*)?(?P<title>.+?)\s*(?:\.\s*-?\s*)?$", re.I
+    r"^lot\(s\)\s+(?:(?P<num>\d{1,3})\s*\.?\s*-\s*)?(?P<title>.*?)\s*(?:\.\s*-?\s*)?$", re.I
 )
 
 
@@ -495,15 +495,23 @@ def _boamp_lots(lines: Sequence[str], start: int) -> list[FormLot]:
         if not m:
             continue
         title = m.group("title").strip()
+        num = int(m.group("num")) if m.group("num") else None
+        if num is None and re.fullmatch(r"\d{1,3}", title):
+            num, title = int(title), ""  # "Lot(s) 1" with the title on the lines below
+        if not re.search(r"[^\W\d_]", title):
+            # "Lot(s) 1. -" over "Véhicule utilitaire ...": the title is printed below its
+            # number, up to the lot's next heading ("Durée :"); a number alone names nothing.
+            title = _boamp_value(lines, i, "")[0] if num is not None else ""
         # A title that wraps: the next line, in lower case, goes on with it.
-        if not lines[i].rstrip().endswith((".", "-")) and i + 1 < len(lines):
+        elif not lines[i].rstrip().endswith((".", "-")) and i + 1 < len(lines):
             nxt = lines[i + 1]
             if nxt[:1].islower() and not _BOAMP_LABEL.match(nxt):
                 title = f"{title} {nxt}".rstrip(". -")
-        num = int(m.group("num")) if m.group("num") else None
         clean = _clean_text_value(title.rstrip(". -"))
         if clean:
             lots.append((num, clean, i))
+        elif num is not None:
+            return []  # a lot whose title could not be read: the list would be incomplete
     if not lots:
         return []
     if all(n is None for n, _, _ in lots):

@@ -9,7 +9,7 @@ from decimal import Decimal
 
 from stages.extract_offline import extract_offline_explained
 from stages.extract_offline.amounts import _amounts
-from stages.extract_offline.codes import restore_missing_at
+from stages.extract_offline.codes import restore_missing_at, restore_missing_at_lines
 from stages.extract_offline.dates import _parse_deadline
 from stages.extract_offline.fields import _not_a_title
 from stages.extract_offline.forms import read_form
@@ -415,3 +415,40 @@ def test_the_line_under_a_notice_heading_is_the_title_when_it_names_a_purchase()
     got = extract_offline_explained(head + "Westvale Leisure Centre and Gardens\n")
     assert got.title is None
     assert got.evidence["title"].rejected == "Westvale Leisure Centre and Gardens"
+
+
+def test_an_address_wrapped_under_its_email_label_gets_back_its_at_sign_too() -> None:
+    assert restore_missing_at_lines(
+        ["Correspondant : Mme Martin, tél. : 01-00-00-00-00, courriel :", "c.martin ville.example"]
+    )[1] == ("c.martin@ville.example")
+    # A line under no e-mail label keeps its words as printed.
+    assert restore_missing_at_lines(["Adresse internet :", "voir www.ville.example"])[1] == (
+        "voir www.ville.example"
+    )
+
+
+def test_the_buyers_address_wrapped_under_its_label_beats_a_later_one_in_running_text() -> None:
+    text = BOAMP.replace(
+        "courriel : marches valbonne.example adresse internet",
+        "courriel :\nmarches valbonne.example adresse internet",
+    ).replace(
+        "Cautionnement et garanties exigés : retenue de garantie de 5 %.",
+        "Capacité technique : pour l'habilitation, courriel:habilitation defense.example.",
+    )
+    assert extract_offline_explained(text).contact_email == "marches@valbonne.example"
+
+
+def test_a_boamp_lot_whose_title_is_printed_under_its_number() -> None:
+    lots = BOAMP.split("Lot(s) Tonte. -")[0] + (
+        "Lot(s) 1. -\nVéhicule utilitaire électrique, 2 places\n"
+        "Durée : 120 jours à compter de la notification.\n"
+        "Lot(s) 2. -\nFourgon tôlé rallongé - PTAC\n3.5 T - 3 places\nDurée : 90 jours.\n"
+    )
+    got = extract_offline_explained(lots)
+    assert [(lot.number, lot.title) for lot in got.lots] == [
+        (1, "Véhicule utilitaire électrique, 2 places"),
+        (2, "Fourgon tôlé rallongé - PTAC 3.5 T - 3 places"),
+    ]
+    # A number whose title cannot be read makes the list incomplete: none is given.
+    cut = BOAMP.split("Lot(s) Tonte. -")[0] + "Lot(s) 1. -\nDurée : 120 jours.\nLot(s) 2. - x\n"
+    assert extract_offline_explained(cut).lots == []
