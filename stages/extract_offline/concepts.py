@@ -271,6 +271,7 @@ def labelled(lines: Sequence[str], field: str, skip: set[int] | None = None) -> 
             out.append(Labelled(i, field, split.label, split.value, i, split.separated))
             alone = (
                 not split.separated
+                and not sentence_tail(line)
                 and not re.search(r"\d", line)
                 and len(line.split()) <= MAX_LABEL_WORDS // 2
                 and label_field(line) == field
@@ -290,7 +291,22 @@ def _label_alone(line: str) -> str | None:
     "Title attributed to the contract" holds a word the roots lack, but names a title."""
     if re.search(r"\d", line) or not 1 < len(line.split()) <= MAX_LABEL_WORDS // 2:
         return None
+    if sentence_tail(line):
+        return None
     return label_field(_LEAD.sub("", line).rstrip(" :"))
+
+
+def sentence_tail(line: str) -> bool:
+    """A line that ends a sentence of running text rather than labels anything: it opens in
+    lower case ("local authorities requirement, traffic regulations etc;"), or ends as a clause
+    or a list item does, with a comma or a semicolon after its last word, or with "etc"."""
+    body = _LEAD.sub("", line).strip()
+    return body[:1].islower() or bool(_CLAUSE_END.search(body))
+
+
+# A comma or semicolon right after a word; one after a space is often OCR's reading of a
+# label's colon ("Procurement reference ;").
+_CLAUSE_END = re.compile(r"(?:\w[,;]|\betc\W*)$", re.I)
 
 
 def _sentence_case_label(line: str, field: str) -> Split | None:

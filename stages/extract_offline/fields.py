@@ -44,7 +44,12 @@ from stages.extract_offline.labels import (
 )
 from stages.extract_offline.lines import _cell_wrapped
 from stages.extract_offline.lots import _LotDraft, _lots
-from stages.extract_offline.names import _authority, _plausible_title, _title
+from stages.extract_offline.names import (
+    _authority,
+    _plausible_title,
+    _title,
+    reads_as_sentence,
+)
 from stages.extract_offline.normalise import _clean_text_value, _normalise, _restore_eszett
 from stages.layout import PageLayout
 from stages.tender import FieldEvidence, Lot, TenderExtraction, TenderFields
@@ -599,6 +604,8 @@ def _suspicious_name(value: str | None) -> str | None:
     word is OCR noise before the name ("ius Metqavieesd City of Riverton")."""
     if value and value[:1].islower() and not _LOWER_NAME_START.match(value):
         return "the name opens with a lower-case word, as OCR noise does"
+    if value and reads_as_sentence(value):
+        return "the value reads as a sentence, not a name"
     return _suspicious(value)
 
 

@@ -190,6 +190,8 @@ def _by_label_roots(lines: Sequence[str], field: str, skip: set[int]) -> tuple[s
             continue
         if not hit.separated and not value[0].isupper():
             continue  # "The contracting authority reserves the right ...": a sentence
+        if reads_as_sentence(value):
+            continue  # "The tenderer will be fully responsible for ...": not a name
         # "Identification de l'organisme qui Département ..." over "passe le marché": a label
         # cell that wrapped; the lower-case line below is the rest of the label, not the name.
         cut = not hit.separated and hit.value_line == hit.index and _ends_cut(hit.label)
@@ -208,6 +210,23 @@ def _by_label_roots(lines: Sequence[str], field: str, skip: set[int]) -> tuple[s
             return value, _Ev(hit.index, rule, 0.4, span=hit.value_line - hit.index)
         return value, _Ev(hit.index, rule, 0.7, span=hit.value_line - hit.index)
     return None
+
+
+def reads_as_sentence(value: str) -> bool:
+    """Whether a value is a clause of running text, not a name: it holds a finite verb that
+    no buyer's name or procurement's title holds ("will be", "shall", "is requested", "doit",
+    "wird")."""
+    return bool(_FINITE_VERB.search(value))
+
+
+# Auxiliaries and modals of English, French and German: names of bodies and of purchases
+# state what they are, they do not say what someone is, will, or must do.
+_FINITE_VERB = re.compile(
+    r"\b(?:will|shall|must|should|would|may\s+be|can\s+be|is|are|was|were|has\s+been|have\s+been"
+    r"|sera|seront|doit|doivent|peut|peuvent|wird|werden|muss|m[üu]ssen|kann|k[öo]nnen|ist|sind)"
+    r"\b",
+    re.I,
+)
 
 
 def _ends_cut(label: str) -> bool:

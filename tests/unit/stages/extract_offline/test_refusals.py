@@ -8,7 +8,7 @@ from datetime import datetime
 from decimal import Decimal
 
 from stages.extract_offline import extract_offline, extract_offline_explained
-from stages.extract_offline.concepts import label_field, label_is_ambiguous
+from stages.extract_offline.concepts import label_field, label_is_ambiguous, sentence_tail
 
 # --- deadlines: a label's date is on its own line ---------------------------------------------
 
@@ -192,3 +192,29 @@ def test_a_title_above_a_line_that_labels_its_own_date() -> None:
     # A short line above a bare date is that date's label, not the title.
     text = "Contract notice\nDate of this notice\n11:00 hours on the 13th day of May 2026\n"
     assert extract_offline(text).title is None
+
+
+# --- running text is neither a label nor a name ---------------------------------------------------
+
+
+def test_the_tail_of_a_sentence_is_no_label_over_the_line_below() -> None:
+    text = (
+        "Tender for office furniture\n"
+        "The tenderer shall satisfy himself as to the climatic conditions,\n"
+        "local authorities requirement, traffic regulations etc;\n"
+        "The tenderer will be fully responsible for considering the financial effect of any\n"
+        "or all the factors while submitting his tender.\n"
+    )
+    got = extract_offline_explained(text)
+    assert got.issuing_authority is None
+    assert label_field("Contracting authority") == "authority"
+    assert sentence_tail("local authorities requirement, traffic regulations etc;")
+    # OCR reads a label's colon as a semicolon after a space: still a label.
+    assert not sentence_tail("Procurement reference ;")
+
+
+def test_a_value_that_reads_as_a_sentence_is_no_buyers_name() -> None:
+    got = extract_offline_explained("Awarding authority: The bidder will be informed by e-mail\n")
+    assert got.issuing_authority is None
+    assert got.evidence["issuing_authority"].rejected == "The bidder will be informed by e-mail"
+    assert extract_offline("Awarding authority: Port of Westhaven Authority\n").issuing_authority
