@@ -24,6 +24,7 @@ from stages.extract_offline.codes import (
 )
 from stages.extract_offline.concepts import labelled, names_lot
 from stages.extract_offline.dates import _find_date, _parse_deadline
+from stages.extract_offline.eforms import read_eforms
 from stages.extract_offline.evidence import _Ev, _Result
 from stages.extract_offline.forms import FormReading, read_form
 from stages.extract_offline.furniture import running_lines, strip_furniture
@@ -257,7 +258,7 @@ def extract_offline_explained(
         evidence[name] = record
         return value
 
-    form = read_form(lines) or read_cell_form(lines, layouts)
+    form = read_form(lines) or read_eforms(lines) or read_cell_form(lines, layouts)
     owned = form.owned if form is not None else set()
     drafts, lot_lines = _lots(lines)
     if form is not None and "lots" in owned:
