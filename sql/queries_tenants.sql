@@ -1,8 +1,11 @@
 -- Per-tenant caps and the slot counters behind them (see pipeline_claim in sql/functions/).
 
 -- name: repair_slots
--- One pair at a time under its row lock, so a claim in flight is never miscounted.
-SELECT tenant_id, stage, was, counted FROM pipeline_repair_slots();
+-- One batch of the repair, its own short transaction: the pairs after the previous batch's
+-- last, each recounted under its row lock (a claim in flight is never miscounted) and removed
+-- once idle.
+SELECT tenant_id, stage, was, counted, removed
+FROM pipeline_repair_slots(%(after_tenant)s, %(after_stage)s, %(limit)s);
 
 -- name: set_tenant_cap
 INSERT INTO tenant_caps (tenant_id, stage, cap) VALUES (%(tenant_id)s, %(stage)s, %(cap)s)

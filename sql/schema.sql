@@ -156,7 +156,8 @@ CREATE TABLE tenant_caps (
 );
 
 -- running: jobs of (tenant, stage) holding a slot now. served_at: the last claim that served
--- the pair, which orders tenants least recently served first.
+-- the pair, which orders tenants least recently served first. A row exists while the pair has
+-- work: the slot repair removes the rows of idle pairs (0010).
 CREATE TABLE tenant_slots (
     tenant_id text        NOT NULL,
     stage     text        NOT NULL,
@@ -190,6 +191,20 @@ CREATE TRIGGER jobs_free_slot_on_delete
     WHEN (OLD.holds_slot)
     EXECUTE FUNCTION pipeline_free_slot();
 
+-- A running job's slot moves with it to its new tenant or stage (0010).
+-- The function: sql/functions/pipeline_move_slot.sql. Named to fire after jobs_free_slot.
+CREATE TRIGGER jobs_move_slot
+    BEFORE UPDATE OF tenant_id, type ON jobs
+    FOR EACH ROW
+    WHEN (OLD.holds_slot AND NEW.holds_slot AND NEW.status = 'running'
+          AND (OLD.tenant_id IS DISTINCT FROM NEW.tenant_id OR OLD.type IS DISTINCT FROM NEW.type))
+    EXECUTE FUNCTION pipeline_move_slot();
+
+-- The function: sql/functions/pipeline_truncate_slots.sql.
+CREATE TRIGGER jobs_truncate_slots
+    AFTER TRUNCATE ON jobs
+    FOR EACH STATEMENT EXECUTE FUNCTION pipeline_truncate_slots();
+
 -- The claim. Groups of ready work are (stage, tenant) pairs, ordered by their best priority,
 -- then least recently served first: round-robin across tenants within a priority level, FIFO
 -- within a tenant. Each group gets a fair share of the batch on a first pass and what is left
@@ -202,7 +217,8 @@ CREATE TYPE pipeline_claim_group AS (
 
 -- The claim: sql/functions/pipeline_claim.sql, and the parts it names.
 
--- The repair of drifted counters: sql/functions/pipeline_repair_slots.sql.
+-- The repair of drifted counters, in batches, which also removes idle pairs' rows:
+-- sql/functions/pipeline_repair_slots.sql.
 
 -- Monitoring views: stable names that `pipeline status`, the Prometheus collector and anyone's
 -- own SQL read. Each one reads only rows that a partial index already picks out (queued rows

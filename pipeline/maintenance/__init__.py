@@ -6,7 +6,7 @@ from pipeline.maintenance.maintainer import Maintainer, Service
 from pipeline.maintenance.reclaim import Reclaimer
 from pipeline.maintenance.retention import Pruner, PruneReport
 from pipeline.maintenance.scheduler import Fired, Scheduler
-from pipeline.maintenance.slots import SlotDrift, SlotRepair
+from pipeline.maintenance.slots import SlotDrift, SlotRepair, SlotRepairReport
 
 __all__ = [
     "DeadWorkerPruner",
@@ -19,4 +19,5 @@ __all__ = [
     "Service",
     "SlotDrift",
     "SlotRepair",
+    "SlotRepairReport",
 ]

@@ -77,7 +77,11 @@ class Maintainer:
                 settings.reclaim_interval_s,
                 DeadWorkerPruner(pool, settings.worker_prune_after_s).run_once,
             ),
-            Service("slot repair", settings.slot_repair_interval_s, SlotRepair(pool).run_once),
+            Service(
+                "slot repair",
+                settings.slot_repair_interval_s,
+                SlotRepair(pool, stop=halt.is_set).run_once,
+            ),
             # Every stage the code knows, not only those this worker runs: a schedule fires a
             # job for any stage, and the worker that runs it may be another one.
             Service("scheduler", settings.schedule_interval_s, Scheduler(pool, REGISTRY).run_once),

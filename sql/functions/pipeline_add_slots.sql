@@ -1,6 +1,7 @@
--- A tenant's counter row exists before its first claim, made by the statement that enqueued
--- its first job: were the claim to insert it, two claimers inserting two new tenants' rows in
--- opposite orders would wait on each other.
+-- A pair's counter row exists before its first claim, made by the statement that enqueued its
+-- first job (or its first since the slot repair removed the row of the idle pair): were the
+-- claim to insert it, two claimers inserting two new tenants' rows in opposite orders would
+-- wait on each other.
 CREATE OR REPLACE FUNCTION pipeline_add_slots() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN

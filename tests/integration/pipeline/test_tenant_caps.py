@@ -154,6 +154,59 @@ def test_deleting_a_running_job_frees_its_slot(conn: Conn, pool: ConnectionPool)
     assert slots(conn) == {"acme": 0}
 
 
+def pairs(conn: Conn) -> dict[tuple[str, str], int]:
+    """Every counter row: (tenant, stage) -> running."""
+    rows = conn.execute("SELECT tenant_id, stage, running FROM tenant_slots").fetchall()
+    return {(tenant, stage): running for tenant, stage, running in rows}
+
+
+def holding(conn: Conn) -> dict[tuple[str, str], int]:
+    """Jobs holding a slot, by (tenant, stage): what every counter should say."""
+    rows = conn.execute(
+        "SELECT tenant_id, type, count(*) FROM jobs WHERE holds_slot GROUP BY 1, 2"
+    ).fetchall()
+    return {(tenant, stage): n for tenant, stage, n in rows}
+
+
+@pytest.mark.parametrize(
+    ("change", "moved_to"),
+    [
+        ("tenant_id = 'beta'", ("beta", "capped")),
+        ("type = 'noop'", ("acme", "noop")),
+        ("tenant_id = 'beta', type = 'noop'", ("beta", "noop")),
+        ("tenant_id = NULL", None),
+        ("tenant_id = 'beta', status = 'done'", None),
+    ],
+)
+def test_changing_a_running_jobs_tenant_or_stage_moves_its_slot_with_it(
+    conn: Conn, pool: ConnectionPool, change: str, moved_to: tuple[str, str] | None
+) -> None:
+    store = JobStore(pool)
+    enqueue_many(conn, [JobRequest("capped", {"n": i}, tenant_id="acme") for i in range(3)])
+    [job, *_] = claim(store)
+    assert pairs(conn) == {("acme", "capped"): 3}
+    conn.execute(f"UPDATE jobs SET {change} WHERE id = %s", (job.id,))  # an operator's hand
+    expected = {("acme", "capped"): 2} | ({moved_to: 1} if moved_to else {})
+    assert {k: n for k, n in pairs(conn).items() if n} == expected
+    assert holding(conn) == expected, "the counters and the jobs disagree"
+    assert SlotRepair(pool).run_once() == [], "the repair found a drift the triggers left"
+    # A slot that moved is given back where it went.
+    conn.execute("UPDATE jobs SET status = 'done' WHERE id = %s", (job.id,))
+    assert {k: n for k, n in pairs(conn).items() if n} == {("acme", "capped"): 2}
+
+
+def test_truncating_the_jobs_table_leaves_no_counter_behind(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    store = JobStore(pool)
+    enqueue_many(conn, [JobRequest("capped", {"n": i}, tenant_id="acme") for i in range(5)])
+    assert len(claim(store)) == 3
+    conn.execute("TRUNCATE jobs")
+    assert pairs(conn) == {}
+    enqueue_many(conn, [JobRequest("capped", {"n": i}, tenant_id="acme") for i in range(5)])
+    assert len(claim(store)) == 3, "the cap counted slots of jobs that are gone"
+
+
 def test_an_operators_cap_wins_over_the_stage_default_and_zero_pauses(
     conn: Conn, pool: ConnectionPool
 ) -> None:
