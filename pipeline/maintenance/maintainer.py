@@ -4,9 +4,10 @@ Every worker runs one; the services are safe to run side by side (each says why 
 so there is no leader to elect. A service that fails (an outage, a refused statement) skips its
 round and is tried again at its next one; it never stops the others or the worker.
 
-The quick services (reclaim, the scheduler's tick) share the maintenance thread. A service whose
-round can take long (a retention pass over a backlog of old runs takes minutes) runs on a thread
-of its own: on the shared one it would hold every other service's round back until it ended, a
+The quick services (reclaim, the scheduler's tick) share the maintenance thread. The services
+whose round can take long (a retention pass over a backlog of old runs takes minutes, and so
+does the first slot repair after an upgrade, over every counter row ever made) share a second
+one: on the first they would hold every other service's round back until they ended, a
 schedule's fire times and the reclaim of a dead worker's jobs with them.
 """
 
@@ -34,8 +35,8 @@ log = logging.getLogger(__name__)
 #: Each period is stretched or shrunk by up to this share, drawn anew every round, so that
 #: workers started together do not run their services in lockstep.
 JITTER = 0.2
-#: Seconds a stopping maintainer waits for a service apart to end its round (a retention pass
-#: stops after the batch it is in, a short transaction).
+#: Seconds a stopping maintainer waits for the services apart to end their rounds (a retention
+#: pass or a slot repair stops after the batch it is in, a short transaction).
 JOIN_APART_S = 5.0
 
 
@@ -44,7 +45,7 @@ class Service:
     name: str  #: as the log says it
     interval_s: float  #: between the end of one round and the start of the next, before jitter
     run_once: Callable[[], object]
-    #: on a thread of its own, for a service whose round may take longer than the others' periods
+    #: on the second thread, for a service whose round may take longer than the others' periods
     apart: bool = False
 
 
@@ -62,6 +63,7 @@ class Maintainer:
         self._rng = rng or random.Random()
         self._clock = clock
         self._here = [s for s in self.services if not s.apart]  # on the thread that calls run()
+        self._apart = [replace(s, apart=False) for s in self.services if s.apart]
         self._due = [clock()] * len(self._here)  # every service runs on the first round
 
     @classmethod
@@ -77,17 +79,18 @@ class Maintainer:
                 settings.reclaim_interval_s,
                 DeadWorkerPruner(pool, settings.worker_prune_after_s).run_once,
             ),
+            # Passes end between two batches once the worker stops, not minutes later.
             Service(
                 "slot repair",
                 settings.slot_repair_interval_s,
                 SlotRepair(pool, stop=halt.is_set).run_once,
+                apart=True,
             ),
             # Every stage the code knows, not only those this worker runs: a schedule fires a
             # job for any stage, and the worker that runs it may be another one.
             Service("scheduler", settings.schedule_interval_s, Scheduler(pool, REGISTRY).run_once),
         ]
         if settings.retention_s is not None:
-            # A pass ends between two batches once the worker stops, not minutes later.
             pruner = Pruner(pool, older_than_s=settings.retention_s, stop=halt.is_set)
             services.append(Service("retention", PRUNE_INTERVAL_S, pruner.run_once, apart=True))
         return cls(services, halt=halt)
@@ -95,40 +98,37 @@ class Maintainer:
     @property
     def threads(self) -> int:
         """Threads run() keeps busy (each may hold a database connection)."""
-        return 1 + sum(s.apart for s in self.services)
+        return 2 if self._apart else 1
 
     @staticmethod
     def threads_for(settings: WorkerSettings) -> int:
         """The threads of for_worker(settings)'s maintainer, before there is a pool to make it
-        with: the worker sizes its pool by them."""
-        return 2 if settings.retention_s is not None else 1
+        with: the worker sizes its pool by them. The slot repair is always apart."""
+        return 2
 
     def run(self) -> None:
-        """The maintenance thread: rounds until halt is set, with a thread of its own for each
-        service apart, ended with it."""
-        apart = [
-            threading.Thread(
+        """The maintenance thread: rounds until halt is set, with the services apart on a
+        second thread, ended with it."""
+        apart = None
+        if self._apart:
+            apart = threading.Thread(
                 target=Maintainer(
-                    [replace(s, apart=False)],
+                    self._apart,
                     halt=self._halt,
                     rng=random.Random(self._rng.random()),
                     clock=self._clock,
                 ).run,
-                name=f"{threading.current_thread().name}: {s.name}",
+                name=f"{threading.current_thread().name} (long rounds)",
                 daemon=True,
             )
-            for s in self.services
-            if s.apart
-        ]
-        for thread in apart:
-            thread.start()
+            apart.start()
         try:
             while not self._halt.is_set():
                 if self._halt.wait(self.run_due()):
                     return
         finally:
-            for thread in apart:
-                thread.join(timeout=JOIN_APART_S)
+            if apart is not None:
+                apart.join(timeout=JOIN_APART_S)
 
     def run_due(self) -> float | None:
         """Run every service of this thread whose round is due; seconds until the next one is
