@@ -8,8 +8,11 @@ point group (the document stages add `submit` this way, so that pipeline/ never 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
+import select
+import signal
 import sys
 from collections.abc import Sequence
 from importlib.metadata import entry_points
@@ -86,6 +89,46 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; its exit code. A reader that stops reading (`pipeline jobs show 79 |
+    head`) ends it quietly, as it ends the standard Unix tools."""
+    try:
+        try:
+            return _main(argv)
+        finally:
+            # Here rather than at exit, where a failed flush is only a message on stderr.
+            if sys.stdout is not None:
+                sys.stdout.flush()
+    except BrokenPipeError:
+        if not _stdout_reader_gone():
+            raise  # a pipe of the command's own: a bug to show, not a reader that left
+        return _reader_gone()
+
+
+def _stdout_reader_gone() -> bool:
+    """Whether standard output is a pipe whose reader has closed it."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, ValueError, OSError):  # replaced by one with no pipe under it
+        return False
+    if not hasattr(select, "poll"):  # cannot tell (Windows): the usual case
+        return True
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    # A pipe's writer gets POLLERR once no reader is left.
+    return any(events & select.POLLERR for _, events in poller.poll(0))
+
+
+def _reader_gone() -> int:
+    # Whatever is still buffered would fail again when Python flushes at exit: send it nowhere.
+    with contextlib.suppress(AttributeError, ValueError, OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    # The status a shell shows for a tool that SIGPIPE ended (`head`'s writer, say).
+    return 128 + signal.SIGPIPE
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     handler = logging.StreamHandler()
     handler.setFormatter(TerminalFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))

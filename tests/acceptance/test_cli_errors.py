@@ -256,3 +256,40 @@ def test_a_file_that_cannot_be_read_is_refused_with_the_reason(
     assert len(result.stderr.strip().splitlines()) == 1
     assert "cannot read it: File name too long" in result.stderr
     assert count(conn, "SELECT count(*) FROM jobs") == 0
+
+
+# -- a reader that leaves early -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["jobs", "show", "{job}"], ["jobs", "list", "--json", "--limit", "300"]],
+    ids=["show", "list"],
+)
+def test_a_reader_that_leaves_early_ends_the_command_quietly_as_head_ends_cat(
+    env: dict[str, str], conn: Conn, args: list[str]
+) -> None:
+    # Output far past a pipe's buffer (64 KiB), so the command is still writing when the
+    # reader leaves: `pipeline jobs show 79 | head -n 1`.
+    [(job,)] = conn.execute(
+        "INSERT INTO jobs (type, payload, last_error) "
+        "SELECT 'hostile', jsonb_build_object('mode', repeat('x', 200000)), repeat('e', 400) "
+        "FROM generate_series(1, 300) RETURNING id"
+    ).fetchall()[-1:]
+    command = subprocess.Popen(
+        [*pipeline_exe(), *(a.format(job=job) for a in args)],
+        env=env,
+        cwd=REPO,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert command.stdout is not None and command.stderr is not None
+    first = command.stdout.readline()
+    command.stdout.close()  # what head does after its lines
+    err = command.stderr.read().decode()
+    code = command.wait(timeout=60)
+
+    assert first  # it did print, and the reader took its first line
+    assert "Traceback" not in err and "BrokenPipe" not in err and "Exception ignored" not in err
+    assert code == 128 + signal.SIGPIPE, err  # what a shell shows for `cat file | head`

@@ -213,3 +213,18 @@ def test_an_existing_data_directory_keeps_its_mode(
     shared.chmod(0o750)
     monkeypatch.setenv("PIPELINE_HOME", str(shared))
     assert stat.S_IMODE(data_dir().stat().st_mode) == 0o750
+
+
+def test_a_broken_pipe_that_is_not_standard_output_still_shows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Only a reader of stdout that left ends the command quietly: a pipe of the command's own
+    # that breaks is a bug, and its traceback is how one hears of it.
+    from pipeline.commands import db_url
+
+    def broken(args: object) -> int:
+        raise BrokenPipeError("the OCR child's pipe")
+
+    monkeypatch.setattr(db_url, "run", broken)
+    with pytest.raises(BrokenPipeError, match="OCR child"):
+        main(["db-url"])
