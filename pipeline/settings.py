@@ -46,6 +46,9 @@ class WorkerSettings(BaseModel):
     schedule_interval_s: float = Field(default=1.0, gt=0)
     #: LISTEN for wake-ups; turn off behind PgBouncer in transaction mode (polling remains)
     listen: bool = True
-    #: TCP port of the worker's Prometheus endpoint (/metrics, on every interface); None: no
-    #: endpoint. 0 picks a free port. See pipeline/worker/metrics.py for the metric names.
+    #: TCP port of the worker's Prometheus endpoint (/metrics); None: no endpoint. 0 picks a
+    #: free port. See pipeline/worker/metrics.py for the metric names.
     metrics_port: int | None = Field(default=None, ge=0, le=65535)
+    #: address the endpoint binds: loopback unless told otherwise, for its gauges name every
+    #: stage and tenant; "0.0.0.0" (or "::") serves every interface, e.g. in a container
+    metrics_host: str = Field(default="127.0.0.1", min_length=1)

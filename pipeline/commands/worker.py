@@ -42,6 +42,7 @@ WORKER_FLAGS = {
     "reclaim_interval_s": "--reclaim-interval",
     "retention_s": "--retention",
     "metrics_port": "--metrics-port",
+    "metrics_host": "--metrics-host",
     "tenant_cap": "--tenant-cap",
 }
 
@@ -107,6 +108,13 @@ def add_commands(sub: Subcommands) -> None:
         help="serve Prometheus metrics on this port at /metrics (default: off)",
     )
     w.add_argument(
+        "--metrics-host",
+        type=text_arg,
+        default=defaults.metrics_host,
+        help=f"address /metrics binds (default {defaults.metrics_host}, this machine alone; "
+        "0.0.0.0 for every interface)",
+    )
+    w.add_argument(
         "--tenant-cap",
         type=cap_arg,
         default=None,
@@ -126,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
             retention_s=args.retention,
             listen=not args.no_listen,
             metrics_port=args.metrics_port,
+            metrics_host=args.metrics_host,
             tenant_cap=args.tenant_cap,
         )
     except ValidationError as exc:

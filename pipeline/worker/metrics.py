@@ -111,7 +111,7 @@ class WorkerMetrics:
         self._acknowledged.labels(self.worker).inc(count)
         self._ack_seconds.labels(self.worker).observe(seconds)
 
-    def serve(self, port: int, pool: ConnectionPool, *, addr: str = "0.0.0.0") -> None:
+    def serve(self, port: int, pool: ConnectionPool, *, addr: str = "127.0.0.1") -> None:
         """Serve /metrics on `port` (0: a free one, see `port`) from a daemon thread; the queue
         gauges read through `pool`. Raises OSError when the port cannot be bound."""
         if self._server is not None:

@@ -172,8 +172,9 @@ class Worker:
             self.settings.concurrency,
         )
         if self.metrics is not None and self.settings.metrics_port is not None:
-            self.metrics.serve(self.settings.metrics_port, self.pool)
-            log.info("metrics at http://0.0.0.0:%s/metrics", self.metrics.port)
+            self.metrics.serve(
+                self.settings.metrics_port, self.pool, addr=self.settings.metrics_host
+            )
         self.runners.start(self.executor)
         self._spawn("heartbeat", self.heartbeat.run)
         self._spawn("acknowledger", self.completer.run_acks)

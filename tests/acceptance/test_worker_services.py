@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import psycopg
+import pytest
 
 from tests.acceptance.cli import WorkerProcess, run_cli
 from tests.support.waiting import wait_for
@@ -72,3 +73,38 @@ def test_a_worker_serves_prometheus_metrics_with_its_own_counters(
 
     text = wait_for(completed, timeout=30, what="the worker's counters in /metrics")
     assert "pipeline_jobs_queued" in text or "pipeline_queue_metrics_up" in text
+
+
+def outward_address() -> str:
+    """This machine's address on its network (not loopback): where another machine reaches it."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("203.0.113.1", 9))  # a documentation address: no packet is sent
+        except OSError:
+            pytest.skip("this machine has no route off loopback")
+        address = str(s.getsockname()[0])
+    if address.startswith("127."):
+        pytest.skip("this machine has no address off loopback")
+    return address
+
+
+def answers(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=5):
+            return True
+    except OSError:
+        return False
+
+
+def test_the_metrics_endpoint_is_served_on_loopback_alone_unless_a_host_is_given(
+    env: dict[str, str], start_worker: StartWorker
+) -> None:
+    outward = outward_address()
+    local, anywhere = free_port(), free_port()
+    start_worker("--stage", "effect", "--metrics-port", str(local))
+    start_worker("--stage", "effect", "--metrics-port", str(anywhere), "--metrics-host", "0.0.0.0")
+    wait_for(lambda: answers(outward, anywhere), timeout=60, what="the 0.0.0.0 endpoint")
+    wait_for(lambda: answers("127.0.0.1", local), timeout=60, what="the loopback endpoint")
+
+    assert not answers(outward, local)  # another machine cannot scrape it
+    assert answers("127.0.0.1", anywhere)

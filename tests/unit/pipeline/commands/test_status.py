@@ -19,6 +19,7 @@ from pipeline.admin.status import (
 )
 from pipeline.cli import build_parser
 from pipeline.commands.status import render
+from pipeline.settings import WorkerSettings
 from pipeline.worker.metrics import RESULTS
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
@@ -207,3 +208,10 @@ def test_a_metrics_port_outside_0_to_65535_is_a_usage_error(
 def test_the_metrics_port_defaults_to_off() -> None:
     assert build_parser().parse_args(["worker"]).metrics_port is None
     assert build_parser().parse_args(["worker", "--metrics-port", "9100"]).metrics_port == 9100
+
+
+def test_the_metrics_endpoint_binds_loopback_unless_told_otherwise() -> None:
+    assert build_parser().parse_args(["worker"]).metrics_host == "127.0.0.1"
+    assert WorkerSettings().metrics_host == "127.0.0.1"
+    told = build_parser().parse_args(["worker", "--metrics-host", "0.0.0.0"])
+    assert told.metrics_host == "0.0.0.0"
