@@ -138,13 +138,13 @@ class JobStore:
             rows = conn.execute(Q["still_held"], _fence_params(claims)).fetchall()
         return {row[0] for row in rows}
 
-    def complete_within(self, job: ClaimedJob, lock_wait_s: float) -> bool:
-        """Mark one job done, waiting at most lock_wait_s for its row: False when the fence
-        does not hold; psycopg.errors.LockNotAvailable when the row stayed locked."""
+    def complete_within(self, done: Iterable[tuple[int, int]], lock_wait_s: float) -> set[int]:
+        """Mark done, waiting at most lock_wait_s for each lock (a row locked elsewhere):
+        psycopg.errors.LockNotAvailable past that. Returns the ids confirmed."""
         with self.pool.connection() as conn, conn.transaction():
             _lock_timeout(conn, lock_wait_s)
-            rows = conn.execute(Q["complete"], _fence_params([job.fence])).fetchall()
-        return bool(rows)
+            rows = conn.execute(Q["complete"], _fence_params(done)).fetchall()
+        return {row[0] for row in rows}
 
     def complete_with(self, job: ClaimedJob, steps: Sequence[Any]) -> None:
         """Mark done and run the job's transaction steps in one transaction, fence first.

@@ -9,10 +9,9 @@ transaction back and fails the job for good with the reason; the worker goes on.
 completions are buffered and written in batches, still fenced job by job.
 
 A batch never waits on one job: a row another transaction holds locked (an operator's open
-transaction) is skipped, and any other lock (a slot counter) is waited for at most a second,
-after which the batch's jobs are settled one by one. A job whose row stays locked is handed to a
-thread of its own that waits for that row alone, so the batches behind it go on, and its job
-stays held, and heartbeated, until the write is confirmed.
+transaction) is skipped, and any other lock (a slot counter) is waited for at most a second.
+Jobs left so are handed to a thread of their own that waits for their rows (run_locked), so the
+batches behind them go on, and each stays held, and heartbeated, until its write is confirmed.
 
 When a claim's settling is over (confirmed, lost, or left to reclaim) the completer publishes
 it: to the log, to the metrics, and to each subscriber (the in-flight table stops holding the
@@ -80,11 +79,10 @@ class CompleterMetrics(Protocol):
 
 
 #: seconds an acknowledgement batch waits for a lock it cannot skip (a capped tenant's slot
-#: counter) before its jobs are settled one by one instead
+#: counter) before its jobs are handed to the thread that waits for locked rows
 ACK_LOCK_WAIT_S = 1.0
-#: seconds the thread for locked rows waits for one row at a time: between two waits it sees a
-#: stop and goes round the other locked rows; while it waits it is first in that row's lock
-#: queue, so the moment the lock goes its write is made before reclaim could take the job
+#: seconds one wait of the thread for locked rows lasts: between two, it sees a stop and
+#: writes what was freed without the others
 LOCKED_ROW_WAIT_S = 1.0
 
 
@@ -125,6 +123,7 @@ class Completer:
         self._acks: queue.SimpleQueue[_Ack | None] = queue.SimpleQueue()
         #: plain completions whose rows were locked elsewhere, for run_locked()
         self._locked: queue.SimpleQueue[_Ack] = queue.SimpleQueue()
+        self._said_locked: set[int] = set()  #: the jobs run_locked last logged as waiting
 
     def subscribe(self, subscriber: Subscriber) -> None:
         """From now on, tell `subscriber` of every settled claim (call before the work starts)."""
@@ -257,8 +256,7 @@ class Completer:
             )
         except _MetLock:
             log.warning(
-                "acknowledgement of %d job(s) met a lock it could not skip; settling them one "
-                "by one",
+                "acknowledgement of %d job(s) met a lock it could not skip; settling them apart",
                 len(batch),
             )
             self._hand_to_locked(batch)
@@ -309,36 +307,38 @@ class Completer:
 
     def _hand_to_locked(self, acks: list[_Ack]) -> None:
         for ack in acks:
-            log.info(
-                "job %s (%s): its row is locked elsewhere; settling it alone",
-                ack.job.id,
-                ack.job.type,
-            )
+            # Often a moment's lock (the heartbeat's, a reader's): run_locked says when it lasts.
+            log.debug("job %s (%s): its row is locked; settling it apart", ack.job.id, ack.job.type)
             self._locked.put(ack)
 
     # -- completions whose rows are locked elsewhere ----------------------------------------------
 
     def run_locked(self) -> None:
         """The thread for completions whose rows another transaction holds locked: until halt,
-        wait for each row in turn, LOCKED_ROW_WAIT_S at a time, and write its completion the
-        moment its lock goes. Its jobs stay held (and heartbeated) until then."""
-        waiting: list[_Ack] = []
+        write each the moment its lock goes. Its jobs stay held (and heartbeated) until then.
+
+        One statement waits for all their rows, LOCKED_ROW_WAIT_S at a time: a statement that
+        waits for a row is first in that row's queue, and reclaim skips a row someone waits
+        for, so when the lock goes the completion is written before reclaim could take the
+        job (whose lease ran out meanwhile). Waiting for one row after another left the rest
+        to reclaim for as long as the first took. Between two waits, what was freed without
+        the others is written at once."""
+        waiting: dict[int, _Ack] = {}
         backoff = Backoff(self._retry_max_s)
         while not self._halt.is_set():
-            waiting.extend(self._take_locked(block=not waiting))
-            for ack in list(waiting):
-                if self._halt.is_set():
-                    return
-                try:
-                    settled = self._settle_alone(ack)
-                except psycopg.Error as exc:  # an outage: the job stays held; try again later
-                    log.warning("job %s: completion failed (%s); trying again", ack.job.id, exc)
-                    self._halt.wait(backoff.next())
-                    break
-                backoff.reset()
-                if settled is not None:
-                    waiting.remove(ack)
-                    self.publish(ack.job, settled)
+            for ack in self._take_locked(block=not waiting):
+                waiting[ack.job.id] = ack
+            if not waiting:
+                continue
+            try:
+                settled = self._settle_waiting(list(waiting.values()))
+            except psycopg.Error as exc:  # an outage: the jobs stay held; try again later
+                log.warning("completing %d locked job(s) failed (%s)", len(waiting), exc)
+                self._halt.wait(backoff.next())
+                continue
+            backoff.reset()
+            for job_id, result in settled.items():
+                self.publish(waiting.pop(job_id).job, result)
 
     def _take_locked(self, *, block: bool) -> list[_Ack]:
         taken: list[_Ack] = []
@@ -350,11 +350,53 @@ class Completer:
         except queue.Empty:
             return taken
 
+    def _settle_waiting(self, waiting: list[_Ack]) -> dict[int, Settled]:
+        """Complete the jobs, waiting a while for their rows: what they settled to, without the
+        jobs still locked. Raises the outages; a refusal is settled job by job."""
+        fences = [a.job.fence for a in waiting]
+        try:
+            confirmed = self.store.complete_within(fences, LOCKED_ROW_WAIT_S)
+        except psycopg.errors.LockNotAvailable:
+            self._say_locked(waiting)
+            try:  # some row is still locked: write those freed meanwhile, without waiting
+                confirmed = self.store.acknowledge(fences, lock_wait_s=LOCKED_ROW_WAIT_S)
+            except psycopg.errors.LockNotAvailable:
+                # A lock no statement can skip (a capped tenant's slot counter): one job at a
+                # time, so that only the jobs behind that lock wait for it.
+                return self._settle_each(waiting)
+            missing = [a.job.fence for a in waiting if a.job.id not in confirmed]
+            held = self.store.still_held(missing) if missing else set()
+            return {
+                a.job.id: Settled.DONE if a.job.id in confirmed else Settled.LOST
+                for a in waiting
+                if a.job.id not in held
+            }
+        except psycopg.Error as exc:
+            if outage(exc):
+                raise
+            # A refusal, which only its own job must pay for.
+            return self._settle_each(waiting)
+        return {a.job.id: Settled.DONE if a.job.id in confirmed else Settled.LOST for a in waiting}
+
+    def _settle_each(self, waiting: list[_Ack]) -> dict[int, Settled]:
+        results = {a.job.id: self._settle_alone(a) for a in waiting}
+        return {job_id: settled for job_id, settled in results.items() if settled is not None}
+
+    def _say_locked(self, waiting: list[_Ack]) -> None:
+        new = [a.job.id for a in waiting if a.job.id not in self._said_locked]
+        if new:
+            log.warning(
+                "completion of job(s) %s waits: a row is locked by another transaction "
+                "(the jobs stay this worker's, and the others are acknowledged meanwhile)",
+                new,
+            )
+        self._said_locked = {a.job.id for a in waiting}
+
     def _settle_alone(self, ack: _Ack) -> Settled | None:
-        """Complete the job, waiting a while for its row: None while it stays locked. Raises
+        """Complete one job, waiting a while for its row: None while it stays locked. Raises
         the outages; a refusal fails the job, as anywhere else."""
         try:
-            ok = self.store.complete_within(ack.job, LOCKED_ROW_WAIT_S)
+            confirmed = self.store.complete_within([ack.job.fence], LOCKED_ROW_WAIT_S)
         except psycopg.errors.LockNotAvailable:
             return None
         except psycopg.Error as exc:
@@ -363,7 +405,7 @@ class Completer:
             reason = f"the database refused the write: {_db_reason(exc)}"
             lease = time.monotonic() + ack.job.lease_seconds
             return self._fail_refused(ack.job, Complete(), reason, lease)
-        return Settled.DONE if ok else Settled.LOST
+        return Settled.DONE if confirmed else Settled.LOST
 
     def apply_now(self, job: ClaimedJob, transition: Transition, *, until: float) -> Settled:
         """Like apply, but a plain completion is written at once instead of batched."""

@@ -40,6 +40,7 @@ class Heartbeat:
         self._halt = halt
         self._wake = threading.Event()
         self._locked: set[int] = set()  #: held jobs whose rows were locked at the last beat
+        self._said_locked: set[int] = set()  #: those of them already logged
 
     def interval(self) -> float:
         """The beat that covers the shortest lease actually held, not just the stage default:
@@ -93,12 +94,15 @@ class Heartbeat:
                 entry.ctx.lost_lease.set()
 
     def _note_locked(self, locked: set[int]) -> None:
-        for job_id in sorted(locked - self._locked):
+        # A row locked at one beat is often a moment's lock (this worker's own completion of
+        # it, a reader's FOR SHARE); locked at two beats in a row, it is worth a word.
+        for job_id in sorted((locked & self._locked) - self._said_locked):
             log.warning(
                 "job %s: its row is locked by another transaction; its lease is not extended "
                 "while that lasts (nor can anyone reclaim it)",
                 job_id,
             )
+        self._said_locked = (self._said_locked | (locked & self._locked)) & locked
         self._locked = locked
 
     def stop(self) -> None:

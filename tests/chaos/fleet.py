@@ -58,6 +58,15 @@ class Fleet:
         dead = {name for name, w in self.started.items() if not w.alive()}
         return {pid: name for pid, name in self.processes().items() if name in dead}
 
+    def drain(self, workers: list[WorkerProcess], what: str) -> None:
+        """Every one of `workers` is still alive after `what`, and stops cleanly on SIGTERM."""
+        alive = [w.alive() for w in workers]
+        assert all(alive), f"a worker exited after {what}: {alive}"
+        for worker in workers:
+            worker.signal(signal.SIGTERM)
+        codes = [w.wait(timeout=60) for w in workers]
+        assert codes == [0] * len(workers), "\n".join(self.log_tail(n) for n in self.started)
+
     def log_tail(self, name: str, lines: int = 30) -> str:
         return "\n".join(self.started[name].log().splitlines()[-lines:])
 

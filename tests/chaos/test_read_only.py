@@ -5,7 +5,6 @@ once with one output."""
 
 from __future__ import annotations
 
-import signal
 import time
 from typing import Any
 
@@ -73,11 +72,7 @@ def test_ten_seconds_of_a_read_only_database_stop_no_worker_and_lose_no_job(
             conn.execute(f'ALTER DATABASE "{database}" RESET default_transaction_read_only')
             read_only_s = time.monotonic() - began
         wait_for(lambda: unfinished(conn) == 0, timeout=90, what="every job after the period")
-        assert all(w.alive() for w in workers), "a worker exited after the period"
-        for worker in workers:
-            worker.signal(signal.SIGTERM)
-        codes = [w.wait(timeout=60) for w in workers]
-        assert codes == [0, 0], "\n".join(fleet.log_tail(n) for n in fleet.started)
+        fleet.drain(workers, "the read-only period")
     finally:
         tally = Tally.of(job_rows(conn))
         chaos_report(
