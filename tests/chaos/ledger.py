@@ -130,6 +130,13 @@ class Tally:
             or r.effect_writes
         ]
 
+    def check_done_exactly_once(self) -> None:
+        """Every innocent job finished, done once, its output and effect from that attempt."""
+        assert not self.stuck, show(self.stuck)
+        assert not self.lost, "jobs not done exactly once:\n" + show(self.lost)
+        assert self.duplicates == 0
+        assert not self.mismatched_attempts, show(self.mismatched_attempts)
+
     def charged_reasons(self) -> str:
         """Why the charged innocent jobs were charged: their last errors, counted."""
         counts = Counter((r.last_error or "none").splitlines()[0] for r in self.charged_innocents)
