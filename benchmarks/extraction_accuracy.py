@@ -15,8 +15,9 @@ It measures three sets and prints Markdown tables for the README:
   the held-out ones (see ``benchmarks.extraction_realworld``); the output says when it is absent.
 
 Each page goes through the `ocr` stage's engine (text layer when present, else tesseract), the
-pages through the offline extractor (as the `extract` stage passes them), and every field is
-compared with the ground truth:
+pages and the layouts the engine gives them through the offline extractor (as the `extract`
+stage passes them, so the fields are what ``pipeline submit FILE --wait`` prints on the
+defaults), and every field is compared with the ground truth:
 
 * right: equal to the truth (an empty list or null where the truth has none counts as right; a
   CPV code reported as its 8-digit stem matches the code with that stem);
@@ -26,8 +27,8 @@ compared with the ground truth:
 
 The confidence table counts the values given, per band of the evidence's confidence, right and
 wrong, on the real documents and the corpus: the band called "high" is the one to trust.
-``--layouts-from-text-layer`` gives the extractor page layouts built from the text layer where the
-OCR engine returns none (as the `ocr` stage does once it fills them).
+``--layouts-from-text-layer`` builds a text layer's layout here where the engine returns none
+(the engine fills them since the `ocr` stage does: the flag then changes nothing).
 """
 
 from __future__ import annotations
@@ -48,7 +49,6 @@ import pypdfium2 as pdfium
 from benchmarks import extraction_realworld as realworld
 from benchmarks.ocr_quality import cer
 from stages.extract import extract_fields
-from stages.extract_offline import extract_offline_explained
 from stages.layout import PageLayout
 from stages.ocr_engine import PageText, ocr_page
 from stages.tender import TenderExtraction, TenderFields
@@ -112,7 +112,8 @@ def load_truth(pdf: Path) -> dict[str, Any]:
     return data
 
 
-Extract = Callable[[list[str]], TenderFields | TenderExtraction]
+#: An extractor given a document's pages and their layouts (None where the engine gave none).
+Extract = Callable[[list[str], list[PageLayout | None]], TenderFields | TenderExtraction]
 
 
 def measure(pdf: Path, dpi: int, pool: ThreadPoolExecutor, extract: Extract) -> Result:
@@ -121,7 +122,7 @@ def measure(pdf: Path, dpi: int, pool: ThreadPoolExecutor, extract: Extract) -> 
     count = len(doc)
     doc.close()
     pages = list(pool.map(lambda i: ocr_page(pdf, i, dpi=dpi), range(count)))
-    found = extract([p.text for p in pages])
+    found = extract([p.text for p in pages], [p.layout for p in pages])
     fields = found.fields() if isinstance(found, TenderExtraction) else found
     outcomes = score(fields, TenderFields.model_validate(truth["fields"]))
     evidence = found.evidence if isinstance(found, TenderExtraction) else {}
@@ -228,18 +229,15 @@ def confidence_table(sets: Sequence[tuple[str, Sequence[tuple[str, float | None]
     return "\n".join(rows)
 
 
-def extract_pages(pages: list[str]) -> TenderExtraction:
-    """The extractor as the `extract` stage calls it: with the document's pages in order."""
-    return extract_offline_explained(pages)
-
-
-def extract_with_layouts(pages: list[str], layouts: list[PageLayout | None]) -> TenderExtraction:
-    """As the `extract` stage calls it once the `ocr` stage gives layouts."""
+def extract_pages(pages: list[str], layouts: list[PageLayout | None]) -> TenderExtraction:
+    """The extractor as the `extract` stage calls it: with the document's pages in order and
+    the layouts the `ocr` stage gave them (``pipeline submit FILE --wait`` on the defaults)."""
     return extract_fields(pages, layouts=layouts)
 
 
-def load_extractor(path: Path) -> Callable[[list[str]], TenderFields]:
-    """``extract_offline(text)`` from an older file, given the pages joined into one text."""
+def load_extractor(path: Path) -> Extract:
+    """``extract_offline(text)`` from an older file, given the pages joined into one text (an
+    older extractor reads no layouts)."""
     spec = importlib.util.spec_from_file_location("measured_extractor", path)
     if spec is None or spec.loader is None:
         raise SystemExit(f"cannot load {path}")
@@ -247,7 +245,7 @@ def load_extractor(path: Path) -> Callable[[list[str]], TenderFields]:
     sys.modules[spec.name] = module  # dataclasses look their module up while it runs
     spec.loader.exec_module(module)
     function: Callable[[str], TenderFields] = module.extract_offline
-    return lambda pages: function("\n".join(pages))
+    return lambda pages, _layouts: function("\n".join(pages))
 
 
 def realworld_report(verdicts: Sequence[realworld.Verdict]) -> str:
@@ -335,7 +333,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     verdicts: list[realworld.Verdict] | None = None
     if not args.no_realworld and args.extractor_file is None:
         verdicts = realworld.measure(
-            extract_with_layouts, layouts_from_text_layer=args.layouts_from_text_layer
+            extract_pages, layouts_from_text_layer=args.layouts_from_text_layer
         )
         print()
         if verdicts is None:
