@@ -379,6 +379,15 @@ _DEADLINE_SPECIFIC = [
         re.I,
     ),
     re.compile(r"latest\s+(?:date|time)\s+for\s+(?:the\s+)?(?:receipt|submission)", re.I),
+    # "Tender submission by - 22/12/2023", "Submission of bids before ...", "Bid submission up
+    # to": the act and the word that bounds it, also where a text layer lost the space
+    # ("TENDERSUBMISSION BY").
+    re.compile(
+        r"(?:(?:tenders?|bids?|offers?|proposals?|quotations?)\s*submission"
+        r"|submission\s+of\s+(?:the\s+)?(?:tenders?|bids?|offers?|proposals?|quotations?))"
+        r"\s+(?:by|before|up\s*to|not\s+later\s+than)\b",
+        re.I,
+    ),
     *(re.compile(f, re.I) for f in vocabulary("deadline")),
 ]
 

@@ -220,3 +220,18 @@ def test_eszett_read_as_b_is_restored_in_german_notices_only() -> None:
     assert extract_offline("Title: Listing on eBay for the city\n").title == (
         "Listing on eBay for the city"
     )
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "TENDER SUBMISSION BY - 14/05/2027 BEFORE 3:00 P.M.",
+        "TENDERSUBMISSION BY - 14/05/2027 BEFORE 3:00 P.M.",  # a text layer lost the space
+        "Submission of bids by 14/05/2027 at 15:00",
+        "Bid submission upto 14-05-2027 15:00 hrs",
+    ],
+)
+def test_a_deadline_worded_as_the_act_and_what_bounds_it(line: str) -> None:
+    opening = "TENDER OPENING - 14/05/2027 at 4:00 P.M."
+    text = f"DATE OF ISSUE OF TENDER - 02/05/2027\n{line}\n{opening}\n"
+    assert extract_offline(text).submission_deadline == datetime(2027, 5, 14, 15, 0)
