@@ -135,18 +135,22 @@ def cpv_codes_in(text: str, *, labelled: bool = False) -> list[str]:
     """
     found: list[tuple[str, str | None]] = []  # (stem, printed check digit)
     in_run = labelled
+    under_label = False
     for line in text.split("\n"):
         label = _CPV_LABEL.search(line)
         if not line.strip():
             continue
-        if not (label or labelled or _CPV_LINE_START.match(line)):
+        # "Code CPV principal" alone over "Descripteur principal : 45233140": the line under a
+        # CPV heading with no code of its own holds the heading's code.
+        heading_above, under_label = under_label, bool(label) and not re.search(r"\d", line)
+        if not (label or labelled or heading_above or _CPV_LINE_START.match(line)):
             in_run = False
         hits: list[tuple[int, str, str | None]] = []
         for m in _CPV.finditer(line):
             raw = m.group(1).replace(" ", "")
             if sum(c.isdigit() for c in raw) >= 2:
                 hits.append((m.start(), raw.replace("O", "0"), m.group(2).replace("O", "0")))
-        if label or in_run:
+        if label or in_run or heading_above:
             start = label.end() if label else 0
             hits += [(m.start(), m.group(1), None) for m in _CPV_BARE.finditer(line, start)]
         found += [(stem, digit) for _, stem, digit in sorted(hits, key=lambda h: h[0])]

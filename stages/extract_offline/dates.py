@@ -80,7 +80,12 @@ _DATE_PATTERNS = [
     re.compile(r"\b(?P<year>\d{4})\s?[-/.]\s?(?P<month>\d{1,2})\s?[-/.]\s?(?P<day>\d{1,2})(?!\d)"),
     # 15/03/2027, 15.03.2027, 15-03-2027 (and OCR's 15:03.2027)
     re.compile(r"\b(?P<day>\d{1,2})\s?[/.:-]\s?(?P<month>\d{1,2})\s?[/.:-]\s?(?P<year>\d{4})\b"),
+    # 15/06/23 (BOAMP's "15/06/23 à 12h00"): slashes only, as dots make section numbers
+    # ("5.1.12"), and a year of this century's first half.
+    re.compile(r"(?<![\d/.])(?P<day>\d{1,2})/(?P<month>\d{1,2})/(?P<year>[1-5]\d)(?![\d/.]|\.\d)"),
 ]
+#: The patterns of numeric dates, day or month first.
+_NUMERIC = (_DATE_PATTERNS[3], _DATE_PATTERNS[4])
 
 
 _TIME = re.compile(
@@ -212,9 +217,10 @@ def _find_date(text: str, order: str | None = None) -> _DateMatch | None:
             month_raw = m.group("month")
             month = _MONTHS.get(month_raw.lower()) if month_raw.isalpha() else int(month_raw)
             day, year = int(m.group("day")), int(m.group("year"))
+            year += 2000 if year < 100 else 0
             if month is None:
                 continue
-            if pattern is _DATE_PATTERNS[3] and (
+            if pattern in _NUMERIC and (
                 (month > 12 and day <= 12) or (order == "mdy" and day <= 12)
             ):
                 day, month = month, day  # 03/15/2027 can only be month first
@@ -226,7 +232,7 @@ def _find_date(text: str, order: str | None = None) -> _DateMatch | None:
                 continue
             ambiguous = (
                 order is None
-                and pattern is _DATE_PATTERNS[3]
+                and pattern in _NUMERIC
                 and day != month
                 and max(day, month) <= 12
                 and not re.search(r"\d\s?\.\s?\d", m.group())  # dots are always day first

@@ -452,3 +452,34 @@ def test_a_boamp_lot_whose_title_is_printed_under_its_number() -> None:
     # A number whose title cannot be read makes the list incomplete: none is given.
     cut = BOAMP.split("Lot(s) Tonte. -")[0] + "Lot(s) 1. -\nDurée : 120 jours.\nLot(s) 2. - x\n"
     assert extract_offline_explained(cut).lots == []
+
+
+def test_a_sectioned_french_avis_with_a_two_digit_year_and_its_cpv_under_a_heading() -> None:
+    text = (
+        "Avis de marché\n"
+        "Section 1 : Identification de l'acheteur\n"
+        "Nom complet de l'acheteur : Commune de Valbonne-sur-Lys\n"
+        "Section 2 : Communication\n"
+        "Identifiant interne de la consultation : 2027-VOI-05\n"
+        "Adresse mail du contact : marches@valbonne.example\n"
+        "Section 3 : Procédure\n"
+        "Date et heure limite de réception des plis : 15/06/27 à 12h00\n"
+        "Section 4 : Identification du marché\n"
+        "Intitulé du marché : Réfection de la voirie communale\n"
+        "Code CPV principal\n"
+        "Descripteur principal : 45233140\n"
+        "Valeur estimée (H.T.) : 180 000 euros\n"
+    )
+    got = extract_offline_explained(text)
+    assert got.submission_deadline == datetime(2027, 6, 15, 12, 0)
+    assert got.cpv_codes == ["45233140"]
+    assert got.title == "Réfection de la voirie communale"
+    assert got.reference == "2027-VOI-05"
+
+
+def test_a_two_digit_year_is_read_only_between_slashes() -> None:
+    assert _parse_deadline("15/06/27 à 12h00") == datetime(2027, 6, 15, 12, 0)
+    # Dots make section numbers ("5.1.12"), not dates.
+    assert _parse_deadline("5.1.12 Terms of procurement") is None
+    # A phone number's digits under a CPV heading are no code when a code is not 8 digits.
+    assert extract_offline_explained("Code CPV\nTéléphone : 04 90 00 00 00\n").cpv_codes == []
