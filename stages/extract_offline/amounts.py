@@ -221,6 +221,9 @@ def _amount_after_label(
         amount = found[0]
     else:
         return None
+    source = main if _amounts(main) else wide
+    if _GROSS_AFTER.match(source, amount.end):
+        return None  # "$1,200,000 (GST inclusive)": a gross sum, not the estimate without tax
     currency = amount.currency
     if currency is None:
         cm = _CURRENCY_LABEL.search(wide) or re.search(r"\((?P<code>[A-Z]{3})\)", lines[i])
@@ -230,6 +233,16 @@ def _amount_after_label(
             near = [a.currency for a in _amounts(wide) if a.currency]
             currency = near[0] if near else fallback_currency
     return amount.value, currency
+
+
+# What says, right after an amount on its line, that it includes the tax: the estimate is
+# without it.
+_GROSS_AFTER = re.compile(
+    r"[ \t]*[(,]?[ \t]*(?:(?:GST|VAT|HST|taxes|tax|MwSt\.?|USt\.?|TVA)\s+incl(?:usive|uded|\.)?"
+    r"|incl(?:usive|uding|\.)?\s+(?:of\s+)?(?:GST|VAT|HST|taxes|tax|MwSt|USt|TVA|all\s+taxes)"
+    r"|TTC|brutto|gross)\b",
+    re.I,
+)
 
 
 #: How far after its label a number without a currency may start and still be the value.
@@ -244,6 +257,36 @@ def _label_part(line: str, end: int) -> str:
 
 #: How much of a document is read for the currency it uses.
 _CURRENCY_SCAN_CHARS = 200_000
+
+
+def local_dollar(currency: str | None, text: str) -> str | None:
+    """The dollar a document's bare "$" stands for: U.S. dollars unless the document names
+    another dollar's country or code and none of the United States'; None when it names both,
+    or only a goods and services tax (which dollar "$" means is then a guess)."""
+    if currency != "USD":
+        return currency
+    head = text[:_CURRENCY_SCAN_CHARS]
+    if re.search(r"US\$|\bUSD\b", head):
+        return "USD"  # printed as U.S. dollars, not read from a bare "$"
+    others = {code for code, cue in _OTHER_DOLLARS.items() if cue.search(head)}
+    if not others:
+        # A goods and services tax is levied where the dollar is not the U.S. one.
+        return None if _GST.search(head) else "USD"
+    if len(others) > 1 or _US_CUE.search(head):
+        return None
+    return others.pop()
+
+
+# Where a "$" is some other country's dollar: its code, its own symbol, its country's name.
+_OTHER_DOLLARS = {
+    "AUD": re.compile(r"\bAUD\b|\bAU?\$|\bAustralia(?:n)?\b"),
+    "CAD": re.compile(r"\bCAD\b|\bCA?\$|\bCanad(?:a|ian)\b"),
+    "NZD": re.compile(r"\bNZD\b|\bNZ\$|\bNew Zealand\b"),
+    "SGD": re.compile(r"\bSGD\b|\bS\$|\bSingapore\b"),
+    "HKD": re.compile(r"\bHKD\b|\bHK\$|\bHong Kong\b"),
+}
+_US_CUE = re.compile(r"\bU\.\s?S\.(?:\s?A\.)?|\bUnited States\b|\bUSA\b")
+_GST = re.compile(r"\b(?:GST|HST)\b")
 
 
 def _document_currency(text: str) -> str | None:

@@ -14,6 +14,7 @@ from stages.extract_offline.amounts import (
     _amounts,
     _document_currency,
     _label_part,
+    local_dollar,
 )
 from stages.extract_offline.cells import read_cell_form
 from stages.extract_offline.codes import (
@@ -349,7 +350,7 @@ def extract_offline_explained(
         reference=keep("reference", reference, reference_ev),
         submission_deadline=keep("submission_deadline", deadline, deadline_ev),
         estimated_value=value,
-        currency=currency if value is not None else None,
+        currency=local_dollar(currency, joined) if value is not None else None,
         cpv_codes=keep("cpv_codes", cpv, cpv_ev) or [],
         lots=keep("lots", lots, lots_ev, penalty=_partial_lots(lots)) or [],
         contact_email=keep("contact_email", email, email_ev),
