@@ -84,7 +84,10 @@ def _reference(lines: Sequence[str]) -> str | None:
             if not m or _NOT_REFERENCE.search(line[: m.end()]):
                 continue
             value = m.group("value").strip()
-            if not value:  # label above its value, perhaps with a blank line between
+            if not value or _NUMBER_LABEL.match(value):
+                # The label above its value, perhaps with a blank line between, or the label
+                # in a bilingual form's second language ("Solicitation No. - N° de
+                # l'invitation") with the value below both.
                 value = next((ln for ln in lines[i + 1 : i + 3] if ln), "")
             ref = _reference_from(value)
             if ref:
@@ -101,6 +104,9 @@ def _reference(lines: Sequence[str]) -> str | None:
                 return ref
     return None
 
+
+# A number's label with no digit after it: "N° de l'invitation", "Numéro du marché".
+_NUMBER_LABEL = re.compile(r"^(?:n[°º]|num[ée]ro|nummer|number|no\.)\s*[^\d]*$", re.I)
 
 _CPV_LABEL = re.compile(r"\bc\.?p\.?v\b", re.I)
 # An 8-digit CPV stem printed without its check digit ("45214200", "45214200 - Works").

@@ -41,6 +41,7 @@ PATTERNS: Roots = {
             "libelle",
             "objet",
             "designation",
+            "=sujet",
             "nom marche|consultation|projet|procedure|contrat|operation",
         ),
     },

@@ -371,7 +371,7 @@ _DEADLINE_SPECIFIC = [
         r"(?:tenders?|bids?|offers?|proposals?)\s+(?:submission\s+|return\s+)?deadline", re.I
     ),
     re.compile(r"submission\s+(?:deadline|closing\s+date|due\s+date)", re.I),
-    re.compile(r"(?:closing|return|due)\s+date(?:\s+and\s+time)?", re.I),
+    re.compile(r"(?:closing|close|return|due)\s+date(?:\s+(?:and|&)\s+time)?", re.I),
     re.compile(r"closing\s+time", re.I),
     re.compile(
         r"(?:tenders|bids|offers|proposals|responses|applications)\s+(?:must|shall|should|will|are\s+to)"

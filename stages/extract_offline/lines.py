@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from stages.extract_offline.concepts import _label_word, label_field
 from stages.extract_offline.labels import _CONNECTOR_END, _HEADING_LIKE, _LABEL_LIKE, _LOT_HEADER
 from stages.extract_offline.normalise import _TRAILING_JUNK
 
@@ -75,10 +76,10 @@ def _find_labelled(
             note = _LABEL_NOTE.match(value)
             if note:
                 value = note.group("rest").strip()
-            if value.endswith(":") and len(value) <= 40:
-                value = (
-                    ""  # "ÖFFENTLICHER AUFTRAGGEBER / NAME:": the label goes on, its value below
-                )
+            if (value.endswith(":") and len(value) <= 40) or _translated_label(value):
+                # "ÖFFENTLICHER AUFTRAGGEBER / NAME:", "Title - Sujet": the label goes on (in
+                # the form's other language), its value below
+                value = ""
             elif (
                 name and value[:1].islower() and not _SEPARATOR_END.search(line[: m.start("value")])
             ):
@@ -98,6 +99,20 @@ def _find_labelled(
                 return _Hit(i, hit.value, hit.end)
             return _Hit(i, value, start)
     return None
+
+
+def _translated_label(value: str) -> bool:
+    """A short value without digits that is itself a label: a bilingual form's label in its
+    second language ("Title - Sujet", "Solicitation No. - N° de l'invitation")."""
+    words = value.rstrip(" :").split()
+    if re.search(r"\d", value) or not words or len(words) > MAX_TRANSLATION_WORDS:
+        return False
+    # Label words only: "Region Mälardalen Health Authority" holds a root, but is a name.
+    return all(_label_word(w)[0] for w in words) and label_field(" ".join(words)) is not None
+
+
+#: Words of a label's translation at most.
+MAX_TRANSLATION_WORDS = 5
 
 
 # "(name) - X", "(nom) : X": a note on the label, then its separator and the value.

@@ -218,3 +218,40 @@ def test_a_value_that_reads_as_a_sentence_is_no_buyers_name() -> None:
     assert got.issuing_authority is None
     assert got.evidence["issuing_authority"].rejected == "The bidder will be informed by e-mail"
     assert extract_offline("Awarding authority: Port of Westhaven Authority\n").issuing_authority
+
+
+# --- amounts with their tax, dollars of other countries -------------------------------------
+
+
+def test_an_amount_printed_with_its_tax_is_not_the_estimate() -> None:
+    for printed in ("$1,200,000 (GST inclusive)", "EUR 1 200 000 TTC", "£1,200,000 incl. VAT"):
+        got = extract_offline_explained(f"The estimated contract value is {printed}.\n")
+        assert got.estimated_value is None, printed
+    got = extract_offline_explained("Estimated value: EUR 1 200 000\nGross value: EUR 1 440 000\n")
+    assert got.estimated_value == Decimal("1200000")
+
+
+def test_a_bare_dollar_is_the_us_one_only_where_no_other_dollar_is_named() -> None:
+    value = "Estimated contract value: $450,000 excluding taxes.\n"
+    assert extract_offline(value + "U.S. Department of Labor\n").currency == "USD"
+    assert extract_offline(value + "Government of Canada\n").currency == "CAD"
+    assert extract_offline(value + "Australian Capital Territory\n").currency == "AUD"
+    # A goods and services tax is no U.S. tax, and says no more which dollar it is.
+    got = extract_offline(value + "Prices exclude GST.\n")
+    assert got.estimated_value == Decimal("450000") and got.currency is None
+
+
+# --- bilingual forms ------------------------------------------------------------------------
+
+
+def test_a_label_followed_by_its_translation_has_its_value_below() -> None:
+    text = (
+        "Title - Sujet\nJanitorial Services - Federal Building\n"
+        "Solicitation No. - N° de l'invitation\nEW482-271234/A\n"
+    )
+    got = extract_offline(text)
+    assert got.title == "Janitorial Services - Federal Building"
+    assert got.reference == "EW482-271234/A"
+    # A name that holds a label's word is still the value on the label's line.
+    got = extract_offline("Buyer: Region Nordvik Health Authority\n7 Civic Centre Road\n")
+    assert got.issuing_authority == "Region Nordvik Health Authority"

@@ -235,3 +235,8 @@ def test_a_deadline_worded_as_the_act_and_what_bounds_it(line: str) -> None:
     opening = "TENDER OPENING - 14/05/2027 at 4:00 P.M."
     text = f"DATE OF ISSUE OF TENDER - 02/05/2027\n{line}\n{opening}\n"
     assert extract_offline(text).submission_deadline == datetime(2027, 5, 14, 15, 0)
+
+
+def test_a_close_date_and_time() -> None:
+    got = extract_offline("Close Date & Time: 12-Apr-2027 2:00 pm (local time)\n")
+    assert got.submission_deadline == datetime(2027, 4, 12, 14, 0)
