@@ -8,11 +8,12 @@ from collections.abc import Callable
 from typing import Any
 
 import psycopg
+from pydantic import BaseModel
 
 from pipeline.context import Context
 from pipeline.db import unavailable
 from pipeline.errors import DatabaseUnavailable, InvalidPayload, LeaseLost
-from pipeline.outcomes import MAX_ERROR_CHARS, Lost, Raised, RunResult, Succeeded
+from pipeline.outcomes import MAX_ERROR_CHARS, Lost, Raised, RunResult, Succeeded, Unfit
 from pipeline.stage import StageSpec
 from pipeline.store import ClaimedJob
 
@@ -28,6 +29,14 @@ def describe_error(exc: BaseException) -> str:
     return text[:MAX_ERROR_CHARS]
 
 
+def validated(spec: StageSpec, job: ClaimedJob) -> BaseModel | Unfit:
+    """The payload as this worker's input model of the stage, or Unfit saying why not."""
+    try:
+        return spec.validate(job.payload)
+    except InvalidPayload as exc:
+        return Unfit(f"payload no longer valid: {exc}")
+
+
 def run_job(
     spec: StageSpec, job: ClaimedJob, ctx: Context, job_output: JobOutputReader | None = None
 ) -> RunResult:
@@ -36,10 +45,9 @@ def run_job(
     A job whose output is already stored is not called again: an earlier run of this very job
     committed its work, and redoing it would redo its side effects. Never raises.
     """
-    try:
-        model = spec.validate(job.payload)
-    except InvalidPayload as exc:
-        return Raised(f"payload no longer valid: {exc}", permanent=True)
+    model = validated(spec, job)
+    if isinstance(model, Unfit):
+        return model
     try:
         part = spec.part_of(model)
         if spec.output_model is not None and job_output is not None:

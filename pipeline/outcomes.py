@@ -68,8 +68,19 @@ class NotRun:
     reason: str
 
 
+@dataclass(frozen=True)
+class Unfit:
+    """The payload does not fit this worker's input model of the stage, so the stage did not
+    run. In a rolling deploy a worker running another version of the stage may accept it: then
+    `left` says why the job is left to that worker (pipeline/worker/versions.py judges), and it
+    goes back to the queue uncharged; without `left`, the job fails."""
+
+    reason: str
+    left: str | None = None
+
+
 #: What a run produced, as the executor (or the parent of a child process) saw it.
-RunResult = Succeeded | Raised | TimedOut | Crashed | Lost | NotRun
+RunResult = Succeeded | Raised | TimedOut | Crashed | Lost | NotRun | Unfit
 
 
 @dataclass(frozen=True)
@@ -128,6 +139,9 @@ Transition = Complete | Retry | Fail | GiveBack | Discard
 
 #: How soon a job that no child process could run is offered again (to any worker).
 NOT_RUN_DELAY_S = 5.0
+#: How soon a job left for a worker running another version of its stage is offered again: the
+#: workers that cannot run it claim it at most this often meanwhile.
+LEFT_DELAY_S = 10.0
 
 
 def decide(
@@ -146,6 +160,10 @@ def decide(
         return Discard(outcome.reason)
     if isinstance(outcome, NotRun):
         return GiveBack(NOT_RUN_DELAY_S, clean_error(outcome.reason))
+    if isinstance(outcome, Unfit):
+        if outcome.left is not None:
+            return GiveBack(LEFT_DELAY_S, clean_error(outcome.left))
+        return Fail(clean_error(outcome.reason))
     if isinstance(outcome, Succeeded):
         if outcome.reused:
             return Complete()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 import types
 import typing
 from collections.abc import Callable, Iterable
@@ -82,6 +85,18 @@ class StageSpec:
             raise ValueError(f"stage {self.name!r}: priority must be within -32768..32767")
         if self.then is not None and self.output_model is None:
             raise ValueError(f"stage {self.name!r}: then={self.then!r} needs an output model")
+
+    @functools.cached_property
+    def version(self) -> str:
+        """A fingerprint of the input model's JSON schema: what a worker advertises, so that one
+        whose model rejects a payload can tell a worker running another version of the stage
+        (which may accept it) from one running the same (which will not)."""
+        try:
+            schema: Any = self.input_model.model_json_schema()
+        except Exception:  # a field type with no JSON schema: the fields as pydantic sees them
+            schema = repr(sorted(self.input_model.model_fields.items()))
+        text = json.dumps(schema, sort_keys=True, default=repr)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def part_of(self, model: BaseModel) -> int | None:
         return None if self.part is None else int(self.part(model))

@@ -10,10 +10,11 @@ import os
 import socket
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import psycopg
+from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
 from pipeline.errors import LeaseLost
@@ -71,6 +72,8 @@ class WorkerInfo:
     id: uuid.UUID
     stages: list[str]
     concurrency: int
+    #: stage -> the version of its input model this worker runs (StageSpec.version)
+    versions: Mapping[str, str] = field(default_factory=dict)
 
     def params(self) -> dict[str, Any]:
         return {
@@ -79,6 +82,7 @@ class WorkerInfo:
             "pid": os.getpid(),
             "stages": self.stages,
             "concurrency": self.concurrency,
+            "versions": Jsonb(dict(self.versions)),
         }
 
 
@@ -201,6 +205,16 @@ class JobStore:
     def unregister_worker(self, worker_id: uuid.UUID) -> None:
         with self.pool.connection() as conn:
             conn.execute(Q["unregister_worker"], {"id": worker_id})
+
+    def other_stage_version_alive(self, worker: WorkerInfo, stage: str, *, alive_s: float) -> bool:
+        """Whether a worker that beat within alive_s runs a version of `stage` other than
+        this worker's."""
+        params = {"worker_id": worker.id, "stage": stage, "alive_s": alive_s}
+        with self.pool.connection() as conn:
+            row = conn.execute(
+                Q["other_stage_version_alive"], {**params, "version": worker.versions.get(stage)}
+            ).fetchone()
+        return bool(row and row[0])
 
 
 def reclaim_expired(conn: psycopg.Connection[Any], limit: int = 1000) -> list[tuple[int, str, str]]:

@@ -88,8 +88,8 @@ FROM pipeline_claim(%(types)s::text[], %(limit)s, %(worker_id)s,
 -- lock lasts (reclaim skips locked rows too). The jobs that do not come back have lost their
 -- lease. The last SELECT reads the rows as the statement began, not as `extended` left them.
 WITH seen AS (
-    INSERT INTO pipeline_workers (id, hostname, pid, stages, concurrency)
-    VALUES (%(worker_id)s, %(hostname)s, %(pid)s, %(stages)s, %(concurrency)s)
+    INSERT INTO pipeline_workers (id, hostname, pid, stages, concurrency, stage_versions)
+    VALUES (%(worker_id)s, %(hostname)s, %(pid)s, %(stages)s, %(concurrency)s, %(versions)s)
     ON CONFLICT (id) DO UPDATE SET last_seen = now()
 ),
 held AS (
@@ -158,7 +158,8 @@ SELECT set_config('lock_timeout', %(timeout)s, true);
 -- name: retry_later
 -- Whether to retry was decided in pipeline/outcomes.py; this only writes it. With `refund`, the
 -- attempt is given back too: the worker could not run the job, through no fault of the job's
--- (it must run alone, and no child process could start).
+-- (it must run alone and no child process could start, or it left the job to a worker that
+-- runs another version of its stage).
 UPDATE jobs
 SET status = 'queued',
     attempts = attempts - %(refund)s::boolean::integer,
@@ -271,9 +272,20 @@ SELECT pg_notify('pipeline_jobs', t.type)
 FROM unnest(%(types)s::text[]) AS t(type);
 
 -- name: register_worker
-INSERT INTO pipeline_workers (id, hostname, pid, stages, concurrency)
-VALUES (%(worker_id)s, %(hostname)s, %(pid)s, %(stages)s, %(concurrency)s)
+INSERT INTO pipeline_workers (id, hostname, pid, stages, concurrency, stage_versions)
+VALUES (%(worker_id)s, %(hostname)s, %(pid)s, %(stages)s, %(concurrency)s, %(versions)s)
 ON CONFLICT (id) DO UPDATE SET last_seen = now();
+
+-- name: other_stage_version_alive
+-- Whether a live worker other than this one runs another version of the stage than `version`
+-- (or does not say which: a worker of an older package), so may accept a payload this one
+-- rejects.
+SELECT EXISTS (
+    SELECT FROM pipeline_workers
+    WHERE id <> %(worker_id)s AND %(stage)s = ANY(stages)
+      AND last_seen > now() - make_interval(secs => %(alive_s)s)
+      AND stage_versions ->> %(stage)s IS DISTINCT FROM %(version)s
+);
 
 -- name: unregister_worker
 DELETE FROM pipeline_workers WHERE id = %(id)s;

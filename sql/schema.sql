@@ -74,7 +74,9 @@ CREATE TABLE pipeline_workers (
     stages      text[]      NOT NULL,
     concurrency integer     NOT NULL,
     started_at  timestamptz NOT NULL DEFAULT now(),
-    last_seen   timestamptz NOT NULL DEFAULT now()
+    last_seen   timestamptz NOT NULL DEFAULT now(),
+    -- {stage: fingerprint of its input model}, as this worker runs it (pipeline/worker/versions.py)
+    stage_versions jsonb    NOT NULL DEFAULT '{}'
 );
 
 -- A statement-level trigger, so that every way of inserting jobs (enqueue, bulk, plain SQL)

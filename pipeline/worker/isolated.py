@@ -18,7 +18,7 @@ from typing import Any
 
 from pipeline.context import Context
 from pipeline.db import make_pool
-from pipeline.executor import run_job
+from pipeline.executor import run_job, validated
 from pipeline.outcomes import (
     NOT_RUN_DELAY_S,
     Crashed,
@@ -27,6 +27,7 @@ from pipeline.outcomes import (
     Raised,
     RunResult,
     TimedOut,
+    Unfit,
     decide,
 )
 from pipeline.runs import job_output, run_outputs
@@ -110,6 +111,9 @@ class IsolatedRunner:
         from pipeline.isolation import IsolationError
 
         spec, job = entry.spec, entry.job
+        unfit = validated(spec, job)
+        if isinstance(unfit, Unfit):
+            return unfit  # the parent judges whether to leave it to another worker
         log.info("job %s (%s) runs alone in a child process", job.id, job.type)
         try:
             result = self._isolator_for().run(

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from pipeline.context import Context
 from pipeline.executor import run_job
-from pipeline.outcomes import LostWhileRunning, Outcome, RunResult, decide
+from pipeline.outcomes import LostWhileRunning, Outcome, RunResult, Unfit, decide
 from pipeline.stage import Registry
 from pipeline.store import ClaimedJob
 from pipeline.worker.completer import Completer, Settled
@@ -24,6 +24,7 @@ from pipeline.worker.isolated import IsolatedRunner
 from pipeline.worker.outputs import Outputs
 from pipeline.worker.prefetch import Prefetch
 from pipeline.worker.runners import Runners
+from pipeline.worker.versions import StageVersions
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +39,7 @@ class JobExecutor:
     outputs: Outputs
     prefetch: Prefetch  #: told how long each run took
     completer: Completer
+    versions: StageVersions  #: whether a payload this worker rejects is left to another worker
 
     def dispatch(self, job: ClaimedJob) -> None:
         """A claimed job: hold it, and queue it for a runner."""
@@ -64,6 +66,8 @@ class JobExecutor:
             ran = self.isolated.run(entry)
         else:
             ran = run_job(entry.spec, entry.job, entry.ctx, self.outputs.job_output)
+        if isinstance(ran, Unfit):
+            ran = self.versions.judge(entry.job, ran)
         self.prefetch.observe(entry.spec.name, time.monotonic() - started)
         if not self.table.finish_run(entry):
             return  # a timeout or a cancel settled it already; this late result is dropped

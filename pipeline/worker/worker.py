@@ -49,6 +49,7 @@ from pipeline.worker.prefetch import Prefetch
 from pipeline.worker.producer import ClaimPlan, Producer
 from pipeline.worker.runners import Runners
 from pipeline.worker.timeouts import Timeouts
+from pipeline.worker.versions import StageVersions
 
 log = logging.getLogger("pipeline.worker")
 
@@ -71,7 +72,12 @@ class Worker:
         self.settings = settings or WorkerSettings()
         self.dsn = dsn
         self.id = uuid.uuid4()
-        self.info = WorkerInfo(self.id, sorted(self.specs), self.settings.concurrency)
+        self.info = WorkerInfo(
+            self.id,
+            sorted(self.specs),
+            self.settings.concurrency,
+            {name: spec.version for name, spec in self.specs.items()},
+        )
         self._halt = threading.Event()  # stop the side threads; shutdown is over
         self._wake = threading.Event()  # a slot was freed, a job announced, or stop() called
         self._grace_over = threading.Event()
@@ -122,6 +128,7 @@ class Worker:
             outputs=Outputs(self.pool, halt=self._halt, retry_max_s=retry_max_s),
             prefetch=self.prefetch,
             completer=self.completer,
+            versions=StageVersions(self.store, self.info),
         )
         self.producer = Producer(
             self.store,

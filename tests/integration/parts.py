@@ -23,9 +23,15 @@ from pipeline.worker.outputs import Outputs
 from pipeline.worker.prefetch import Prefetch
 from pipeline.worker.runners import Runners
 from pipeline.worker.timeouts import Timeouts
+from pipeline.worker.versions import StageVersions
 
 Conn = psycopg.Connection[Any]
-WORKER = WorkerInfo(uuid.UUID(int=1), sorted(REGISTRY.names()), 2)
+WORKER = WorkerInfo(
+    uuid.UUID(int=1),
+    sorted(REGISTRY.names()),
+    2,
+    {s.name: s.version for s in REGISTRY.select(None)},
+)
 SLOTS = 2
 
 
@@ -58,6 +64,7 @@ class Parts:
             outputs=Outputs(pool, halt=self.halt, retry_max_s=0.5),
             prefetch=Prefetch(SLOTS, 0, 0),
             completer=self.completer,
+            versions=StageVersions(self.store, WORKER),
         )
         self.timeouts = Timeouts(self.table, self.runners, self.completer, halt=self.halt)
 

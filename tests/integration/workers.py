@@ -7,14 +7,20 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from pipeline import Worker, WorkerSettings
+from pipeline.stage import Registry
 
 
 @contextmanager
 def running_worker(
-    db_url: str, stages: list[str], settings: WorkerSettings, *, expect_exit: int = 0
+    db_url: str,
+    stages: list[str],
+    settings: WorkerSettings,
+    *,
+    expect_exit: int = 0,
+    registry: Registry | None = None,
 ) -> Iterator[Worker]:
     """Runs until the block ends, then stops it and checks how it exited."""
-    worker = Worker(db_url, stages=stages, settings=settings)
+    worker = Worker(db_url, registry=registry, stages=stages, settings=settings)
     exit_code: list[int] = []
     thread = threading.Thread(target=lambda: exit_code.append(worker.run()), daemon=True)
     thread.start()

@@ -7,6 +7,7 @@ import uuid
 from typing import Any
 
 import psycopg
+from psycopg.types.json import Jsonb
 
 from pipeline.queries import Q
 
@@ -104,6 +105,7 @@ def test_claim_uses_the_partial_index_with_a_million_finished_rows(
         "pid": 1,
         "stages": [],
         "concurrency": 1,
+        "versions": Jsonb({}),
     }
     for mode in ("force_custom_plan", "force_generic_plan"):
         conn.execute(f"SET plan_cache_mode = {mode}")  # type: ignore[arg-type]

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from pipeline import Context
 from pipeline.outcomes import (
+    LEFT_DELAY_S,
     NOT_RUN_DELAY_S,
     Complete,
     Crashed,
@@ -26,6 +27,7 @@ from pipeline.outcomes import (
     Succeeded,
     TimedOut,
     Transition,
+    Unfit,
     clean_error,
     decide,
 )
@@ -112,6 +114,18 @@ CASES: list[tuple[str, int, Outcome, Transition | type]] = [
         3,
         NotRun("no child process could run it: the fork server died"),
         GiveBack(NOT_RUN_DELAY_S, "no child process could run it: the fork server died"),
+    ),
+    (
+        "a payload this worker rejects fails at once, with the reason, even on a first attempt",
+        1,
+        Unfit("payload no longer valid: pages"),
+        Fail("payload no longer valid: pages"),
+    ),
+    (
+        "a payload left for a worker running another version is given back, uncharged",
+        3,
+        Unfit("payload no longer valid: pages", left="left for a worker running another one"),
+        GiveBack(LEFT_DELAY_S, "left for a worker running another one"),
     ),
     (
         "a give-back after the claim was lost writes nothing",

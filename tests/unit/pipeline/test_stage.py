@@ -59,3 +59,27 @@ def test_error_classification() -> None:
 def test_a_misspelt_stage_option_is_an_error_not_a_silent_default() -> None:
     with pytest.raises(TypeError, match="max_attempt"):
         stage("typo", max_attempt=3, registry=Registry())  # type: ignore[call-arg]
+
+
+def test_a_stage_version_follows_its_input_model_and_nothing_else() -> None:
+    class ResizeWithHeight(BaseModel):
+        image_key: str
+        width: int
+        height: int
+
+    versions = []
+    for model, output, lease in (
+        (Resize, Out, 60),
+        (Resize, None, 90),
+        (ResizeWithHeight, Out, 60),
+    ):
+        registry = Registry()
+
+        def resize(job: BaseModel, ctx: Context) -> BaseModel | None:
+            return None
+
+        resize.__annotations__ = {"job": model, "ctx": Context, "return": output}
+        stage("resize", registry=registry, lease=lease)(resize)
+        versions.append(registry.get("resize").version)
+    same_model, other_settings, new_field = versions
+    assert same_model == other_settings != new_field
