@@ -111,7 +111,21 @@ _NUMBER_LABEL = re.compile(r"^(?:n[°º]|num[ée]ro|nummer|number|no\.)\s*[^\d]*
 _CPV_LABEL = re.compile(r"\bc\.?p\.?v\b", re.I)
 # An 8-digit CPV stem printed without its check digit ("45214200", "45214200 - Works").
 _CPV_BARE = re.compile(r"(?<![\w.,/-])([0-9]{8})(?![\w]|[.,/]\d| ?- ?\d(?![\d.,]))")
-_CPV_LINE_START = re.compile(r"^\W{0,2}[0-9]{8}\b")
+# A line that opens with a code, whole or as OCR spaced it ("9091 1300-9").
+_CPV_LINE_START = re.compile(r"^\W{0,2}(?:[0-9] ?){7}[0-9]\b")
+
+
+def _unlabelled_code(line: str, m: re.Match[str], stem: str, digit: str) -> bool:
+    """Whether a code with a check digit that no CPV label names is one: printed whole, its
+    digit the usual formula's, on no telephone line ("Telefon: +49 5600 1234-0" has the shape)."""
+    if " " in m.group(1) or not stem.isdigit() or int(digit) != _formula_check_digit(stem):
+        return False
+    return not _PHONE.search(line[: m.start()]) and not line[: m.start()].rstrip().endswith("+")
+
+
+_PHONE = re.compile(
+    r"\b(?:tel|t[ée]l[ée]phone|telefon|phone|fax|t[ée]l[ée]copieur|mobile?)\b", re.I
+)
 
 
 def _valid_stem(stem: str) -> bool:
@@ -152,10 +166,14 @@ def cpv_codes_in(text: str, *, labelled: bool = False) -> list[str]:
         if not (label or labelled or heading_above or _CPV_LINE_START.match(line)):
             in_run = False
         hits: list[tuple[int, str, str | None]] = []
+        named = bool(label) or in_run or heading_above
         for m in _CPV.finditer(line):
             raw = m.group(1).replace(" ", "")
             if sum(c.isdigit() for c in raw) >= 2:
-                hits.append((m.start(), raw.replace("O", "0"), m.group(2).replace("O", "0")))
+                stem, digit = raw.replace("O", "0"), m.group(2).replace("O", "0")
+                if not named and not _unlabelled_code(line, m, stem, digit):
+                    continue
+                hits.append((m.start(), stem, digit))
         if label or in_run or heading_above:
             start = label.end() if label else 0
             hits += [(m.start(), m.group(1), None) for m in _CPV_BARE.finditer(line, start)]

@@ -255,3 +255,17 @@ def test_a_label_followed_by_its_translation_has_its_value_below() -> None:
     # A name that holds a label's word is still the value on the label's line.
     got = extract_offline("Buyer: Region Nordvik Health Authority\n7 Civic Centre Road\n")
     assert got.issuing_authority == "Region Nordvik Health Authority"
+
+
+# --- codes: a telephone number has a CPV code's shape -----------------------------------------
+
+
+def test_a_telephone_number_shaped_like_a_cpv_code_is_none() -> None:
+    text = "Stadt Bad Lindenau\nTelefon: +49 5600 1234-0\nFax: 5600 1234-9\n"
+    assert extract_offline(text).cpv_codes == []
+    # Under a CPV label, or printed whole with its check digit, a code is still read.
+    assert extract_offline("CPV: 9091 1200-8\n9091 1300-9\n").cpv_codes == [
+        "90911200-8",
+        "90911300-9",
+    ]
+    assert extract_offline("Leistung: Straßenbau 45233120-6\n").cpv_codes == ["45233120-6"]
