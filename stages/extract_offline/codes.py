@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from stages.extract_offline.concepts import labelled
+from stages.extract_offline.concepts import fold, labelled
 from stages.extract_offline.labels import (
     _INLINE_REF,
     _NOT_CONTACT,
@@ -317,12 +317,52 @@ _EMAIL_LABEL_AT_END = re.compile(_EMAIL_LABEL.pattern + r"$", re.I)
 
 
 def _email(text: str, authority: str | None) -> str | None:
-    """The first e-mail address whose surroundings do not make it someone else's.
+    """The first e-mail address whose surroundings do not make it someone else's, one on the
+    buyer's own domain before any other.
 
     Notices print the portal's support desk, no-reply senders and the review body next to the
     buyer's contact: an address is skipped when its local part or its context (the text before
-    it on its line, and the lines around a bare "E-mail:" line) names one of those.
+    it on its line, and the lines around a bare "E-mail:" line) names one of those. A dossier
+    also names its architect's or consultant's address, often first: where an address's
+    domain carries a word of the buyer's name (or, the name unknown, of the document's first
+    lines: its letterhead), that one is the buyer's contact.
     """
+    found = _contact_addresses(text, authority)
+    if not found:
+        return None
+    top = [ln for ln in text.split("\n") if ln.strip()][:_HEAD_LINES]
+    # The letterhead's short lines, not the prose that may name the consultant.
+    owner = authority or "\n".join(ln for ln in top if len(ln.split()) <= 8 and "@" not in ln)
+    own = [address for address in found if _domain_of(address, owner)]
+    return (own or found)[0]
+
+
+#: Lines of a document's top read for its buyer's name when no rule found one.
+_HEAD_LINES = 12
+# Parts of a domain that name no one ("gov", "co", "uk", a mail provider's), and words of a
+# header that any portal's domain may hold ("tenders", "procurement").
+_GENERIC_DOMAIN_PARTS = frozenset(
+    re.findall(
+        r"\S+",
+        "gov gouv govt gob com org net co ac edu int eu uk fr de at ch be nl lu es it ie us au ca "
+        "nz in info mail email example gmail yahoo outlook hotmail web online tender tenders "
+        "procurement services service portal contract contracts notice public group bids",
+    )
+)
+
+
+def _domain_of(address: str, owner: str) -> bool:
+    """Whether an address's domain holds a word of the owner's name ("northbridgeha" holds
+    "northbridge"), or the owner's name holds the domain's word."""
+    parts = re.split(r"[.-]", address.rsplit("@", 1)[-1].lower())
+    parts = [p for p in parts if len(p) >= 4 and p not in _GENERIC_DOMAIN_PARTS]
+    words = {w for w in re.findall(r"[a-z]{4,}", fold(owner)) if w not in _GENERIC_DOMAIN_PARTS}
+    return any(w in p or p in w for p in parts for w in words)
+
+
+def _contact_addresses(text: str, authority: str | None) -> list[str]:
+    """The addresses, in order, that are not someone else's by their surroundings."""
+    out: list[str] = []
     lines = text.split("\n")
     for n, line in enumerate(lines):
         for m in _EMAIL.finditer(line):
@@ -346,5 +386,13 @@ def _email(text: str, authority: str | None) -> str | None:
             context = " ".join([*near, context, *after])
             if _NOT_CONTACT.search(context):
                 continue
-            return f"{local.rstrip('.')}@{_spellfix_domain(domain, text, authority)}"
-    return None
+            address = f"{local.rstrip('.')}@{_spellfix_domain(domain, text, authority)}"
+            if address not in out:
+                out.append(address)
+            if len(out) == _MAX_ADDRESSES:
+                return out
+    return out
+
+
+#: Addresses compared at most (a directory of mailboxes is no notice, and the work stays small).
+_MAX_ADDRESSES = 20

@@ -269,3 +269,19 @@ def test_a_telephone_number_shaped_like_a_cpv_code_is_none() -> None:
         "90911300-9",
     ]
     assert extract_offline("Leistung: Straßenbau 45233120-6\n").cpv_codes == ["45233120-6"]
+
+
+# --- e-mail: the buyer's domain before a consultant's ----------------------------------------
+
+
+def test_the_buyers_address_on_its_own_domain_beats_a_consultants_named_first() -> None:
+    text = (
+        "NORTHBRIDGE HOUSING ASSOCIATION\nINVITATION TO TENDER\n"
+        "1.2 The Employer's agent is Smith & Partners Architects LLP. Queries on the\n"
+        "specification may be addressed to John Smith, email: j.smith@smitharchitects.example\n"
+        "Procurement contact: procurement@northbridgeha.example\n"
+    )
+    assert extract_offline(text).contact_email == "procurement@northbridgeha.example"
+    # Where no address is on the buyer's domain, the first one that is no one else's stays.
+    other = text.replace("northbridgeha.example", "nha-mail.example")
+    assert extract_offline(other).contact_email == "j.smith@smitharchitects.example"
