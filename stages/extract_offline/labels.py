@@ -321,7 +321,9 @@ _AUTHORITY_WORDS = re.compile(
     r"\b(?:ministry|council|authority|agency|department|municipality|city\s+of|county|"
     r"university|hospital|NHS|trust|government|commission|office|board|institute|region|"
     r"district|borough|service|directorate|administration|town\s+of|village\s+of|"
-    r"stadt|gemeinde|landkreis|commune|d[ée]partement|m[ée]tropole|syndicat)\b",
+    r"stadt|gemeinde|landkreis|commune|d[ée]partement|m[ée]tropole|syndicat|"
+    r"communaut[ée]|conseil|mairie|ville\s+de|centre\s+hospitalier|minist[eè]re|ministerium|"
+    r"landratsamt|kreis|verband|housing\s+association|college|police|fire\s+and\s+rescue)\b",
     re.I,
 )
 

@@ -240,3 +240,16 @@ def test_a_deadline_worded_as_the_act_and_what_bounds_it(line: str) -> None:
 def test_a_close_date_and_time() -> None:
     got = extract_offline("Close Date & Time: 12-Apr-2027 2:00 pm (local time)\n")
     assert got.submission_deadline == datetime(2027, 4, 12, 14, 0)
+
+
+@pytest.mark.parametrize(
+    "letterhead",
+    [
+        "COMMUNAUTÉ D'AGGLOMÉRATION DU PAYS DE MORLAIX",
+        "Northbridge Housing Association",
+        "Landratsamt Oberwald",
+    ],
+)
+def test_a_letterhead_naming_a_public_body_of_more_kinds(letterhead: str) -> None:
+    text = f"{letterhead}\nRÈGLEMENT DE LA CONSULTATION\nObjet : Réfection du gymnase\n"
+    assert extract_offline(text).issuing_authority == letterhead
