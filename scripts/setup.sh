@@ -12,7 +12,12 @@ apt_install() {
 }
 
 missing=()
-command -v tesseract >/dev/null 2>&1 || missing+=(tesseract-ocr tesseract-ocr-eng)
+command -v tesseract >/dev/null 2>&1 || missing+=(tesseract-ocr)
+# The languages scanned pages are read in (English, French, German: see stages/ocr_language.py).
+langs="$(tesseract --list-langs 2>/dev/null || true)"
+for lang in eng fra deu; do
+    printf '%s\n' "$langs" | grep -qx "$lang" || missing+=("tesseract-ocr-$lang")
+done
 # Only the tests run PgBouncer (scripts/test asks for the dev extras). Debian puts it in
 # /usr/sbin, which is not on a normal user's PATH.
 # The dashboard's browser tests drive Debian's headless Chromium through its chromedriver.
@@ -20,7 +25,9 @@ case "${PIPELINE_EXTRAS:-}" in
     *dev*) command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ] \
         || missing+=(pgbouncer)
         [ -x /usr/bin/chromium ] || missing+=(chromium)
-        [ -x /usr/bin/chromedriver ] || missing+=(chromium-driver) ;;
+        [ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)
+        # The OCR language tests render French and German with accents in DejaVu Sans.
+        [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || missing+=(fonts-dejavu-core) ;;
 esac
 if [ "${#missing[@]}" -gt 0 ]; then
     apt_install "${missing[@]}" || {

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import subprocess
-
 from stages.ocr_engine import tesseract_available, tesseract_library
+from stages.ocr_language import DEFAULT_LANGUAGE, FUNCTION_WORDS, installed_languages
 
 
 def checks() -> list[tuple[str, bool, str]]:
@@ -18,20 +17,29 @@ def checks() -> list[tuple[str, bool, str]]:
                 "(macOS: brew install tesseract)",
             )
         ]
-    langs = subprocess.run(
-        ["tesseract", "--list-langs"], capture_output=True, text=True, timeout=30, check=False
-    ).stdout.split()
     return [
         ("tesseract", True, f"version {version}"),
-        (
-            "tesseract eng",
-            "eng" in langs,
-            "English data installed"
-            if "eng" in langs
-            else "missing: apt-get install tesseract-ocr-eng",
-        ),
+        languages_check(installed_languages()),
         library_check(tesseract_library()),
     ]
+
+
+def languages_check(installed: frozenset[str]) -> tuple[str, bool, str]:
+    """Which languages scanned pages can be read in. English is needed; a document in another
+    known language without its data is read in English (worse, never a failure)."""
+    have = ", ".join(sorted(installed - {"osd"})) or "none"
+    if DEFAULT_LANGUAGE not in installed:
+        return ("tesseract langs", False, f"{have}; missing: apt-get install tesseract-ocr-eng")
+    missing = sorted(set(FUNCTION_WORDS) - installed)
+    if missing:
+        packages = " ".join(f"tesseract-ocr-{lang}" for lang in missing)
+        return (
+            "tesseract langs",
+            True,
+            f"{have}; documents in {', '.join(missing)} are read as English: "
+            f"apt-get install {packages}",
+        )
+    return ("tesseract langs", True, f"{have}: documents are read in their own language")
 
 
 def library_check(library: str | None) -> tuple[str, bool, str]:

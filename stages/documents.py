@@ -28,6 +28,7 @@ from stages.errors import DocumentError
 from stages.extract import extract_fields
 from stages.layout import PageLayout
 from stages.ocr_engine import ocr_page
+from stages.ocr_language import DEFAULT_LANGUAGE, SAMPLE_CHARS, document_language
 from stages.pdfinfo import inspect_pdf
 from stages.tender import TenderExtraction
 
@@ -38,7 +39,8 @@ MAX_PAGES = 2000  #: documents with more pages are rejected at submit
 PARSE_TIMEOUT_S = 60.0  #: PDFium counting a document's pages, in its child process
 # Each stage's timeout is a backstop above its own inner bounds, so that those (with their
 # clearer messages) fire first; it catches what they do not bound, such as a hung download.
-#: Upload: download up to 200 MB, hash it, parse it (PARSE_TIMEOUT_S), fan out 2000 page jobs.
+#: Upload: download up to 200 MB, hash it, parse it (PARSE_TIMEOUT_S), tell its language (one
+#: first-pass page at most, DETECT_TIMEOUT_S), fan out 2000 page jobs.
 UPLOAD_TIMEOUT_S = 300.0
 #: Extract: the LLM client's worst case with its defaults is 3 requests of 120 s each.
 EXTRACT_TIMEOUT_S = 480.0
@@ -89,12 +91,18 @@ class Uploaded(BaseModel):
     sha256: str
     filename: str
     pages: int
+    #: The tesseract language the document's scanned pages are read in (outputs from before
+    #: it lack it: they were read in English).
+    lang: str = DEFAULT_LANGUAGE
 
 
 class OcrPage(BaseModel):
     blob_key: str
     page: int = Field(ge=0, description="0-based page index")
     pages: int = Field(ge=1)
+    #: Decided once for the document by `upload` (see stages.ocr_language): the pages are read
+    #: in parallel, so each carries the decision.
+    lang: str = Field(default=DEFAULT_LANGUAGE, pattern=r"^[A-Za-z_]+(\+[A-Za-z_]+)*$")
 
 
 class PageResult(BaseModel):
@@ -117,16 +125,23 @@ class Extract(BaseModel):
 def upload(job: Upload, ctx: Context) -> Uploaded:
     """Checks the stored PDF again (a worker trusts no submitter) and fans out its pages."""
     path = local_copy(job.blob_key)
-    info = inspect_pdf(path, max_pages=MAX_PAGES, timeout_s=PARSE_TIMEOUT_S)
+    info = inspect_pdf(
+        path, max_pages=MAX_PAGES, timeout_s=PARSE_TIMEOUT_S, sample_chars=SAMPLE_CHARS
+    )
     if info.sha256 != job.sha256:
         raise DocumentError(f"stored file hashes to {info.sha256}, expected {job.sha256}")
+    lang = document_language(path, info.text_sample, info.page_count)
     pages = [
-        OcrPage(blob_key=job.blob_key, page=i, pages=info.page_count)
+        OcrPage(blob_key=job.blob_key, page=i, pages=info.page_count, lang=lang)
         for i in range(info.page_count)
     ]
     ctx.fan_out("ocr", pages, then=("extract", Extract(pages=info.page_count)))
     return Uploaded(
-        blob_key=job.blob_key, sha256=job.sha256, filename=job.filename, pages=info.page_count
+        blob_key=job.blob_key,
+        sha256=job.sha256,
+        filename=job.filename,
+        pages=info.page_count,
+        lang=lang,
     )
 
 
@@ -153,6 +168,7 @@ def ocr(job: OcrPage, ctx: Context) -> PageResult:
         dpi=OCR_DPI,
         timeout_s=OCR_TIMEOUT_S,
         memory_limit_bytes=OCR_MEMORY_BYTES,
+        lang=job.lang,
     )
     return PageResult(
         page=job.page,

@@ -27,6 +27,8 @@ class PdfInfo:
     page_count: int
     size_bytes: int
     sha256: str  # hex digest of the file's bytes
+    #: Up to ``sample_chars`` of the first pages' text layer ("" when asked for none).
+    text_sample: str = ""
 
 
 def inspect_pdf(
@@ -36,6 +38,7 @@ def inspect_pdf(
     max_pages: int = 2000,
     timeout_s: float = 60,
     memory_limit_bytes: int = 2 * 1024**3,
+    sample_chars: int = 0,
 ) -> PdfInfo:
     """Check that ``path`` is a PDF the pipeline can work on, and describe it.
 
@@ -45,7 +48,8 @@ def inspect_pdf(
     ``timeout_s`` raises :class:`OcrTimeout` (transient: the machine may just be busy), and a
     parser killed from outside or crashed raises :class:`~stages.errors.KilledBySignal`
     (transient too, see :func:`~stages.errors.signal_death_error`). A missing or unreadable file
-    raises the usual :class:`OSError`: that is not the document's fault.
+    raises the usual :class:`OSError`: that is not the document's fault. With ``sample_chars``,
+    the first pages' text layer comes too, up to that many characters.
     """
     path = Path(path)
     size = path.stat().st_size
@@ -70,17 +74,23 @@ def inspect_pdf(
                 raise DocumentError(f"file is too large: the limit is {_human_bytes(max_bytes)}")
             chunk = f.read(_CHUNK)
 
-    page_count = _count_pages(path, timeout_s=timeout_s, memory_limit_bytes=memory_limit_bytes)
+    page_count, sample = _count_pages(
+        path, timeout_s=timeout_s, memory_limit_bytes=memory_limit_bytes, sample_chars=sample_chars
+    )
     if page_count == 0:
         raise DocumentError("PDF has no pages")
     if page_count > max_pages:
         raise DocumentError(f"PDF has too many pages: {page_count}, the limit is {max_pages}")
-    return PdfInfo(page_count=page_count, size_bytes=size_read, sha256=digest.hexdigest())
+    return PdfInfo(
+        page_count=page_count, size_bytes=size_read, sha256=digest.hexdigest(), text_sample=sample
+    )
 
 
-def _count_pages(path: Path, *, timeout_s: float, memory_limit_bytes: int) -> int:
+def _count_pages(
+    path: Path, *, timeout_s: float, memory_limit_bytes: int, sample_chars: int
+) -> tuple[int, str]:
     outcome = run_child(
-        {"op": "info", "pdf": str(path.resolve())},
+        {"op": "info", "pdf": str(path.resolve()), "sample_chars": sample_chars},
         timeout_s=timeout_s,
         memory_limit_bytes=memory_limit_bytes,
     )
@@ -95,7 +105,7 @@ def _count_pages(path: Path, *, timeout_s: float, memory_limit_bytes: int) -> in
             + (f": {outcome.stderr_tail}" if outcome.stderr_tail else "")
         )
     if result["ok"]:
-        return int(result["page_count"])
+        return int(result["page_count"]), str(result.get("text_sample", ""))
     kind, message = result["kind"], result["message"]
     if kind == "load":
         raise DocumentError(

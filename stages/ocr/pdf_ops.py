@@ -38,12 +38,30 @@ def _open_document(pdfium: Any, path: str) -> tuple[Any, dict[str, Any] | None]:
         return None, failure("load", str(exc), reason=reason)
 
 
+#: Most pages whose text layer ``info`` reads for its sample.
+_SAMPLE_PAGES = 10
+
+
 def op_info(pdfium: Any, request: dict[str, Any]) -> OpResult:
+    """The page count, and with ``sample_chars`` up to that much of the first pages' text
+    layer (what tells the document's language)."""
     doc, refusal = _open_document(pdfium, request["pdf"])
     if refusal is not None:
         return refusal, None
     try:
-        return {"ok": True, "page_count": len(doc)}, None
+        result: dict[str, Any] = {"ok": True, "page_count": len(doc)}
+        wanted = int(request.get("sample_chars", 0))
+        if wanted > 0:
+            sample = ""
+            with contextlib.suppress(Exception):  # a sample is a hint, never a failure
+                for index in range(min(len(doc), _SAMPLE_PAGES)):
+                    textpage = doc[index].get_textpage()
+                    sample += _normalize(textpage.get_text_range()) + "\n"
+                    textpage.close()
+                    if len(sample) >= wanted:
+                        break
+            result["text_sample"] = sample[:wanted]
+        return result, None
     finally:
         doc.close()
 

@@ -12,9 +12,10 @@ from typing import Any
 import psycopg
 import pytest
 
+from stages.ocr_language import installed_languages
 from stages.tender import TenderFields
 from tests.acceptance.cli import REPO, WorkerProcess, pipeline_exe, run_cli
-from tests.support.pdfs import encrypted_pdf, pageless_pdf
+from tests.support.pdfs import FRENCH_NOTICE, encrypted_pdf, pageless_pdf, scanned_pdf
 from tests.support.s3_server import s3_client
 from tests.support.waiting import wait_for
 
@@ -102,6 +103,31 @@ def test_every_sample_runs_end_to_end_over_s3(
     ]
     assert len(keys) == len(samples) and all(k.startswith("docs/sha256/") for k in keys)
     assert count(conn, "SELECT count(*) FROM jobs WHERE status <> 'done'") == 0
+
+
+@pytest.mark.skipif(
+    not {"fra", "deu"} <= installed_languages(),
+    reason="tesseract-ocr-fra and tesseract-ocr-deu are not installed (scripts/setup.sh does)",
+)
+def test_a_scanned_french_document_is_read_in_french(
+    env: dict[str, str], conn: Conn, tmp_path: Path
+) -> None:
+    pdf = scanned_pdf(tmp_path / "avis.pdf", FRENCH_NOTICE)
+
+    result = run_cli(env, "submit", str(pdf), "--wait", timeout=600)
+
+    assert result.returncode == 0, result.stderr
+    [document] = printed_results(result.stdout).values()
+    row = conn.execute(
+        "SELECT output->>'lang' FROM job_outputs WHERE root_id = %s AND stage = 'upload'",
+        (document["document"],),
+    ).fetchone()
+    assert row == ("fra",)
+    page = conn.execute(
+        "SELECT output->>'text' FROM job_outputs WHERE root_id = %s AND stage = 'ocr'",
+        (document["document"],),
+    ).fetchone()
+    assert page is not None and "2027 à 12 heures" in page[0]
 
 
 def test_a_worker_killed_mid_document_costs_one_page_and_no_duplicates(
@@ -222,7 +248,7 @@ def test_a_document_whose_file_vanished_fails_with_the_reason(
 def test_doctor_finds_everything_the_pipeline_needs(env: dict[str, str]) -> None:
     result = run_cli(env, "doctor")
     assert result.returncode == 0, result.stdout
-    for name in ("postgres", "schema", "listen/notify", "blob store", "tesseract"):
+    for name in ("postgres", "schema", "listen/notify", "blob store", "tesseract", "langs"):
         assert any(line.startswith("ok") and name in line for line in result.stdout.splitlines())
     # This machine has libtesseract (the OCR tests read pages through it): the doctor says so.
     assert any(

@@ -1,4 +1,4 @@
-"""PDFs written by hand for tests: valid, image-only, encrypted and page-less."""
+"""PDFs written by hand for tests: valid, image-only, encrypted, page-less, and scans of text."""
 
 from __future__ import annotations
 
@@ -64,3 +64,36 @@ def pageless_pdf(path: Path) -> Path:
     return write_pdf(
         path, [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [] /Count 0 >>"]
     )
+
+
+#: A notice's first lines in French, German and English, for telling a document's language.
+FRENCH_NOTICE = (
+    "AVIS D'APPEL PUBLIC À LA CONCURRENCE\n"
+    "Objet du marché : entretien des espaces verts de la commune\n"
+    "Procédure adaptée. Date limite de réception des offres : le 15 septembre\n"
+    "2027 à 12 heures. Les candidats présentent leur offre sur le profil\n"
+    "d'acheteur. Le marché est conclu pour une durée d'un an, renouvelable."
+)
+GERMAN_NOTICE = (
+    "Bekanntmachung über die Vergabe eines öffentlichen Auftrags\n"
+    "Gegenstand: Straßenreinigung und Winterdienst für die Gemeinde\n"
+    "Die Angebote sind bis zum 15. September 2027, 12 Uhr, einzureichen.\n"
+    "Der Auftrag wird für die Dauer von zwei Jahren vergeben und kann\n"
+    "verlängert werden. Zuschlagskriterien sind der Preis und die Qualität."
+)
+ENGLISH_NOTICE = (
+    "Contract notice for the maintenance of the district's roads\n"
+    "Tenders shall be submitted by 15 September 2027 at 12:00 through the portal.\n"
+    "The contract will be awarded to the most economically advantageous tender,\n"
+    "and the authority may extend it by one year at the end of its term."
+)
+
+
+def scanned_pdf(path: Path, text: str, *, dpi: int = 300) -> Path:
+    """An A4 scan of ``text`` in 11 pt type from an inch below the top: no text layer."""
+    image = Image.new("L", (round(8.27 * dpi), round(11.69 * dpi)), 255)
+    # Pillow's built-in font has no accented letters: DejaVu (Debian's fonts-dejavu-core).
+    font = ImageFont.truetype("DejaVuSans.ttf", size=round(11 * dpi / 72))
+    ImageDraw.Draw(image).multiline_text((dpi, dpi), text, font=font, fill=0, spacing=dpi // 8)
+    image.save(path, format="PDF", resolution=dpi)
+    return path

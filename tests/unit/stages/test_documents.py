@@ -38,14 +38,14 @@ def test_every_built_in_stage_has_a_timeout() -> None:
 def test_stage_timeouts_leave_room_for_the_bounds_inside_them() -> None:
     # A stage timeout that fired before its own inner limits would replace their clear message
     # ("page 3: OCR timed out after 120 s") with a bare timeout.
-    from stages import documents
+    from stages import documents, ocr_language
     from stages.extract_llm import LlmExtractor
 
     llm = LlmExtractor(base_url="http://127.0.0.1:9/v1", model="any")
     llm_worst_case = (llm.max_retries + 1) * llm.timeout_s
     timeout = {spec.name: spec.timeout_s or 0.0 for spec in _built_in_stages()}
     assert timeout["ocr"] > documents.OCR_TIMEOUT_S
-    assert timeout["upload"] > documents.PARSE_TIMEOUT_S
+    assert timeout["upload"] > documents.PARSE_TIMEOUT_S + ocr_language.DETECT_TIMEOUT_S
     assert timeout["extract"] > llm_worst_case
     # Minutes, not hours: a stuck job must come back to the queue within one working session.
     assert max(timeout.values()) <= 15 * 60
