@@ -7,8 +7,10 @@ fan-out's join enqueues `extract` once the last page is done.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -24,6 +26,7 @@ from pipeline import (
     data_dir,
     stage,
 )
+from stages.document_cache import DEFAULT_MAX_AGE_S, DEFAULT_MAX_BYTES, DocumentCache
 from stages.errors import DocumentError
 from stages.extract import extract_fields
 from stages.layout import PageLayout
@@ -58,25 +61,56 @@ def blob_store() -> BlobStore:
         return _store
 
 
-def local_copy(key: str) -> Path:
-    """A local path to the blob: the file itself for a local store, else a cached download
-    (content-addressed, so a cached copy can never be stale)."""
-    store = blob_store()
+#: Bounds of a worker's copies of remote documents (see stages.document_cache).
+CACHE_MAX_BYTES_ENV = "PIPELINE_CACHE_MAX_BYTES"
+CACHE_MAX_AGE_ENV = "PIPELINE_CACHE_MAX_AGE_S"
+_cache: DocumentCache | None = None
+
+
+def document_cache() -> DocumentCache:
+    """This process's cache of remote documents, under $PIPELINE_HOME/cache, made once."""
+    global _cache
+    with _store_lock:
+        if _cache is None:
+            _cache = DocumentCache(
+                data_dir() / "cache",
+                max_bytes=int(_setting(CACHE_MAX_BYTES_ENV, DEFAULT_MAX_BYTES)),
+                max_age_s=_setting(CACHE_MAX_AGE_ENV, DEFAULT_MAX_AGE_S),
+            )
+        return _cache
+
+
+def _setting(name: str, default: float) -> float:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
     try:
-        if isinstance(store, LocalBlobStore):
-            path = store.path_for(key)
-            if not path.exists():
-                raise BlobNotFound(key)
-            return path
-        cached = data_dir() / "cache" / key.replace("/", "_")
-        if not cached.exists():
-            cached.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            store.download_to(key, cached)
-        return cached
-    except BlobNotFound as exc:
-        raise DocumentError(f"the document's file {key} is gone from blob storage") from exc
-    except BlobStoreUnavailable as exc:
-        raise RetryableError(f"blob storage unavailable: {exc}") from exc
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        raise RuntimeError(f"{name} must be a number >= 0, not {raw!r}")
+    return value
+
+
+@contextlib.contextmanager
+def local_copy(key: str) -> Iterator[Path]:
+    """A local path to the blob for the ``with`` block: the file itself for a local store,
+    else a copy from the worker's bounded cache (content-addressed, so never stale)."""
+    store = blob_store()
+    with contextlib.ExitStack() as held:
+        try:
+            if isinstance(store, LocalBlobStore):
+                path = store.path_for(key)
+                if not path.exists():
+                    raise BlobNotFound(key)
+            else:
+                path = held.enter_context(document_cache().copy_of(store, key))
+        except BlobNotFound as exc:
+            raise DocumentError(f"the document's file {key} is gone from blob storage") from exc
+        except BlobStoreUnavailable as exc:
+            raise RetryableError(f"blob storage unavailable: {exc}") from exc
+        yield path
 
 
 class Upload(BaseModel):
@@ -124,13 +158,13 @@ class Extract(BaseModel):
 @stage("upload", max_attempts=3, lease=120, timeout=UPLOAD_TIMEOUT_S, permanent=(DocumentError,))
 def upload(job: Upload, ctx: Context) -> Uploaded:
     """Checks the stored PDF again (a worker trusts no submitter) and fans out its pages."""
-    path = local_copy(job.blob_key)
-    info = inspect_pdf(
-        path, max_pages=MAX_PAGES, timeout_s=PARSE_TIMEOUT_S, sample_chars=SAMPLE_CHARS
-    )
-    if info.sha256 != job.sha256:
-        raise DocumentError(f"stored file hashes to {info.sha256}, expected {job.sha256}")
-    lang = document_language(path, info.text_sample, info.page_count)
+    with local_copy(job.blob_key) as path:
+        info = inspect_pdf(
+            path, max_pages=MAX_PAGES, timeout_s=PARSE_TIMEOUT_S, sample_chars=SAMPLE_CHARS
+        )
+        if info.sha256 != job.sha256:
+            raise DocumentError(f"stored file hashes to {info.sha256}, expected {job.sha256}")
+        lang = document_language(path, info.text_sample, info.page_count)
     pages = [
         OcrPage(blob_key=job.blob_key, page=i, pages=info.page_count, lang=lang)
         for i in range(info.page_count)
@@ -162,14 +196,15 @@ def ocr(job: OcrPage, ctx: Context) -> PageResult:
     """One page: its text layer when it has one, else a 300 dpi render through tesseract
     (unless the render is blank), both in a child process that is killed on timeout or memory
     blow-up."""
-    result = ocr_page(
-        local_copy(job.blob_key),
-        job.page,
-        dpi=OCR_DPI,
-        timeout_s=OCR_TIMEOUT_S,
-        memory_limit_bytes=OCR_MEMORY_BYTES,
-        lang=job.lang,
-    )
+    with local_copy(job.blob_key) as path:
+        result = ocr_page(
+            path,
+            job.page,
+            dpi=OCR_DPI,
+            timeout_s=OCR_TIMEOUT_S,
+            memory_limit_bytes=OCR_MEMORY_BYTES,
+            lang=job.lang,
+        )
     return PageResult(
         page=job.page,
         text=result.text,
