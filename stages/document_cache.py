@@ -15,8 +15,10 @@ worker's disk within ``max_age_s`` of their last use.
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
+import shutil
 import threading
 import time
 import uuid
@@ -63,7 +65,7 @@ class DocumentCache:
             if not cached.exists():
                 store.download_to(key, cached)  # atomic: complete or absent
             try:
-                os.link(cached, held)
+                _hold(cached, held)
                 break
             except FileNotFoundError:
                 continue
@@ -144,6 +146,20 @@ class DocumentCache:
                 self.evict()
             except OSError as exc:  # a full or read-only disk: the next sweep tries again
                 logger.warning("document cache %s: %s", self.root, exc)
+
+
+def _hold(cached: Path, held: Path) -> None:
+    """Make ``held`` a name of its own for ``cached``'s bytes: a hard link, or a copy on a file
+    system without them (some network and FUSE ones), which costs the disk a second copy while
+    the job runs but keeps the same promise."""
+    try:
+        os.link(cached, held)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+            raise
+        shutil.copyfile(cached, held)
 
 
 def _alive(pid: int) -> bool:

@@ -3,6 +3,7 @@ running job; and the document stages reading S3 blobs through it (moto's server 
 
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
 import sys
@@ -75,6 +76,24 @@ def test_a_copy_a_job_is_reading_survives_its_eviction(
         cache.evict(now=time.time() + 10**6)
         assert cached(cache) == set()
         assert path.read_bytes() == b"%PDF-1.4 in use"  # the job's own link holds the bytes
+
+    assert list((cache.root / HELD).iterdir()) == []
+
+
+def test_on_a_file_system_without_hard_links_a_job_reads_a_copy_of_its_own(
+    tmp_path: Path, store: LocalBlobStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_links(src: object, dst: object) -> None:
+        raise PermissionError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", no_links)
+    cache = DocumentCache(tmp_path / "cache", max_bytes=0, max_age_s=3600)
+    key = put(store, b"%PDF-1.4 on a share")
+
+    with cache.copy_of(store, key) as path:
+        cache.evict(now=time.time() + 10**6)
+        assert cached(cache) == set()
+        assert path.read_bytes() == b"%PDF-1.4 on a share"
 
     assert list((cache.root / HELD).iterdir()) == []
 
