@@ -42,8 +42,8 @@ MAX_PAGES = 2000  #: documents with more pages are rejected at submit
 PARSE_TIMEOUT_S = 60.0  #: PDFium counting a document's pages, in its child process
 # Each stage's timeout is a backstop above its own inner bounds, so that those (with their
 # clearer messages) fire first; it catches what they do not bound, such as a hung download.
-#: Upload: download up to 200 MB, hash it, parse it (PARSE_TIMEOUT_S), tell its language (one
-#: first-pass page at most, DETECT_TIMEOUT_S), fan out 2000 page jobs.
+#: Upload: download up to 200 MB, hash it, parse it (PARSE_TIMEOUT_S), tell its language (four
+#: first-pass looks at most, DETECT_TIMEOUT_S each), fan out 2000 page jobs.
 UPLOAD_TIMEOUT_S = 300.0
 #: Extract: the LLM client's worst case with its defaults is 3 requests of 120 s each.
 EXTRACT_TIMEOUT_S = 480.0

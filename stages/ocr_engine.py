@@ -75,6 +75,7 @@ def ocr_page(
     lang: str = "eng",
     blank_below: int = BLANK_BELOW_INK_BLOCKS,
     layout: bool = True,
+    band: tuple[float, float] | None = None,
 ) -> PageText:
     """Text of page ``page_index`` (0-based) of ``pdf_path``.
 
@@ -88,6 +89,8 @@ def ocr_page(
     :func:`stages.ocr.raster.ink_blocks`; 0 turns the check off) is returned as ``blank``
     without OCR. With ``layout``, the page's spans come too (:class:`PageLayout`): the text
     layer's runs with their font size and weight, or the words tesseract read with their boxes.
+    With ``band`` (top, bottom, as fractions of the page's height from its top), a scanned page
+    is read only between those edges, without a layout: a cheaper first look.
 
     Raises IndexError for a page outside the document, FileNotFoundError for a missing file and
     RuntimeError when the environment is broken (tesseract or its language data missing).
@@ -96,6 +99,10 @@ def ocr_page(
         raise IndexError(f"page_index must be >= 0, not {page_index}")
     if dpi < 1 or max_pixels < 1:
         raise ValueError("dpi and max_pixels must be positive")
+    if band is not None:
+        if not 0 <= band[0] < band[1] <= 1:
+            raise ValueError(f"band must be (top, bottom) with 0 <= top < bottom <= 1: {band}")
+        layout = False
     pdf = Path(pdf_path)
     if not pdf.is_file():
         raise FileNotFoundError(f"no such file: {pdf}")
@@ -113,6 +120,7 @@ def ocr_page(
             "tesseract_library": tesseract_library(),
             "blank_below": blank_below,
             "layout": layout,
+            "band": list(band) if band is not None else None,
         },
         timeout_s=timeout_s,
         memory_limit_bytes=memory_limit_bytes,

@@ -103,7 +103,13 @@ def op_page(pdfium: Any, request: dict[str, Any]) -> OpResult:
     requested_dpi = int(request["dpi"])
     dpi = fit_dpi(width_pt, height_pt, requested_dpi, int(request["max_pixels"]))
     blank_below = int(request.get("blank_below", 0))
-    grey = render_grey(page, dpi)
+    band = request.get("band")
+    if band is not None:  # a first look at part of the page (its language): no layout of it
+        top, bottom = (min(max(float(edge), 0.0), 1.0) for edge in band)
+        layout = False
+        grey = render_grey(page, dpi, crop=(0, height_pt * (1 - bottom), 0, height_pt * top))
+    else:
+        grey = render_grey(page, dpi)
     try:
         ink = ink_blocks(grey, dpi) if blank_below > 0 else None
         if ink is not None and ink < blank_below:  # nothing to read: no tesseract, no image file

@@ -57,9 +57,12 @@ class Grey:
     close: Callable[[], None]
 
 
-def render_grey(page: Any, dpi: int) -> Grey:
-    """Render the page in 8-bit grey; the caller closes the result."""
-    bitmap = page.render(scale=dpi / 72, grayscale=True)
+def render_grey(
+    page: Any, dpi: int, crop: tuple[float, float, float, float] = (0, 0, 0, 0)
+) -> Grey:
+    """Render the page in 8-bit grey, less ``crop`` points off its (left, bottom, right, top)
+    as displayed; the caller closes the result."""
+    bitmap = page.render(scale=dpi / 72, grayscale=True, crop=crop)
     if bitmap.n_channels == 1:
         return Grey(bitmap.buffer, bitmap.width, bitmap.height, bitmap.stride, bitmap.close)
     try:  # not expected with grayscale=True; convert to be safe

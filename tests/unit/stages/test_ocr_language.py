@@ -5,25 +5,21 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from stages import ocr_language
 from stages.checks import languages_check
 from stages.ocr import fork_server
-from stages.ocr_engine import ocr_page
-from stages.ocr_language import document_language, guess_language, installed_languages
+from stages.ocr_engine import PageText, ocr_page
+from stages.ocr_language import document_language, guess_language
 from stages.pdfinfo import inspect_pdf
 from tests.support.pdfs import ENGLISH_NOTICE as ENGLISH
 from tests.support.pdfs import FRENCH_NOTICE as FRENCH
 from tests.support.pdfs import GERMAN_NOTICE as GERMAN
 from tests.support.pdfs import scanned_pdf as scan
 from tests.support.pdfs import write_pdf
-
-needs_languages = pytest.mark.skipif(
-    not {"fra", "deu"} <= installed_languages(),
-    reason="tesseract-ocr-fra and tesseract-ocr-deu are not installed (scripts/setup.sh does)",
-)
 
 
 @pytest.fixture(autouse=True)
@@ -81,19 +77,43 @@ def test_a_documents_text_layer_tells_its_language_without_reading_a_page(
     assert document_language(pdf, info.text_sample, info.page_count) == "fra"
 
 
-@needs_languages
+def record_looks(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The band of each page the first pass reads (None: the whole page)."""
+    looks: list[object] = []
+
+    def looking(*args: Any, **kwargs: Any) -> PageText:
+        looks.append(kwargs.get("band"))
+        return ocr_page(*args, **kwargs)
+
+    monkeypatch.setattr(ocr_language, "ocr_page", looking)
+    return looks
+
+
 @pytest.mark.parametrize(("text", "lang"), [(FRENCH, "fra"), (GERMAN, "deu"), (ENGLISH, "eng")])
 def test_a_scanned_document_is_read_in_the_language_a_first_pass_tells(
-    tmp_path: Path, text: str, lang: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, lang: str
 ) -> None:
     pdf = scan(tmp_path / "scan.pdf", text)
     info = inspect_pdf(pdf, sample_chars=ocr_language.SAMPLE_CHARS)
+    looks = record_looks(monkeypatch)
 
     assert info.text_sample.strip() == ""
     assert document_language(pdf, info.text_sample, info.page_count) == lang
+    # Five lines at the top of the page: the band below them shows nothing, the page tells.
+    assert looks == [ocr_language.DETECT_BAND, None]
 
 
-@needs_languages
+@pytest.mark.parametrize(("text", "lang"), [(FRENCH, "fra"), (GERMAN, "deu"), (ENGLISH, "eng")])
+def test_a_page_full_of_text_is_told_by_a_band_of_it_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, lang: str
+) -> None:
+    pdf = scan(tmp_path / "scan.pdf", "\n".join([text] * 6))
+    looks = record_looks(monkeypatch)
+
+    assert document_language(pdf, "", 1) == lang
+    assert looks == [ocr_language.DETECT_BAND]
+
+
 @pytest.mark.parametrize(
     ("text", "lang", "words"),
     [
