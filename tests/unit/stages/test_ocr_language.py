@@ -15,11 +15,16 @@ from stages.ocr import fork_server
 from stages.ocr_engine import PageText, ocr_page
 from stages.ocr_language import document_language, guess_language
 from stages.pdfinfo import inspect_pdf
-from tests.support.pdfs import ENGLISH_NOTICE as ENGLISH
-from tests.support.pdfs import FRENCH_NOTICE as FRENCH
-from tests.support.pdfs import GERMAN_NOTICE as GERMAN
-from tests.support.pdfs import scanned_pdf as scan
-from tests.support.pdfs import write_pdf
+from tests.support.pdfs import (
+    ENGLISH_NOTICE,
+    FRENCH_NOTICE,
+    GERMAN_NOTICE,
+    scanned_pdf,
+    write_pdf,
+)
+
+#: Each notice and the language it is in.
+NOTICES = [(ENGLISH_NOTICE, "eng"), (FRENCH_NOTICE, "fra"), (GERMAN_NOTICE, "deu")]
 
 
 @pytest.fixture(autouse=True)
@@ -46,7 +51,7 @@ def text_layer(path: Path, text: str) -> Path:
     )
 
 
-@pytest.mark.parametrize(("text", "lang"), [(ENGLISH, "eng"), (FRENCH, "fra"), (GERMAN, "deu")])
+@pytest.mark.parametrize(("text", "lang"), NOTICES)
 def test_a_text_in_english_french_or_german_is_told_by_its_short_words(
     text: str, lang: str
 ) -> None:
@@ -57,14 +62,15 @@ def test_a_text_in_english_french_or_german_is_told_by_its_short_words(
 
 def test_too_few_words_or_no_clear_lead_tell_no_language() -> None:
     assert guess_language("Lot 3 - 45 000 EUR") is None
-    assert guess_language(ENGLISH.split("\n")[0] + "\n" + FRENCH.split("\n")[1]) is None
+    mixed = ENGLISH_NOTICE.split("\n")[0] + "\n" + FRENCH_NOTICE.split("\n")[1]
+    assert guess_language(mixed) is None
     assert guess_language("") is None
 
 
 def test_a_documents_text_layer_tells_its_language_without_reading_a_page(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pdf = text_layer(tmp_path / "avis.pdf", FRENCH)
+    pdf = text_layer(tmp_path / "avis.pdf", FRENCH_NOTICE)
 
     def no_first_pass(*args: object, **kwargs: object) -> object:
         raise AssertionError("a page was read to tell the language")
@@ -89,11 +95,11 @@ def record_looks(monkeypatch: pytest.MonkeyPatch) -> list[object]:
     return looks
 
 
-@pytest.mark.parametrize(("text", "lang"), [(FRENCH, "fra"), (GERMAN, "deu"), (ENGLISH, "eng")])
+@pytest.mark.parametrize(("text", "lang"), NOTICES)
 def test_a_scanned_document_is_read_in_the_language_a_first_pass_tells(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, lang: str
 ) -> None:
-    pdf = scan(tmp_path / "scan.pdf", text)
+    pdf = scanned_pdf(tmp_path / "scan.pdf", text)
     info = inspect_pdf(pdf, sample_chars=ocr_language.SAMPLE_CHARS)
     looks = record_looks(monkeypatch)
 
@@ -103,11 +109,11 @@ def test_a_scanned_document_is_read_in_the_language_a_first_pass_tells(
     assert looks == [ocr_language.DETECT_BAND, None]
 
 
-@pytest.mark.parametrize(("text", "lang"), [(FRENCH, "fra"), (GERMAN, "deu"), (ENGLISH, "eng")])
+@pytest.mark.parametrize(("text", "lang"), NOTICES)
 def test_a_page_full_of_text_is_told_by_a_band_of_it_alone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, lang: str
 ) -> None:
-    pdf = scan(tmp_path / "scan.pdf", "\n".join([text] * 6))
+    pdf = scanned_pdf(tmp_path / "scan.pdf", "\n".join([text] * 6))
     looks = record_looks(monkeypatch)
 
     assert document_language(pdf, "", 1) == lang
@@ -117,14 +123,14 @@ def test_a_page_full_of_text_is_told_by_a_band_of_it_alone(
 @pytest.mark.parametrize(
     ("text", "lang", "words"),
     [
-        (FRENCH, "fra", ["PUBLIC À LA", "2027 à 12 heures", "Procédure", "durée"]),
-        (GERMAN, "deu", ["Straßenreinigung", "öffentlichen", "für", "Qualität"]),
+        (FRENCH_NOTICE, "fra", ["PUBLIC À LA", "2027 à 12 heures", "Procédure", "durée"]),
+        (GERMAN_NOTICE, "deu", ["Straßenreinigung", "öffentlichen", "für", "Qualität"]),
     ],
 )
 def test_a_page_read_in_its_own_language_keeps_its_accents(
     tmp_path: Path, text: str, lang: str, words: list[str]
 ) -> None:
-    pdf = scan(tmp_path / "scan.pdf", text)
+    pdf = scanned_pdf(tmp_path / "scan.pdf", text)
 
     own = ocr_page(pdf, 0, lang=lang, layout=False).text
     english = ocr_page(pdf, 0, lang="eng", layout=False).text
@@ -138,7 +144,7 @@ def test_a_language_without_its_data_falls_back_to_english(
 ) -> None:
     monkeypatch.setattr(ocr_language, "installed_languages", lambda: frozenset({"eng"}))
 
-    assert document_language(tmp_path / "unused.pdf", GERMAN, 1) == "eng"
+    assert document_language(tmp_path / "unused.pdf", GERMAN_NOTICE, 1) == "eng"
 
 
 def test_the_doctor_says_which_languages_scans_can_be_read_in() -> None:
