@@ -1,7 +1,7 @@
 """Field accuracy of the offline extractor: right, wrong and missing, and what confidence means.
 
     python -m benchmarks.extraction_accuracy [--split SPLIT ...] [--samples] [--no-realworld]
-        [--layouts-from-text-layer]
+        [--layouts-from-text-layer] [--english]
 
 It measures three sets and prints Markdown tables for the README:
 
@@ -14,10 +14,11 @@ It measures three sets and prints Markdown tables for the README:
   there, scored by the set's own ``score.py``, the documents the rules were tuned on apart from
   the held-out ones (see ``benchmarks.extraction_realworld``); the output says when it is absent.
 
-Each page goes through the `ocr` stage's engine (text layer when present, else tesseract), the
-pages and the layouts the engine gives them through the offline extractor (as the `extract`
-stage passes them, so the fields are what ``pipeline submit FILE --wait`` prints on the
-defaults), and every field is compared with the ground truth:
+Each page goes through the `ocr` stage's engine (text layer when present, else tesseract in the
+language the `upload` stage decides for the document), the pages and the layouts the engine
+gives them through the offline extractor (as the `extract` stage passes them, so the fields are
+what ``pipeline submit FILE --wait`` prints on the defaults), and every field is compared with
+the ground truth:
 
 * right: equal to the truth (an empty list or null where the truth has none counts as right; a
   CPV code reported as its 8-digit stem matches the code with that stem);
@@ -29,6 +30,7 @@ The confidence table counts the values given, per band of the evidence's confide
 wrong, on the real documents and the corpus: the band called "high" is the one to trust.
 ``--layouts-from-text-layer`` builds a text layer's layout here where the engine returns none
 (the engine fills them since the `ocr` stage does: the flag then changes nothing).
+``--english`` reads every scan in English, as before the `upload` stage chose a language.
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ from benchmarks.ocr_quality import cer
 from stages.extract import extract_fields
 from stages.layout import PageLayout
 from stages.ocr_engine import PageText, ocr_page
+from stages.ocr_language import SAMPLE_CHARS, document_language
+from stages.pdfinfo import inspect_pdf
 from stages.tender import TenderExtraction, TenderFields
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -116,12 +120,21 @@ def load_truth(pdf: Path) -> dict[str, Any]:
 Extract = Callable[[list[str], list[PageLayout | None]], TenderFields | TenderExtraction]
 
 
-def measure(pdf: Path, dpi: int, pool: ThreadPoolExecutor, extract: Extract) -> Result:
+def language_of(pdf: Path) -> str:
+    """The language the `upload` stage reads the document's scans in."""
+    info = inspect_pdf(pdf, sample_chars=SAMPLE_CHARS)
+    return document_language(pdf, info.text_sample, info.page_count)
+
+
+def measure(
+    pdf: Path, dpi: int, pool: ThreadPoolExecutor, extract: Extract, *, english: bool = False
+) -> Result:
     truth = load_truth(pdf)
     doc = pdfium.PdfDocument(pdf)
     count = len(doc)
     doc.close()
-    pages = list(pool.map(lambda i: ocr_page(pdf, i, dpi=dpi), range(count)))
+    lang = "eng" if english else language_of(pdf)
+    pages = list(pool.map(lambda i: ocr_page(pdf, i, dpi=dpi, lang=lang), range(count)))
     found = extract([p.text for p in pages], [p.layout for p in pages])
     fields = found.fields() if isinstance(found, TenderExtraction) else found
     outcomes = score(fields, TenderFields.model_validate(truth["fields"]))
@@ -309,6 +322,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         action="store_true",
         help="give the extractor layouts built from the text layer where the engine gives none",
     )
+    parser.add_argument(
+        "--english", action="store_true", help="read every scan in English, whatever its language"
+    )
     args = parser.parse_args(argv)
     extract: Extract = (
         extract_pages if args.extractor_file is None else load_extractor(args.extractor_file)
@@ -319,7 +335,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.samples:
         pdfs += sorted(SAMPLES.glob("*.pdf"))
     with ThreadPoolExecutor(args.parallel) as pool:
-        results = [measure(pdf, args.dpi, pool, extract) for pdf in pdfs]
+        results = [measure(pdf, args.dpi, pool, extract, english=args.english) for pdf in pdfs]
     print(sample_table(results))
     print()
     print(field_table(results))
