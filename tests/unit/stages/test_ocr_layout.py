@@ -11,6 +11,8 @@ import pytest
 from PIL import Image, ImageDraw, ImageFont, ImageOps
 
 from stages import ocr_engine
+from stages.extract_offline import extract_offline_explained
+from stages.extract_offline.cells import Pair, pairs_from_layout
 from stages.layout import MAX_SPANS, PageLayout, Span
 from stages.ocr import fork_server
 from stages.ocr.ocr_words import OcrWord, type_size
@@ -302,3 +304,37 @@ def test_a_scans_words_come_with_their_boxes_in_points_and_a_type_size(
     assert reference.size == pytest.approx(11, rel=0.2)
     assert supply.size == pytest.approx(reference.size, rel=0.1)
     assert not any(s.bold for s in layout.spans)  # a scan does not tell
+
+
+def scanned_form(path: Path) -> Path:
+    """An A4 scan of a U.S. SF 1449's first boxes: two labels side by side, each value under
+    its label, so that a line of text holds both labels and the next both values."""
+    px = SCAN_DPI / 72
+    image = Image.new("L", (round(8.27 * SCAN_DPI), round(11.69 * SCAN_DPI)), 255)
+    draw = ImageDraw.Draw(image)
+    cells = [
+        (72, 90, "SOLICITATION/CONTRACT/ORDER FOR COMMERCIAL ITEMS"),
+        (72, 150, "5. SOLICITATION NUMBER"),
+        (330, 150, "7. ISSUED BY"),
+        (72, 170, "47QSWA27Q0042"),
+        (330, 170, "GSA Region 5 Acquisition Division"),
+        (72, 760, "STANDARD FORM 1449 (REV. 2/2012)"),
+    ]
+    for x, y, text in cells:
+        draw.text((x * px, y * px), text, font=_font(11), fill=0)
+    image.save(path, format="PDF", resolution=SCAN_DPI)
+    return path
+
+
+def test_on_a_scan_a_value_printed_under_its_label_is_paired_with_it(tmp_path: Path) -> None:
+    # The text alone puts both labels on one line and both values on the next: only the words'
+    # boxes tell which value stands under which label.
+    page = ocr_page(scanned_form(tmp_path / "sf1449.pdf"), 0, dpi=SCAN_DPI)
+
+    pairs = pairs_from_layout([page.layout])
+    found = extract_offline_explained([page.text], [page.layout]).fields()
+
+    assert Pair("5. SOLICITATION NUMBER", "47QSWA27Q0042", 0, below=True) in pairs
+    assert Pair("7. ISSUED BY", "GSA Region 5 Acquisition Division", 0, below=True) in pairs
+    assert found.reference == "47QSWA27Q0042"
+    assert found.issuing_authority == "GSA Region 5 Acquisition Division"
