@@ -13,6 +13,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from pipeline import inputs
 from pipeline.errors import InvalidPayload, PermanentError, RetryableError, UnknownStage
 from pipeline.retry_delays import BACKOFF_BASE_S, BACKOFF_CAP_S
 from pipeline.validation import InvalidJob
@@ -81,8 +82,10 @@ class StageSpec:
                 f"stage {self.name!r}: tenant_cap must be a whole number of jobs >= 0, "
                 f"not {self.tenant_cap!r}"
             )
-        if not -32768 <= self.priority <= 32767:
-            raise ValueError(f"stage {self.name!r}: priority must be within -32768..32767")
+        try:
+            inputs.priority(self.priority)
+        except ValueError as exc:
+            raise ValueError(f"stage {self.name!r}: {exc}") from None
         if self.then is not None and self.output_model is None:
             raise ValueError(f"stage {self.name!r}: then={self.then!r} needs an output model")
 

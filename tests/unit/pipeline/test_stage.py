@@ -41,6 +41,14 @@ def test_stage_rejects_bad_definitions() -> None:
         def y(job: Resize, ctx: Context) -> None: ...
 
 
+@pytest.mark.parametrize("priority", [40_000, -40_000, True, 1.5])
+def test_a_stage_priority_is_refused_where_a_job_priority_would_be(priority: object) -> None:
+    with pytest.raises(ValueError, match=r"^stage 'p': priority must be"):
+
+        @stage("p", registry=Registry(), priority=priority)  # type: ignore[arg-type]
+        def p(job: Resize, ctx: Context) -> None: ...
+
+
 def test_error_classification() -> None:
     registry = Registry()
 
