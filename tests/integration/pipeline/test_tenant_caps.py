@@ -272,3 +272,17 @@ def test_priority_comes_before_fairness(conn: Conn, pool: ConnectionPool) -> Non
     enqueue_many(conn, [JobRequest("noop", {}, tenant_id="a") for _ in range(5)])
     urgent = enqueue(conn, "noop", {}, tenant_id="b", priority=10)
     assert [j.id for j in store.claim(["noop"], 1, WORKER, {})] == [urgent]
+
+
+def test_a_capped_pair_without_a_counter_row_gets_one_and_then_its_cap(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    # Jobs older than their counter row, or a row deleted by hand: the claim makes the row and
+    # leaves the pair for the next claim, which counts against it like any other.
+    store = JobStore(pool)
+    enqueue_many(conn, [JobRequest("capped", {}, tenant_id="acme") for _ in range(9)])
+    conn.execute("DELETE FROM tenant_slots")
+    assert claim(store, 10) == []
+    assert slots(conn) == {"acme": 0}
+    assert len(claim(store, 10)) == CAPS["capped"]
+    assert slots(conn) == {"acme": CAPS["capped"]} == dict(running_by_tenant(conn))
