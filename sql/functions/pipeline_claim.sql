@@ -23,6 +23,7 @@ DECLARE
     n integer;
     shares integer[];  -- each group's first-pass share
     budget integer;
+    sharing integer := 0;  -- groups 1..sharing have a first-pass share
     quota integer;
     remaining integer := p_limit;
     grp pipeline_claim_group;
@@ -48,18 +49,22 @@ BEGIN
     budget := p_limit;
     FOR i IN 1..n LOOP
         shares[i] := least(quota, budget);
+        EXIT WHEN shares[i] = 0;
         budget := budget - shares[i];
+        sharing := i;
         grp := groups[i];
-        tenanted := tenanted OR (shares[i] > 0 AND grp.tenant_id IS NOT NULL);
-        capped := capped OR (shares[i] > 0 AND grp.cap IS NOT NULL);
+        tenanted := tenanted OR grp.tenant_id IS NOT NULL;
+        capped := capped OR grp.cap IS NOT NULL;
     END LOOP;
 
     -- Step 0 is the first pass, every group at once; step i offers group i what is left.
     FOR step IN 0..n LOOP
         EXIT WHEN remaining <= 0;
         IF step = 0 THEN
-            batch := groups;
-            takes := shares;
+            -- Only the groups with a share: with many tenants, most of them wait for a later
+            -- claim, and each part would otherwise go through all of them.
+            batch := groups[1:sharing];
+            takes := shares[1:sharing];
         ELSE
             -- A group that took less than its share on the first pass has no more to give now:
             -- it ran dry, reached its cap, or another claimer holds its counter.
