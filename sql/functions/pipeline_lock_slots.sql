@@ -30,6 +30,10 @@ made AS (
     INSERT INTO tenant_slots (tenant_id, stage)
     SELECT o.tenant_id, o.type FROM offered o
     WHERE o.cap IS NOT NULL AND o.take > 0
+      -- Looked for only when a capped group went without its lock: the common claim, which
+      -- locked every one, reads no more.
+      AND (SELECT count(*) FROM locked) < (SELECT count(*) FROM offered o2
+                                           WHERE o2.cap IS NOT NULL AND o2.take > 0)
       AND NOT EXISTS (SELECT 1 FROM tenant_slots s
                       WHERE s.tenant_id = o.tenant_id AND s.stage = o.type)
     ORDER BY o.tenant_id, o.type

@@ -27,6 +27,7 @@ UPDATE tenant_slots AS s SET served_at = clock_timestamp()
 FROM (
     SELECT s2.tenant_id, s2.stage FROM tenant_slots s2
     WHERE (s2.stage, s2.tenant_id) IN (SELECT t.type, t.tenant_id FROM taken t WHERE NOT t.capped)
+      AND EXISTS (SELECT 1 FROM taken t WHERE NOT t.capped)  -- else no row is read
     FOR UPDATE OF s2 SKIP LOCKED
 ) AS l
 WHERE s.tenant_id = l.tenant_id AND s.stage = l.stage
