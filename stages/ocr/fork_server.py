@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
 import json
 import logging
 import os
@@ -29,10 +30,16 @@ logger = logging.getLogger(__name__)
 # how long a closed fork server may take to kill and reap its children.
 _KILLED_EXIT_WAIT_S = 10.0
 _SERVER_EXIT_WAIT_S = 10.0
-# How long the fork server may take to answer one request: a fork, a reap, or its start-up and
-# a language's first model load (~100 ms each when healthy). Past it the server is killed and
-# replaced: a hung one would otherwise hold its pipe's lock, and every page after, for good.
+# How long the fork server may take to answer one request: a fork, a reap, or a language's
+# first model load (~100 ms each when healthy). Past it the server is killed and replaced: a
+# hung one would otherwise hold its pipe's lock, and every page after, for good.
 _SERVER_ANSWER_S = 60.0
+# How long a new server may take to say it is ready (Python's start and PDFium's import, ~0.3 s
+# of CPU; many times that on a loaded machine), apart from the answers' bound.
+_SERVER_START_S = 60.0
+# After a server failed to start, pages are spawned for this long before another start is tried:
+# a start that hangs would otherwise cost every page its full allowance.
+_START_RETRY_S = 30.0
 
 
 class ServerGone(Exception):
@@ -73,7 +80,7 @@ class ForkServer:
         self._unread = b""  # what the server wrote past the last reply's newline
         self.broken = False
         try:
-            ready = self._receive()
+            ready = self._receive(_SERVER_START_S)
         except ServerGone:
             self.close()
             raise
@@ -133,20 +140,18 @@ class ForkServer:
             except (OSError, ValueError) as exc:
                 self.broken = True
                 raise ServerGone(f"the fork server is gone: {exc}") from exc
-            return self._receive()
+            return self._receive(_SERVER_ANSWER_S)
 
-    def _receive(self) -> dict[str, Any]:
+    def _receive(self, timeout_s: float) -> dict[str, Any]:
         try:
-            line = self._read_line(_SERVER_ANSWER_S)
+            line = self._read_line(timeout_s)
             reply = json.loads(line) if line else None
         except TimeoutError:
             self.broken = True
             kill_group(self._proc.pid)  # its children get SIGKILL with it (PR_SET_PDEATHSIG)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self._proc.wait(timeout=_KILLED_EXIT_WAIT_S)
-            raise ServerGone(
-                f"the fork server did not answer within {_SERVER_ANSWER_S:g} s"
-            ) from None
+            raise ServerGone(f"the fork server did not answer within {timeout_s:g} s") from None
         except (OSError, ValueError) as exc:
             reply = {"error": f"{type(exc).__name__}: {exc}"}
         if not isinstance(reply, dict) or "error" in reply:
@@ -182,7 +187,8 @@ class _ServerPool:
         self._lock = threading.Lock()
         self._current: ForkServer | None = None
         self._retired: list[ForkServer] = []
-        self._unavailable = not hasattr(os, "pidfd_open")
+        self._unavailable = not hasattr(os, "pidfd_open")  # for good: this system cannot
+        self._start_after = 0.0  # monotonic time before which no new server is tried
         atexit.register(self.close)
 
     def run(self, request_path: Path, env: dict[str, str], timeout_s: float) -> Ended | None:
@@ -223,10 +229,27 @@ class _ServerPool:
             if server is None or server.env != env or not server.alive:
                 if server is not None:
                     self._retire(server)
+                if time.monotonic() < self._start_after:
+                    return None
                 try:
                     server = ForkServer(env)
-                    os.close(os.pidfd_open(server.pid))  # pidfds work here (Linux >= 5.3)
                 except (OSError, ServerGone) as exc:
+                    # A start too slow for a loaded machine, or out of processes for a moment:
+                    # spawn pages for a while, then try again, rather than give up for good.
+                    logger.warning(
+                        "no OCR fork server (%s): spawning each child for %g s",
+                        exc,
+                        _START_RETRY_S,
+                    )
+                    self._start_after = time.monotonic() + _START_RETRY_S
+                    return None
+                try:
+                    os.close(os.pidfd_open(server.pid))  # pidfds work here (Linux >= 5.3)
+                except OSError as exc:
+                    server.close()
+                    if exc.errno not in (errno.ENOSYS, errno.EPERM):  # out of descriptors
+                        self._start_after = time.monotonic() + _START_RETRY_S
+                        return None
                     logger.warning("no OCR fork server (%s): spawning each child instead", exc)
                     self._unavailable = True
                     return None

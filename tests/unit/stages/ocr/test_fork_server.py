@@ -206,3 +206,34 @@ def test_a_fork_server_that_stops_answering_is_killed_and_its_page_still_read(
     assert "road maintenance" in page.text.lower()
     assert not _alive(server), "the stopped server was left running"
     assert server not in fork_server.fork_server_pids()
+
+
+def test_a_fork_server_that_fails_to_start_is_tried_again_after_a_pause(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A start too slow for a loaded machine once made the process spawn every page for good.
+    pdf = _scan(tmp_path / "scan.pdf", "Tender for road maintenance", dpi=72)
+    fork_server.stop_fork_servers()
+    real_init = fork_server.ForkServer.__init__
+    starts: list[str] = []
+
+    def failing_once(self: fork_server.ForkServer, env: dict[str, str]) -> None:
+        starts.append("failed" if not starts else "started")
+        if len(starts) == 1:
+            raise fork_server.ServerGone("the fork server did not answer within 60 s")
+        real_init(self, env)
+
+    monkeypatch.setattr(fork_server.ForkServer, "__init__", failing_once)
+    monkeypatch.setattr(fork_server, "_START_RETRY_S", 3600.0)
+    try:
+        assert inspect_pdf(pdf).page_count == 1  # spawned
+        assert inspect_pdf(pdf).page_count == 1  # spawned: no start tried during the pause
+        assert (starts, fork_server.fork_server_pids()) == (["failed"], [])
+
+        fork_server.SERVERS._start_after = 0.0  # the pause is over
+        assert inspect_pdf(pdf).page_count == 1
+    finally:
+        fork_server.SERVERS._start_after = 0.0  # no pause left for the tests after this one
+
+    assert starts == ["failed", "started"]
+    assert len(fork_server.fork_server_pids()) == 1
