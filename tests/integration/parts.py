@@ -55,12 +55,13 @@ class Parts:
         self.completer.subscribe(self.table)
         self.completer.subscribe(self.heard)
         self.runners = Runners(count=runner_threads, max_abandoned=4, on_too_many=print)
+        self.isolated = IsolatedRunner(db_url, {})
         self.executor = JobExecutor(
             registry=REGISTRY,
             table=self.table,
             heartbeat=Heartbeat(self.store, WORKER, self.table, interval_s=60, halt=self.halt),
             runners=self.runners,
-            isolated=IsolatedRunner(db_url, {}),
+            isolated=self.isolated,
             outputs=Outputs(pool, halt=self.halt, retry_max_s=0.5),
             prefetch=Prefetch(SLOTS, 0, 0),
             completer=self.completer,
@@ -77,6 +78,7 @@ class Parts:
         self.halt.set()
         self.timeouts.stop()
         self.runners.stop()
+        self.isolated.close()  # its fork server, shared by every Isolator of this process
 
 
 @contextmanager
