@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from contextlib import suppress
-from typing import Any, Literal, Self
+from typing import Any, ClassVar, Literal, Self
 from urllib.parse import unquote
 
 import psycopg
@@ -19,7 +20,7 @@ from psycopg_pool import ConnectionPool
 from pydantic_core import from_json
 
 from pipeline.errors import DatabaseUnavailable
-from pipeline.queries import Q
+from pipeline.queries import Q, check_schema, configured_schema, queries_for
 from pipeline.redact import MASK, redact
 
 log = logging.getLogger(__name__)
@@ -175,12 +176,17 @@ def _hide_password(text: str, dsn: str) -> str:
     return redact(text)
 
 
-def connect(dsn: str | None = None, *, autocommit: bool = True) -> psycopg.Connection[Any]:
+def connect(
+    dsn: str | None = None, *, autocommit: bool = True, schema: str | None = None
+) -> psycopg.Connection[Any]:
     """A connection for enqueueing in your own transactions (`with conn.transaction(): ...`).
 
     Autocommit by default, so a statement outside `conn.transaction()` commits on its own.
+    `schema`: the installation it talks to, when not the one PIPELINE_SCHEMA (else `pipeline`)
+    names; pg-pipeline's functions given this connection then use that schema's tables.
     """
     target = dsn or database_url()
+    cursor = cursor_class(PoolerAwareCursor, check_schema(schema or configured_schema()))
     try:
         conninfo_to_dict(target)
     except Exception as exc:
@@ -196,7 +202,7 @@ def connect(dsn: str | None = None, *, autocommit: bool = True) -> psycopg.Conne
             autocommit=True,
             connect_timeout=CONNECT_TIMEOUT_S,
             application_name="pg-pipeline",
-            cursor_factory=PoolerAwareCursor,
+            cursor_factory=cursor,
         )
         try:
             fit_to_pooler(conn)
@@ -217,11 +223,15 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def make_pool(dsn: str, *, max_size: int, name: str = "pg-pipeline") -> ConnectionPool:
+def make_pool(
+    dsn: str, *, max_size: int, name: str = "pg-pipeline", schema: str | None = None
+) -> ConnectionPool:
     """A pool of autocommit connections. Broken connections are dropped when returned, so after
     a server restart the first statement fails, the caller retries, and a fresh one is made; so
-    are connections to a server that has stopped taking writes (PooledCursor)."""
+    are connections to a server that has stopped taking writes (PooledCursor). `schema` as in
+    connect()."""
     pooler_mode()  # a bad setting fails here: in `configure` the pool would retry it forever
+    cursor = cursor_class(PooledCursor, check_schema(schema or configured_schema()))
     return ConnectionPool(
         dsn,
         min_size=1,
@@ -230,7 +240,7 @@ def make_pool(dsn: str, *, max_size: int, name: str = "pg-pipeline") -> Connecti
             "autocommit": True,
             "connect_timeout": CONNECT_TIMEOUT_S,
             "application_name": name,
-            "cursor_factory": PooledCursor,
+            "cursor_factory": cursor,
         },
         configure=_configure,
         timeout=CONNECT_TIMEOUT_S,
@@ -357,9 +367,38 @@ def _pooler_advice(exc: psycopg.Error) -> PoolerError:
     )
 
 
+# -- schemas -----------------------------------------------------------------------------------
+#
+# The named queries (Q) are written for this process's schema. A connection made for another
+# (connect(schema=), make_pool(schema=)) gets a cursor class that runs each of them as written
+# for its own: a lookup by the query's text, so that the code that runs them needs no
+# connection-specific copy of Q, and SQL that is not one of ours goes through untouched.
+
+
+def schema_of(conn: psycopg.Connection[Any]) -> str:
+    """The schema `conn` was made for (connect(schema=)); this process's for any other."""
+    return getattr(conn.cursor_factory, "schema", None) or configured_schema()
+
+
+@functools.cache
+def cursor_class(base: type[PoolerAwareCursor[Any]], schema: str) -> type[PoolerAwareCursor[Any]]:
+    """`base`, or for a schema other than this process's, a subclass that runs the named
+    queries against `schema`."""
+    if schema == configured_schema():
+        return base
+    ours = queries_for(schema)
+    translation = {sql: ours[name] for name, sql in Q.items() if sql != ours[name]}
+    return type(
+        f"{base.__name__}For_{schema}", (base,), {"schema": schema, "_as_ours": translation}
+    )
+
+
 class PoolerAwareCursor(psycopg.Cursor[Row]):
     """A cursor whose prepared-statement clash says which setting fixes it, instead of
     `prepared statement "_pg3_0" already exists`."""
+
+    #: the named queries of this process's schema, each as written for the cursor's schema
+    _as_ours: ClassVar[Mapping[str, str]] = {}
 
     def execute(
         self,
@@ -369,6 +408,8 @@ class PoolerAwareCursor(psycopg.Cursor[Row]):
         prepare: bool | None = None,
         binary: bool | None = None,
     ) -> Self:
+        if self._as_ours and isinstance(query, str):
+            query = self._as_ours.get(query, query)
         try:
             # psycopg's overloads keep templates apart from params; ours passes both through.
             return super().execute(query, params, prepare=prepare, binary=binary)  # type: ignore[misc, arg-type]
@@ -380,6 +421,8 @@ class PoolerAwareCursor(psycopg.Cursor[Row]):
     def executemany(
         self, query: Query, params_seq: Iterable[Params], *, returning: bool = False
     ) -> None:
+        if self._as_ours and isinstance(query, str):
+            query = self._as_ours.get(query, query)
         try:
             super().executemany(query, params_seq, returning=returning)
         except _PREPARED_CLASH as exc:

@@ -21,13 +21,15 @@ from collections.abc import Callable, Iterable
 import psycopg
 
 from pipeline.db import CONNECT_TIMEOUT_S, outage
-from pipeline.queries import Q
+from pipeline.queries import Q, configured_schema
+from pipeline.queries import channel as channel_name
 from pipeline.reconnecting import Backoff
 
 log = logging.getLogger(__name__)
 
-JOBS_CHANNEL = "pipeline_jobs"
-CANCEL_CHANNEL = "pipeline_cancel"
+#: The channels of this process's schema (pipeline/queries.py), as Q["listen"] names them.
+JOBS_CHANNEL = channel_name("jobs", configured_schema())
+CANCEL_CHANNEL = channel_name("cancel", configured_schema())
 MAX_PAYLOAD_CHARS = 200  #: a job type or "id:claims" is far shorter; longer is not ours
 #: The shortest time between two checks of cancel notifications: each costs a read, so a flood
 #: of forged ones for jobs this worker holds costs at most this many reads a second (the hints

@@ -25,6 +25,17 @@ the second finds nothing left to do), in this order:
 
 A database that has applied a migration this package does not know belongs to a newer package:
 its functions are left as they are.
+
+Everything goes in the schema of the connection (connect(schema=)), or of the `schema`
+argument: PIPELINE_SCHEMA, else `pipeline` (see pipeline/queries.py). It is made when missing.
+Migrations 0001-0011 predate it: they name their objects unqualified, and run with the
+search_path set to where their objects are. Migration 0012 moves what they made into the
+schema, so an installation of that time (its tables in the schema its search_path found
+first, `public` as a rule, beside the application's) upgrades in place, in this same
+transaction, with its jobs, claims and joins as they were; its bookkeeping tables move first.
+A fresh database runs 0001-0011 in the schema itself, so that 0012's moves are no-ops and both
+end the same. The trigger functions 0001-0011 name are renamed by 0012: where they are missing
+they are stood in for by empty ones, until 0012 drops them.
 """
 
 from __future__ import annotations
@@ -35,7 +46,15 @@ from typing import Any, LiteralString
 
 import psycopg
 
-from pipeline.queries import FunctionFile, Q, load_functions, load_migrations
+from pipeline.db import schema_of
+from pipeline.queries import (
+    FunctionFile,
+    check_schema,
+    in_schema,
+    load_functions,
+    load_migrations,
+    queries_for,
+)
 
 log = logging.getLogger(__name__)
 
@@ -48,85 +67,124 @@ class Applied:
     functions: list[str] = field(default_factory=list)
 
 
-def migrate(conn: psycopg.Connection[Any]) -> list[int]:
+#: The last migration that names its objects unqualified, made before the schema of its own.
+LAST_UNQUALIFIED = 11
+
+
+def migrate(conn: psycopg.Connection[Any], *, schema: str | None = None) -> list[int]:
     """Apply what this database lacks (see the module's docstring); returns the versions of the
-    migrations applied now."""
-    return apply(conn).migrations
+    migrations applied now. `schema`: the installation's, when not the connection's."""
+    return apply(conn, schema=schema).migrations
 
 
-def apply(conn: psycopg.Connection[Any]) -> Applied:
+def apply(conn: psycopg.Connection[Any], *, schema: str | None = None) -> Applied:
     """migrate(), saying which function files it applied as well."""
+    schema = check_schema(schema) if schema else schema_of(conn)
+    q = queries_for(schema)
     applied = Applied()
     with conn.transaction():
-        conn.execute(Q["migration_lock"])
-        conn.execute(Q["create_migration_table"])
-        conn.execute(Q["create_function_table"])
-        done = _applied_versions(conn)
+        conn.execute(q["migration_lock"])
+        legacy = _legacy_schema(conn, schema)
+        conn.execute(q["create_schema"])
+        # Migrations 0001-0011 name their objects unqualified: they find them here.
+        conn.execute(q["set_migration_search_path"], {"schema": legacy or schema})
+        if legacy:
+            conn.execute(q["adopt_legacy_bookkeeping"])
+        conn.execute(q["create_migration_table"])
+        conn.execute(q["create_function_table"])
+        done = _applied_versions(conn, q)
         migrations = load_migrations()
         ahead = bool(done - {m.version for m in migrations})
         functions = [] if ahead else load_functions()
-        existing = {row[0] for row in conn.execute(Q["existing_functions"]).fetchall()}
+        if any(m.version <= LAST_UNQUALIFIED and m.version not in done for m in migrations):
+            conn.execute(q["stand_in_legacy_trigger_functions"])
+        existing = {row[0] for row in conn.execute(q["existing_functions"]).fetchall()}
         early = [f for f in functions if f.is_trigger and f.name not in existing]
         if early:
             # Unchecked (a %ROWTYPE may name a table a migration has yet to make); made again,
             # checked, below, since migrations will have run.
-            conn.execute(Q["skip_function_checks"])
+            conn.execute(q["skip_function_checks"])
             for function in early:
-                _apply_function(conn, function)
-            conn.execute(Q["restore_function_checks"])
+                _apply_function(conn, function, schema)
+            conn.execute(q["restore_function_checks"])
         for migration in migrations:
             if migration.version in done:
                 continue
-            conn.execute(migration.sql)  # packaged SQL, not input
+            conn.execute(in_schema(migration.sql, schema))  # packaged SQL, not input
             conn.execute(
-                Q["record_migration"], {"version": migration.version, "name": migration.name}
+                q["record_migration"], {"version": migration.version, "name": migration.name}
             )
             applied.migrations.append(migration.version)
-        recorded = _recorded_hashes(conn)
+        recorded = _recorded_hashes(conn, q)
         for function in functions:
             if applied.migrations or recorded.get(function.file) != function.sha256:
-                _apply_function(conn, function)
+                _apply_function(conn, function, schema)
                 applied.functions.append(function.name)
     if applied.functions:
         log.info("applied function files: %s", ", ".join(applied.functions))
     return applied
 
 
-def pending(conn: psycopg.Connection[Any]) -> list[int]:
+def _legacy_schema(conn: psycopg.Connection[Any], schema: str) -> str | None:
+    """Where an installation from before the schema of its own keeps its tables: the schema of
+    the pipeline_migrations that the connection's search_path finds, when `schema` has no
+    bookkeeping of its own yet. None: a fresh database, or one already moved."""
+    q = queries_for(schema)
+    if _exists(conn, q["migration_table_exists"]):
+        return None
+    row = conn.execute(q["legacy_schema"]).fetchone()
+    return str(row[0]) if row and row[0] else None
+
+
+def _done_versions(conn: psycopg.Connection[Any], schema: str) -> set[int]:
+    """The versions applied, outside migrate()'s transaction: from the schema's bookkeeping, or
+    from an installation that predates it."""
+    q = queries_for(schema)
+    if _exists(conn, q["migration_table_exists"]):
+        return _applied_versions(conn, q)
+    if _legacy_schema(conn, schema):
+        return {row[0] for row in conn.execute(q["legacy_applied_migrations"]).fetchall()}
+    return set()
+
+
+def pending(conn: psycopg.Connection[Any], *, schema: str | None = None) -> list[int]:
     """Versions not yet applied (all of them on a database never migrated)."""
-    done = _applied_versions(conn) if _exists(conn, Q["migration_table_exists"]) else set()
+    done = _done_versions(conn, check_schema(schema) if schema else schema_of(conn))
     return [m.version for m in load_migrations() if m.version not in done]
 
 
-def pending_changes(conn: psycopg.Connection[Any]) -> list[str]:
+def pending_changes(conn: psycopg.Connection[Any], *, schema: str | None = None) -> list[str]:
     """Everything migrate() would apply, by file: migrations ("0010_name") and function files
     ("functions/NAME.sql"). Empty when the database is up to date."""
-    versions = set(pending(conn))
+    versions = set(pending(conn, schema=schema))
     migrations = [f"{m.version:04d}_{m.name}" for m in load_migrations() if m.version in versions]
-    return migrations + [f"functions/{name}.sql" for name in pending_functions(conn)]
+    names = pending_functions(conn, schema=schema)
+    return migrations + [f"functions/{name}.sql" for name in names]
 
 
-def pending_functions(conn: psycopg.Connection[Any]) -> list[str]:
+def pending_functions(conn: psycopg.Connection[Any], *, schema: str | None = None) -> list[str]:
     """Function files whose content this database has not applied (none when the database
     belongs to a newer package)."""
-    done = _applied_versions(conn) if _exists(conn, Q["migration_table_exists"]) else set()
-    if done - {m.version for m in load_migrations()}:
+    schema = check_schema(schema) if schema else schema_of(conn)
+    q = queries_for(schema)
+    if _done_versions(conn, schema) - {m.version for m in load_migrations()}:
         return []
-    recorded = _recorded_hashes(conn) if _exists(conn, Q["function_table_exists"]) else {}
+    recorded = _recorded_hashes(conn, q) if _exists(conn, q["function_table_exists"]) else {}
     return [f.name for f in load_functions() if recorded.get(f.file) != f.sha256]
 
 
-def _apply_function(conn: psycopg.Connection[Any], function: FunctionFile) -> None:
-    conn.execute(function.sql)  # packaged SQL, not input
-    conn.execute(Q["record_function"], {"file": function.file, "sha256": function.sha256})
+def _apply_function(conn: psycopg.Connection[Any], function: FunctionFile, schema: str) -> None:
+    q = queries_for(schema)
+    conn.execute(in_schema(function.sql, schema))  # packaged SQL, not input
+    conn.execute(q["record_function"], {"file": function.file, "sha256": function.sha256})
 
 
-def _applied_versions(conn: psycopg.Connection[Any]) -> set[int]:
-    return {row[0] for row in conn.execute(Q["applied_migrations"]).fetchall()}
+def _applied_versions(conn: psycopg.Connection[Any], q: dict[str, LiteralString]) -> set[int]:
+    return {row[0] for row in conn.execute(q["applied_migrations"]).fetchall()}
 
 
-def _recorded_hashes(conn: psycopg.Connection[Any]) -> dict[str, str]:
-    return {row[0]: row[1] for row in conn.execute(Q["applied_functions"]).fetchall()}
+def _recorded_hashes(conn: psycopg.Connection[Any], q: dict[str, LiteralString]) -> dict[str, str]:
+    return {row[0]: row[1] for row in conn.execute(q["applied_functions"]).fetchall()}
 
 
 def _exists(conn: psycopg.Connection[Any], query: LiteralString) -> bool:

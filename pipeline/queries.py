@@ -1,14 +1,69 @@
 """The SQL files shipped as pipeline.sql: named queries (sql/queries*.sql, parsed once at import),
 numbered migrations (sql/migrations) and function files (sql/functions); see pipeline/migrate.py
-for how the last two reach a database."""
+for how the last two reach a database.
+
+Every object lives in a schema of its own, `pipeline` unless PIPELINE_SCHEMA (or the `schema=`
+argument of connect() and migrate()) names another. The SQL spells the schema literally, as
+`pipeline.jobs` (and `SCHEMA pipeline`), so that it reads as it runs in psql; in_schema() puts
+another schema's quoted name in its place, and the notification channels' names
+(`pipeline_jobs`, `pipeline_cancel`) take that schema's name too, so that two installations in
+one database neither share tables nor wake each other's workers.
+"""
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import os
 import re
 from dataclasses import dataclass
 from importlib import resources
 from typing import LiteralString, cast
+
+#: Where every table, view, function and type lives; PIPELINE_SCHEMA names another.
+DEFAULT_SCHEMA = "pipeline"
+SCHEMA_ENV = "PIPELINE_SCHEMA"
+#: Lower-case letters, digits and underscores, so that the name needs no escaping anywhere it
+#: goes (a quoted identifier, a channel name, a string literal), and short enough that
+#: "<schema>_cancel" stays within PostgreSQL's 63-byte names. pg_ is PostgreSQL's own.
+_SCHEMA_NAME = re.compile(r"(?!pg_)[a-z_][a-z0-9_]{0,55}")
+#: The schema where the SQL names it: `pipeline.` (not inside another name, nor after a quote:
+#: "pipeline".x is someone's spelling, not ours; `'pipeline.%I'` in a format() is ours), and
+#: `SCHEMA pipeline`.
+_QUALIFIER = re.compile(r"(?<![\w.$\"])pipeline(?=\.)")
+_SCHEMA_CLAUSE = re.compile(r"(?:(?<=\bSCHEMA )|(?<=\bSCHEMA IF NOT EXISTS ))pipeline\b")
+_CHANNEL = re.compile(r"\bpipeline_(jobs|cancel|doctor)\b")
+
+
+def check_schema(name: str) -> str:
+    """`name` if it can be pg-pipeline's schema, else ValueError saying what can."""
+    if not _SCHEMA_NAME.fullmatch(name):
+        raise ValueError(
+            f"schema name {name!r}: use 1 to 56 lower-case letters, digits and underscores, "
+            "starting with a letter or an underscore (and not with pg_)"
+        )
+    return name
+
+
+def configured_schema() -> str:
+    """PIPELINE_SCHEMA, else `pipeline`: the schema of this process's named queries (Q)."""
+    return check_schema(os.environ.get(SCHEMA_ENV, "").strip() or DEFAULT_SCHEMA)
+
+
+def in_schema(sql: str, schema: str) -> str:
+    """`sql`, as written for the schema `pipeline`, for `schema` (a checked name) instead."""
+    if schema == DEFAULT_SCHEMA:
+        return sql
+    sql = _QUALIFIER.sub(f'"{schema}"', sql)
+    sql = _SCHEMA_CLAUSE.sub(f'"{schema}"', sql)
+    return _CHANNEL.sub(lambda m: f"{schema}_{m[1]}", sql)
+
+
+def channel(kind: str, schema: str) -> str:
+    """The notification channel of `kind` ("jobs" or "cancel") for an installation in `schema`:
+    as the SQL's NOTIFY and LISTEN name it."""
+    return in_schema(f"pipeline_{kind}", schema)
+
 
 _HEADER = re.compile(r"^--\s*name:\s*([a-z_][a-z0-9_]*)\s*$", re.MULTILINE)
 
@@ -44,7 +99,7 @@ class FunctionFile:
 
 _COMMENT = re.compile(r"--[^\n]*")
 _RETURNS_TRIGGER = re.compile(r"\bRETURNS\s+trigger\b", re.IGNORECASE)
-_DEFINES = re.compile(r"\bCREATE\s+OR\s+REPLACE\s+FUNCTION\s+(\w+)\s*\(", re.IGNORECASE)
+_DEFINES = re.compile(r"\bCREATE\s+OR\s+REPLACE\s+FUNCTION\s+pipeline\.(\w+)\s*\(", re.IGNORECASE)
 
 
 def _strip_comments(sql: str) -> str:
@@ -103,10 +158,14 @@ def order_functions(texts: dict[str, str]) -> list[FunctionFile]:
         defined = _DEFINES.findall(code)
         if defined != [name]:
             raise RuntimeError(
-                f"sql/functions/{name}.sql must define one function, {name}, with CREATE OR "
-                f"REPLACE FUNCTION; it defines {defined}"
+                f"sql/functions/{name}.sql must define one function, pipeline.{name}, with a"
+                f" CREATE OR REPLACE FUNCTION; it defines {defined}"
             )
-        calls = {other for other in texts if other != name and re.search(rf"\b{other}\s*\(", code)}
+        calls = {
+            other
+            for other in texts
+            if other != name and re.search(rf"\bpipeline\.{other}\s*\(", code)
+        }
         found[name] = FunctionFile(name, text, frozenset(calls))
     ordered: list[FunctionFile] = []
     placed: set[str] = set()
@@ -137,4 +196,13 @@ def load_queries() -> dict[str, LiteralString]:
     return merged
 
 
-Q: dict[str, LiteralString] = load_queries()
+@functools.cache
+def queries_for(schema: str) -> dict[str, LiteralString]:
+    """Every named query, for the installation in `schema` (a checked name)."""
+    # The SQL is ours, and the schema's name a checked identifier: as literal as code.
+    return {name: in_schema(sql, schema) for name, sql in load_queries().items()}
+
+
+#: The named queries for this process's schema (configured_schema()). A connection made for
+#: another schema (connect(schema=)) runs them against its own: see pipeline/db.py.
+Q: dict[str, LiteralString] = queries_for(configured_schema())

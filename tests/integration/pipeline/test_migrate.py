@@ -11,6 +11,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from pipeline.db import make_pool
 from pipeline.migrate import (
     Applied,
     apply,
@@ -20,6 +21,7 @@ from pipeline.migrate import (
     pending_functions,
 )
 from pipeline.queries import Migration, load_functions, load_migrations, sql_text
+from pipeline.store import JobStore
 from tests.support import pg
 
 # The last release before function bodies moved to sql/functions, as pg_dump saw it (see the
@@ -29,42 +31,59 @@ migrate_module = importlib.import_module("pipeline.migrate")
 
 DATABASE_AT_0009 = Path(__file__).parents[1] / "fixtures" / "database_at_0009.sql.gz"
 
-BOOKKEEPING = "('pipeline_migrations', 'pipeline_functions')"
+BOOKKEEPING = "('migrations', 'functions')"
+#: What a schema holds, by kind; %(schema)s is the schema's name.
 CATALOG = {
     "columns": f"""
         SELECT table_name, column_name, data_type, is_nullable, column_default, is_identity
-        FROM information_schema.columns WHERE table_schema = 'public'
+        FROM information_schema.columns WHERE table_schema = %(schema)s
           AND table_name NOT IN {BOOKKEEPING} ORDER BY 1, 2""",
     "indexes": f"""
         SELECT tablename, indexname, indexdef FROM pg_indexes
-        WHERE schemaname = 'public' AND tablename NOT IN {BOOKKEEPING} ORDER BY 1, 2""",
+        WHERE schemaname = %(schema)s AND tablename NOT IN {BOOKKEEPING} ORDER BY 1, 2""",
     "constraints": f"""
-        SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid) FROM pg_constraint
-        WHERE connamespace = 'public'::regnamespace
-          AND conrelid::regclass::text NOT IN {BOOKKEEPING} ORDER BY 1, 2""",
+        SELECT c.relname, n.conname, pg_get_constraintdef(n.oid)
+        FROM pg_constraint n JOIN pg_class c ON c.oid = n.conrelid
+        WHERE n.connamespace = %(schema)s::regnamespace
+          AND c.relname NOT IN {BOOKKEEPING} ORDER BY 1, 2""",
     "reloptions": """
         SELECT relname, reloptions FROM pg_class
-        WHERE relnamespace = 'public'::regnamespace AND reloptions IS NOT NULL ORDER BY 1""",
+        WHERE relnamespace = %(schema)s::regnamespace AND reloptions IS NOT NULL ORDER BY 1""",
     "functions": """
         SELECT proname, pg_get_functiondef(oid) FROM pg_proc
-        WHERE pronamespace = 'public'::regnamespace ORDER BY 1""",
+        WHERE pronamespace = %(schema)s::regnamespace ORDER BY 1""",
     "triggers": """
         SELECT tgname, pg_get_triggerdef(oid) FROM pg_trigger WHERE NOT tgisinternal ORDER BY 1""",
     "composite types": """
         SELECT c.relname, a.attnum, a.attname, format_type(a.atttypid, a.atttypmod)
         FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
-        WHERE c.relkind = 'c' AND c.relnamespace = 'public'::regnamespace
+        WHERE c.relkind = 'c' AND c.relnamespace = %(schema)s::regnamespace
           AND a.attnum > 0 AND NOT a.attisdropped ORDER BY 1, 2""",
     # The monitoring views' names, columns and comments are an interface: compared too.
     "views": """
-        SELECT viewname, definition, obj_description(format('%I', viewname)::regclass, 'pg_class')
-        FROM pg_views WHERE schemaname = 'public' ORDER BY 1""",
+        SELECT viewname, definition,
+               obj_description(format('%%I.%%I', schemaname, viewname)::regclass, 'pg_class')
+        FROM pg_views WHERE schemaname = %(schema)s ORDER BY 1""",
+    # Nothing of ours is left anywhere else (an application's own objects excepted).
+    "elsewhere": """
+        SELECT c.relnamespace::regnamespace::text, c.relname FROM pg_class c
+        WHERE c.relnamespace NOT IN (%(schema)s::regnamespace, 'pg_catalog'::regnamespace,
+                                     'information_schema'::regnamespace, 'pg_toast'::regnamespace)
+          AND c.relname NOT LIKE 'app\\_%%'
+        UNION ALL
+        SELECT p.pronamespace::regnamespace::text, p.proname FROM pg_proc p
+        WHERE p.pronamespace NOT IN (%(schema)s::regnamespace, 'pg_catalog'::regnamespace,
+                                     'information_schema'::regnamespace)
+        ORDER BY 1, 2""",
 }
 
 
-def catalog(url: str) -> dict[str, list[tuple[Any, ...]]]:
+def catalog(url: str, schema: str = "pipeline") -> dict[str, list[tuple[Any, ...]]]:
     with psycopg.connect(url) as conn:
-        return {name: conn.execute(q).fetchall() for name, q in CATALOG.items()}  # type: ignore[arg-type]
+        return {
+            name: conn.execute(q, {"schema": schema}).fetchall()  # type: ignore[arg-type]
+            for name, q in CATALOG.items()
+        }
 
 
 def schema_file_catalog(server_url: str) -> dict[str, list[tuple[Any, ...]]]:
@@ -73,6 +92,7 @@ def schema_file_catalog(server_url: str) -> dict[str, list[tuple[Any, ...]]]:
     functions = load_functions()
     with pg.empty_database(server_url) as url:
         with psycopg.connect(url, autocommit=True) as conn, conn.transaction():
+            conn.execute("CREATE SCHEMA pipeline")
             conn.execute("SET LOCAL check_function_bodies = off")
             for function in functions:
                 if function.is_trigger:
@@ -124,10 +144,19 @@ def fill_the_old_queue(conn: psycopg.Connection[Any]) -> None:
     )
 
 
+def _complete(url: str, fences: list[tuple[int, int]]) -> set[int]:
+    """The worker's own fenced completion, on a pool of its own."""
+    pool = make_pool(url, max_size=1)
+    try:
+        return JobStore(pool).complete(fences)
+    finally:
+        pool.close()
+
+
 def drifted(conn: psycopg.Connection[Any]) -> list[tuple[Any, ...]]:
     """The slot repair's corrections over every pair (one batch)."""
     return conn.execute(
-        "SELECT * FROM pipeline_repair_slots('', '', 1000000) WHERE was <> counted"
+        "SELECT * FROM pipeline.repair_slots('', '', 1000000) WHERE was <> counted"
     ).fetchall()
 
 
@@ -146,35 +175,51 @@ def test_a_database_at_0009_with_jobs_upgrades_to_exactly_the_schema_file(
                 f"functions/{f.file}" for f in load_functions()
             ]
             jobs_before = conn.execute("SELECT * FROM jobs ORDER BY id").fetchall()
+            running = conn.execute(
+                "SELECT id, claims FROM jobs WHERE status = 'running' ORDER BY id"
+            ).fetchall()
 
             applied = apply(conn)
 
             assert applied.migrations == [m.version for m in later]
             assert sorted(applied.functions) == sorted(f.name for f in load_functions())
             assert pending_changes(conn) == []
-            assert conn.execute("SELECT * FROM jobs ORDER BY id").fetchall() == jobs_before
+            assert conn.execute("SELECT * FROM pipeline.jobs ORDER BY id").fetchall() == jobs_before
+            assert conn.execute("SELECT to_regclass('public.jobs')").fetchone() == (None,)
+            # A claim made before the move completes after it, fenced by its (id, claims); a
+            # stale fence changes nothing.
+            job_id, claim = running[0]
+            stale = conn.execute(
+                "UPDATE pipeline.jobs SET status = 'done', finished_at = now() "
+                "WHERE id = %s AND claims = %s AND status = 'running' RETURNING id",
+                (job_id, claim - 1),
+            ).fetchall()
+            assert stale == []
+            assert _complete(url, [(job_id, claim)]) == {job_id}
             # The old claim's counts hold for the new functions: nothing to repair.
             assert drifted(conn) == []
             # The new claim serves the old queue, and the join the old trigger counted goes on.
             ready = set(
                 conn.execute(
-                    "SELECT id FROM jobs WHERE status = 'queued' AND tenant_id IS NULL"
+                    "SELECT id FROM pipeline.jobs WHERE status = 'queued' AND tenant_id IS NULL"
                 ).fetchall()
             )
             claimed = conn.execute(
-                "SELECT id FROM pipeline_claim(ARRAY['ocr', 'page'], 100, %s, "
+                "SELECT id FROM pipeline.claim(ARRAY['ocr', 'page'], 100, %s, "
                 "ARRAY['ocr'], ARRAY[2])",
                 (uuid.uuid4(),),
             ).fetchall()
             assert ready and ready <= set(claimed)
-            running = conn.execute(
-                "SELECT tenant_id, count(*) FILTER (WHERE holds_slot) FROM jobs "
+            held = conn.execute(
+                "SELECT tenant_id, count(*) FILTER (WHERE holds_slot) FROM pipeline.jobs "
                 "WHERE status = 'running' AND tenant_id IS NOT NULL GROUP BY 1"
             ).fetchall()
-            assert running and all(held == 2 for _, held in running), running
+            assert held and all(n == 2 for _, n in held), held
             assert drifted(conn) == []
-            conn.execute("UPDATE jobs SET status = 'done' WHERE type = 'page'")
-            merge = conn.execute("SELECT count(*) FROM jobs WHERE type = 'merge'").fetchone()
+            conn.execute("UPDATE pipeline.jobs SET status = 'done' WHERE type = 'page'")
+            merge = conn.execute(
+                "SELECT count(*) FROM pipeline.jobs WHERE type = 'merge'"
+            ).fetchone()
             assert merge == (1,)
         upgraded = catalog(url)
     assert upgraded == schema_file_catalog(server_url)
@@ -197,15 +242,15 @@ def test_a_changed_function_file_is_applied_again_once(
         migrate(conn)
         edited = [
             dataclasses.replace(f, sql=f.sql.replace("BEGIN\n", "BEGIN\n    -- edited\n", 1))
-            if f.name == "pipeline_repair_slots"
+            if f.name == "repair_slots"
             else f
             for f in load_functions()
         ]
         monkeypatch.setattr(migrate_module, "load_functions", lambda: edited)
 
-        assert pending_functions(conn) == ["pipeline_repair_slots"]
-        assert apply(conn) == Applied(functions=["pipeline_repair_slots"])
-        body = conn.execute("SELECT pg_get_functiondef('pipeline_repair_slots'::regproc)")
+        assert pending_functions(conn) == ["repair_slots"]
+        assert apply(conn) == Applied(functions=["repair_slots"])
+        body = conn.execute("SELECT pg_get_functiondef('pipeline.repair_slots'::regproc)")
         assert "-- edited" in body.fetchone()[0]  # type: ignore[index]
         assert apply(conn) == Applied()
         assert pending_functions(conn) == []
@@ -219,10 +264,10 @@ def test_a_migration_that_drops_a_function_gets_it_made_again(
     dropping = Migration(
         len(load_migrations()) + 1,
         "rebuild_claim_group",
-        "ALTER TYPE pipeline_claim_group RENAME TO old_claim_group;"
-        "CREATE TYPE pipeline_claim_group AS (type text, tenant_id text, cap integer,"
+        "ALTER TYPE pipeline.claim_group RENAME TO old_claim_group;"
+        "CREATE TYPE pipeline.claim_group AS (type text, tenant_id text, cap integer,"
         " head_priority smallint, head_run_after timestamptz, head_id bigint);"
-        "DROP TYPE old_claim_group CASCADE;",
+        "DROP TYPE pipeline.old_claim_group CASCADE;",
     )
     with pg.empty_database(server_url) as url, psycopg.connect(url, autocommit=True) as conn:
         migrate(conn)
@@ -232,19 +277,20 @@ def test_a_migration_that_drops_a_function_gets_it_made_again(
         applied = apply(conn)
         assert applied.migrations == [dropping.version]
         missing = conn.execute(
-            "SELECT count(*) FROM unnest(%s::text[]) AS f(name) WHERE to_regproc(f.name) IS NULL",
+            "SELECT count(*) FROM unnest(%s::text[]) AS f(name) "
+            "WHERE to_regproc('pipeline.' || f.name) IS NULL",
             ([f.name for f in load_functions()],),
         ).fetchone()
         assert missing == (0,)
-        conn.execute("SELECT * FROM pipeline_claim(ARRAY['a'], 1, %s, '{}', '{}')", (uuid.uuid4(),))
+        conn.execute("SELECT * FROM pipeline.claim(ARRAY['a'], 1, %s, '{}', '{}')", (uuid.uuid4(),))
 
 
 def test_a_database_migrated_by_a_newer_package_keeps_its_functions(server_url: str) -> None:
     with pg.empty_database(server_url) as url, psycopg.connect(url, autocommit=True) as conn:
         migrate(conn)
         newer = len(load_migrations()) + 1
-        conn.execute("INSERT INTO pipeline_migrations VALUES (%s, 'from_the_future')", (newer,))
-        conn.execute("UPDATE pipeline_functions SET sha256 = 'a newer body'")
+        conn.execute("INSERT INTO pipeline.migrations VALUES (%s, 'from_the_future')", (newer,))
+        conn.execute("UPDATE pipeline.functions SET sha256 = 'a newer body'")
         assert pending_functions(conn) == []
         assert apply(conn) == Applied()
 
@@ -285,3 +331,44 @@ def test_processes_upgrading_at_once_apply_the_function_files_once(server_url: s
         applied = sorted(migrate_at_once(url, apply), key=lambda a: len(a.functions))
         assert applied[:-1] == [Applied()] * 3
         assert sorted(applied[-1].functions) == sorted(f.name for f in load_functions())
+
+
+def test_an_applications_own_jobs_table_is_left_alone(server_url: str) -> None:
+    def public(url: str) -> dict[str, list[tuple[Any, ...]]]:
+        kinds = ("columns", "indexes", "constraints", "functions", "views")
+        return {kind: rows for kind, rows in catalog(url, "public").items() if kind in kinds}
+
+    with pg.empty_database(server_url) as url, psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE public.jobs (id serial PRIMARY KEY, title text NOT NULL)")
+        conn.execute("INSERT INTO public.jobs (title) VALUES ('plumber'), ('baker')")
+        before = public(url)
+
+        migrate(conn)
+
+        assert public(url) == before
+        rows = conn.execute("SELECT id, title FROM public.jobs ORDER BY id").fetchall()
+        assert rows == [(1, "plumber"), (2, "baker")]
+        triggers = conn.execute(
+            "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'public.jobs'::regclass"
+        )
+        assert triggers.fetchone() == (0,)
+        # Ours is beside it, and nothing else of ours is outside the schema.
+        assert conn.execute("SELECT count(*) FROM pipeline.jobs").fetchone() == (0,)
+        assert catalog(url)["elsewhere"] == [
+            ("public", "jobs"),
+            ("public", "jobs_id_seq"),
+            ("public", "jobs_pkey"),
+        ]
+
+
+def test_a_database_at_0009_keeps_its_application_tables_where_they_were(
+    server_url: str,
+) -> None:
+    with pg.empty_database(server_url) as url:
+        load_database_at_0009(url)
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("CREATE TABLE public.app_orders (id int PRIMARY KEY)")
+            conn.execute("INSERT INTO public.app_orders VALUES (7)")
+            migrate(conn)
+            assert conn.execute("SELECT id FROM public.app_orders").fetchall() == [(7,)]
+        assert catalog(url)["elsewhere"] == []
