@@ -108,11 +108,11 @@ class Rig:
         self.env.pop("PIPELINE_BLOB_URL", None)
         self.conn = psycopg.connect(self.url, autocommit=True)
         migrate(self.conn)
-        self.conn.execute("TRUNCATE jobs, job_outputs, job_joins")
+        self.conn.execute("TRUNCATE pipeline.jobs, pipeline.outputs, pipeline.joins")
         self.worker_pids: dict[str, int] = {}  # pipeline_workers.id -> pid
 
     def start_worker(self, threads: int) -> Worker:
-        before = self._scalar("SELECT count(*) FROM pipeline_workers")
+        before = self._scalar("SELECT count(*) FROM pipeline.workers")
         command = [str(BIN / "pipeline"), "worker", "--app", "stages.documents"]
         proc = subprocess.Popen(
             [*command, "--concurrency", str(threads)],
@@ -120,11 +120,11 @@ class Rig:
             cwd=REPO,
             stdin=subprocess.DEVNULL,
         )
-        wait_until(self.conn, "SELECT count(*) FROM pipeline_workers", before + 1, 60)
+        wait_until(self.conn, "SELECT count(*) FROM pipeline.workers", before + 1, 60)
         # A worker deletes its row when it stops: keep who is who for the count per worker.
         self.worker_pids.update(
             (str(wid), int(pid))
-            for wid, pid in self.conn.execute("SELECT id, pid FROM pipeline_workers")
+            for wid, pid in self.conn.execute("SELECT id, pid FROM pipeline.workers")
         )
         return Worker(proc, threads)
 
@@ -149,14 +149,15 @@ class Rig:
     def pages_done(self, doc: int) -> int:
         return int(
             self._scalar(
-                "SELECT count(*) FROM job_outputs WHERE root_id = %s AND stage = 'ocr'", (doc,)
+                "SELECT count(*) FROM pipeline.outputs WHERE root_id = %s AND stage = 'ocr'", (doc,)
             )
         )
 
     def has_fields(self, doc: int) -> bool:
         return bool(
             self._scalar(
-                "SELECT count(*) FROM job_outputs WHERE root_id = %s AND stage = 'extract'", (doc,)
+                "SELECT count(*) FROM pipeline.outputs WHERE root_id = %s AND stage = 'extract'",
+                (doc,),
             )
         )
 
@@ -202,7 +203,7 @@ def run_once(
             victim = workers[0]
             orphans = _fork_servers(victim.proc.pid)
             held = rig._scalar(
-                "SELECT count(*) FROM jobs j JOIN pipeline_workers w ON w.id = j.worker_id"
+                "SELECT count(*) FROM pipeline.jobs j JOIN pipeline.workers w ON w.id = j.worker_id"
                 " WHERE j.status = 'running' AND w.pid = %s",
                 (victim.proc.pid,),
             )
@@ -231,14 +232,15 @@ def run_once(
         for worker in workers:
             worker.proc.wait(timeout=120)
     failed = rig._scalar(
-        "SELECT count(*) FROM jobs WHERE coalesce(root_id, id) = %s AND status <> 'done'", (doc,)
+        "SELECT count(*) FROM pipeline.jobs WHERE coalesce(root_id, id) = %s AND status <> 'done'",
+        (doc,),
     )
     if failed:
         raise RuntimeError(f"{failed} jobs of document {doc} did not end done")
     by_method: dict[str, int] = {}
     child_rss = []
     for method, peak in rig.conn.execute(
-        "SELECT output->>'method', (output->>'peak_rss_bytes')::bigint FROM job_outputs"
+        "SELECT output->>'method', (output->>'peak_rss_bytes')::bigint FROM pipeline.outputs"
         " WHERE root_id = %s AND stage = 'ocr'",
         (doc,),
     ):
@@ -248,19 +250,20 @@ def run_once(
     per_worker = {
         rig.worker_pids.get(str(worker_id), -1): int(count)
         for worker_id, count in rig.conn.execute(
-            "SELECT worker_id, count(*) FROM jobs WHERE root_id = %s AND type = 'ocr'"
+            "SELECT worker_id, count(*) FROM pipeline.jobs WHERE root_id = %s AND type = 'ocr'"
             " GROUP BY worker_id",
             (doc,),
         )
     }
     redone = int(
         rig._scalar(
-            "SELECT coalesce(sum(claims - 1), 0) FROM jobs WHERE root_id = %s AND type = 'ocr'",
+            "SELECT coalesce(sum(claims - 1), 0) FROM pipeline.jobs WHERE root_id = %s AND type "
+            "= 'ocr'",
             (doc,),
         )
     )
     fields = rig._scalar(
-        "SELECT output FROM job_outputs WHERE root_id = %s AND stage = 'extract'", (doc,)
+        "SELECT output FROM pipeline.outputs WHERE root_id = %s AND stage = 'extract'", (doc,)
     )
     fields_ok = (
         isinstance(fields, dict)

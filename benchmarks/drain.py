@@ -86,26 +86,30 @@ def main() -> None:
 
     with psycopg.connect(url, autocommit=True) as conn:
         migrate(conn)
-        conn.execute("TRUNCATE jobs")
+        conn.execute("TRUNCATE pipeline.jobs")
         enqueue_many(conn, [JobRequest("bench_noop", {"i": i}) for i in range(args.jobs)])
         workers = start_workers(url, args.workers, args.concurrency, scratch / "home")
         try:
-            wait_until(conn, "SELECT count(*) FROM jobs WHERE status = 'done'", args.jobs, 600)
+            wait_until(
+                conn, "SELECT count(*) FROM pipeline.jobs WHERE status = 'done'", args.jobs, 600
+            )
             # From the first claim to the last completion, by the database's clock: workers
             # start draining before all of them have registered.
             span = conn.execute(
-                "SELECT extract(epoch FROM max(finished_at) - min(started_at)) FROM jobs"
+                "SELECT extract(epoch FROM max(finished_at) - min(started_at)) FROM pipeline.jobs"
             ).fetchone()
             elapsed = float(span[0]) if span else float("nan")
             # Wake latency: one job at a time into idle workers, as an app enqueues.
-            conn.execute("TRUNCATE jobs")
+            conn.execute("TRUNCATE pipeline.jobs")
             for i in range(args.wake_samples):
                 enqueue(conn, "bench_noop", {"i": i})
-                wait_until(conn, "SELECT count(*) FROM jobs WHERE status = 'done'", i + 1, 30)
+                wait_until(
+                    conn, "SELECT count(*) FROM pipeline.jobs WHERE status = 'done'", i + 1, 30
+                )
             latencies = [
                 row[0] * 1000
                 for row in conn.execute(
-                    "SELECT extract(epoch FROM started_at - created_at) FROM jobs"
+                    "SELECT extract(epoch FROM started_at - created_at) FROM pipeline.jobs"
                 )
             ]
         finally:

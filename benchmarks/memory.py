@@ -48,7 +48,7 @@ def main() -> None:
     samples: list[tuple[int, int]] = []  # (jobs done, RSS KiB)
     with psycopg.connect(url, autocommit=True) as conn:
         migrate(conn)
-        conn.execute("TRUNCATE jobs")
+        conn.execute("TRUNCATE pipeline.jobs")
         for start in range(0, args.jobs, BATCH):
             count = min(BATCH, args.jobs - start)
             enqueue_many(conn, [JobRequest("bench_noop", {"i": start + i}) for i in range(count)])
@@ -60,7 +60,9 @@ def main() -> None:
                 if worker.poll() is not None:
                     raise RuntimeError(f"the worker exited with {worker.returncode}")
                 time.sleep(1.0)
-                row = conn.execute("SELECT count(*) FROM jobs WHERE status = 'done'").fetchone()
+                row = conn.execute(
+                    "SELECT count(*) FROM pipeline.jobs WHERE status = 'done'"
+                ).fetchone()
                 done = int(row[0]) if row else 0
                 samples.append((done, rss_kib(worker.pid)))
         finally:

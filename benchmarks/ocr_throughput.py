@@ -197,7 +197,7 @@ class PipelineRig:
         os.environ.pop("PIPELINE_BLOB_URL", None)
         self.conn = psycopg.connect(self.url, autocommit=True)
         migrate(self.conn)
-        self.conn.execute("TRUNCATE jobs, job_outputs, job_joins")
+        self.conn.execute("TRUNCATE pipeline.jobs, pipeline.outputs, pipeline.joins")
         self.workers = [
             subprocess.Popen(
                 [
@@ -214,7 +214,7 @@ class PipelineRig:
             )
             for _ in range(processes)
         ]
-        wait_until(self.conn, "SELECT count(*) FROM pipeline_workers", processes, 60)
+        wait_until(self.conn, "SELECT count(*) FROM pipeline.workers", processes, 60)
         self.documents = 0
 
     def run(
@@ -224,7 +224,7 @@ class PipelineRig:
         seconds (claim to finish) in this batch, and the share of slot time jobs ran in."""
         from stages.cli import submit_one  # reads PIPELINE_HOME when it first stores a blob
 
-        since = self.conn.execute("SELECT coalesce(max(id), 0) FROM jobs").fetchone()
+        since = self.conn.execute("SELECT coalesce(max(id), 0) FROM pipeline.jobs").fetchone()
         first_id = since[0] if since else 0
         started = time.perf_counter()
         for r in range(repeat):
@@ -233,26 +233,28 @@ class PipelineRig:
         self.documents += repeat * len(docs)
         wait_until(
             self.conn,
-            "SELECT count(*) FROM job_outputs WHERE stage = 'extract'",
+            "SELECT count(*) FROM pipeline.outputs WHERE stage = 'extract'",
             self.documents,
             3600,
             every=0.05,  # each poll costs CPU the OCR could use
         )
         elapsed = time.perf_counter() - started
-        failed = self.conn.execute("SELECT count(*) FROM jobs WHERE status <> 'done'").fetchone()
+        failed = self.conn.execute(
+            "SELECT count(*) FROM pipeline.jobs WHERE status <> 'done'"
+        ).fetchone()
         if failed and failed[0]:
             raise RuntimeError(f"{failed[0]} pipeline jobs did not finish as done")
         stages = {
             stage: float(mean)
             for stage, mean in self.conn.execute(
                 "SELECT type, avg(extract(epoch FROM finished_at - started_at))"
-                " FROM jobs WHERE id > %s GROUP BY type",
+                " FROM pipeline.jobs WHERE id > %s GROUP BY type",
                 (first_id,),
             )
         }
         busy = self.conn.execute(
             "SELECT coalesce(sum(extract(epoch FROM finished_at - started_at)), 0)"
-            " FROM jobs WHERE id > %s",
+            " FROM pipeline.jobs WHERE id > %s",
             (first_id,),
         ).fetchone()
         return elapsed, stages, float(busy[0] if busy else 0) / (self.parallel * elapsed)

@@ -45,7 +45,8 @@ def fill_finished(url: str, rows: int) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(
             """
-            INSERT INTO jobs (type, tenant_id, payload, status, attempts, claims, created_at,
+            INSERT INTO pipeline.jobs (type, tenant_id, payload, status, attempts, claims,
+                created_at,
                               started_at, finished_at, root_id, parent_id, join_id, last_error)
             SELECT CASE WHEN g %% 10 = 0 THEN 'bench_root' ELSE 'bench_noop' END,
                    't' || (g / 10 %% 50),
@@ -66,20 +67,20 @@ def fill_finished(url: str, rows: int) -> None:
         # Ids start at 1, so job g above has id g + 1: the root of run k is id 10k + 1.
         conn.execute(
             """
-            INSERT INTO job_joins (id, root_id, total, done, finished_at)
-            SELECT id, id, 9, 9, finished_at FROM jobs WHERE type = 'bench_root'
+            INSERT INTO pipeline.joins (id, root_id, total, done, finished_at)
+            SELECT id, id, 9, 9, finished_at FROM pipeline.jobs WHERE type = 'bench_root'
             """
         )
         conn.execute(
             """
-            INSERT INTO job_outputs (root_id, stage, job_id, attempt, output)
+            INSERT INTO pipeline.outputs (root_id, stage, job_id, attempt, output)
             SELECT root_id, 'bench_noop', id, 1, '{"text": "output of the last job"}'
-            FROM jobs WHERE id % 10 = 0 AND root_id IS NOT NULL
+            FROM pipeline.jobs WHERE id % 10 = 0 AND root_id IS NOT NULL
             """
         )
-        conn.execute("VACUUM ANALYZE jobs")
-        conn.execute("VACUUM ANALYZE job_outputs")
-        conn.execute("VACUUM ANALYZE job_joins")
+        conn.execute("VACUUM ANALYZE pipeline.jobs")
+        conn.execute("VACUUM ANALYZE pipeline.outputs")
+        conn.execute("VACUUM ANALYZE pipeline.joins")
 
 
 def claim_round(url: str, jobs: int, *, keep: bool) -> float:
@@ -88,13 +89,13 @@ def claim_round(url: str, jobs: int, *, keep: bool) -> float:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(
             """
-            INSERT INTO jobs (type, tenant_id, payload)
+            INSERT INTO pipeline.jobs (type, tenant_id, payload)
             SELECT 'bench_noop', 'r' || (g %% %(tenants)s), jsonb_build_object('i', g)
             FROM generate_series(1, %(jobs)s) AS g
             """,
             {"jobs": jobs, "tenants": TENANTS},
         )
-        conn.execute("ANALYZE jobs")
+        conn.execute("ANALYZE pipeline.jobs")
     pool = make_pool(url, max_size=1, name="pg-pipeline retention benchmark")
     store = JobStore(pool)
     worker = uuid.uuid4()
@@ -112,14 +113,15 @@ def claim_round(url: str, jobs: int, *, keep: bool) -> float:
     with psycopg.connect(url, autocommit=True) as conn:
         if keep:
             conn.execute(
-                "UPDATE jobs SET status = 'done', finished_at = now(), leased_until = NULL "
+                "UPDATE pipeline.jobs SET status = 'done', finished_at = now(), leased_until = "
+                "NULL "
                 "WHERE worker_id = %s",
                 (worker,),
             )
         else:
             # Not DELETE: dead rows at the low end of the primary key slow the claim's planning
             # until a vacuum (see prune_vacuum), which would measure the cleanup, not the table.
-            conn.execute("TRUNCATE jobs, tenant_slots")
+            conn.execute("TRUNCATE pipeline.jobs, pipeline.tenant_slots")
     return claimed / spent
 
 

@@ -36,7 +36,7 @@ Conn = psycopg.Connection[Any]
 
 
 def reset(conn: Conn) -> None:
-    conn.execute("TRUNCATE jobs, tenant_slots, tenant_caps")
+    conn.execute("TRUNCATE pipeline.jobs, pipeline.tenant_slots, pipeline.tenant_caps")
 
 
 def drain(
@@ -48,14 +48,16 @@ def drain(
     try:
         # Polled gently: with a 100,000-job backlog in the table, counting too often would eat
         # the CPU the workers need, and measure the benchmark instead of the queue.
-        wait_until(conn, "SELECT count(*) FROM jobs WHERE status = 'done'", done, 900, every=0.1)
+        wait_until(
+            conn, "SELECT count(*) FROM pipeline.jobs WHERE status = 'done'", done, 900, every=0.1
+        )
     finally:
         for w in workers:
             w.send_signal(signal.SIGTERM)
         for w in workers:
             w.wait(timeout=60)
     row = conn.execute(
-        "SELECT extract(epoch FROM max(finished_at) - min(started_at)) FROM jobs "
+        "SELECT extract(epoch FROM max(finished_at) - min(started_at)) FROM pipeline.jobs "
         "WHERE status = 'done'"
     ).fetchone()
     return float(row[0]) if row else float("nan")
@@ -65,8 +67,9 @@ def waits_ms(conn: Conn, tenant: str) -> list[float]:
     """Start of each of the tenant's jobs after the drain's first claim: the workers' start-up
     is not the queue's doing."""
     rows = conn.execute(
-        "SELECT extract(epoch FROM started_at - (SELECT min(started_at) FROM jobs)) * 1000 "
-        "FROM jobs WHERE tenant_id = %s",
+        "SELECT extract(epoch FROM started_at - (SELECT min(started_at) FROM pipeline.jobs)) * "
+        "1000 "
+        "FROM pipeline.jobs WHERE tenant_id = %s",
         (tenant,),
     ).fetchall()
     return [float(r[0]) for r in rows]
@@ -137,7 +140,7 @@ def main() -> None:
                     enqueue_many(conn, jobs(min(20_000, backlog - start), "A"))
                 set_cap(conn, "A", "bench_noop", 0)
             enqueue_many(conn, jobs(args.big, "B"))
-            conn.execute("ANALYZE jobs")
+            conn.execute("ANALYZE pipeline.jobs")
             results[label] = args.big / drain(conn, url, home, args, done=args.big, cap=None)
         print(
             f"backlog: B drains {results['alone']:,.0f} jobs/s alone and "

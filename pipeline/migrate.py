@@ -4,11 +4,11 @@ Two kinds of file, changed in two ways:
 
 - sql/migrations/NNNN_name.sql: tables, columns, indexes, types, views, the definitions of
   triggers, and data changes. Each is applied once, in order, and recorded in
-  pipeline_migrations. One that has shipped is never edited: a schema change is a new file.
-- sql/functions/NAME.sql: one function each (`CREATE OR REPLACE FUNCTION NAME`), the only place
-  its body is spelled. To change a function, edit its file: migrate() applies a file again
-  whenever its content differs from the content it applied last (a hash in
-  pipeline_functions). CREATE OR REPLACE cannot change a function's arguments or result type:
+  pipeline.migrations. One that has shipped is never edited: a schema change is a new file.
+- sql/functions/NAME.sql: one function each (`CREATE OR REPLACE FUNCTION pipeline.NAME`), the
+  only place its body is spelled. To change a function, edit its file: migrate() applies a file
+  again whenever its content differs from the content it applied last (a hash in
+  pipeline.functions). CREATE OR REPLACE cannot change a function's arguments or result type:
   such a change also needs a migration that drops the old function.
 
 All in one transaction under an advisory lock (two processes migrating at once take turns, and

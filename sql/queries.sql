@@ -11,7 +11,7 @@
 
 -- name: enqueue
 -- A repeated dedup key is not an error: the caller gets the job that already exists.
-INSERT INTO jobs (type, tenant_id, payload, priority, max_attempts, lease_seconds,
+INSERT INTO pipeline.jobs (type, tenant_id, payload, priority, max_attempts, lease_seconds,
                   run_after, dedup_key, parent_id, root_id, join_id)
 VALUES (%(type)s, %(tenant_id)s, %(payload)s::jsonb, %(priority)s, %(max_attempts)s, %(lease_seconds)s,
         coalesce(%(run_after)s, now()), %(dedup_key)s, %(parent_id)s, %(root_id)s, %(join_id)s)
@@ -19,7 +19,7 @@ ON CONFLICT (type, dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING
 RETURNING id;
 
 -- name: find_by_dedup_key
-SELECT id FROM jobs WHERE type = %(type)s AND dedup_key = %(dedup_key)s;
+SELECT id FROM pipeline.jobs WHERE type = %(type)s AND dedup_key = %(dedup_key)s;
 
 -- name: enqueue_many
 -- One statement for the whole batch. A column that varies travels as a binary array (`types`),
@@ -29,7 +29,7 @@ SELECT id FROM jobs WHERE type = %(type)s AND dedup_key = %(dedup_key)s;
 -- column's NULLs stay NULL, since its single value is then NULL too. The payloads travel as one
 -- JSON array: sent as a text[] of JSON, each element went through array and jsonb input parsing,
 -- which cost more than the insert. ROWS FROM zips the arrays row by row and pads NULL ones.
-INSERT INTO jobs (type, tenant_id, payload, priority, max_attempts, lease_seconds,
+INSERT INTO pipeline.jobs (type, tenant_id, payload, priority, max_attempts, lease_seconds,
                   run_after, dedup_key, parent_id, root_id, join_id)
 SELECT coalesce(b.type, %(type)s::text), coalesce(b.tenant_id, %(tenant_id)s::text), b.payload,
        coalesce(b.priority, %(priority)s::smallint),
@@ -52,7 +52,7 @@ RETURNING id;
 -- name: enqueue_many_keyless
 -- enqueue_many for a batch without dedup keys, which nothing can conflict with: ON CONFLICT's
 -- speculative insertion cost a fifth of the statement.
-INSERT INTO jobs (type, tenant_id, payload, priority, max_attempts, lease_seconds,
+INSERT INTO pipeline.jobs (type, tenant_id, payload, priority, max_attempts, lease_seconds,
                   run_after, parent_id, root_id, join_id)
 SELECT coalesce(b.type, %(type)s::text), coalesce(b.tenant_id, %(tenant_id)s::text), b.payload,
        coalesce(b.priority, %(priority)s::smallint),
@@ -71,12 +71,12 @@ FROM ROWS FROM (unnest(%(types)b::text[]), unnest(%(tenant_ids)b::text[]),
 RETURNING id;
 
 -- name: claim
--- pipeline_claim (sql/functions/pipeline_claim.sql) takes up to `limit` ready jobs with FOR UPDATE SKIP LOCKED,
+-- pipeline.claim (sql/functions/claim.sql) takes up to `limit` ready jobs with FOR UPDATE SKIP LOCKED,
 -- fairly across tenants and within each tenant's cap; concurrent claimers take disjoint rows
 -- without waiting. cap_stages/caps are the worker's default caps per stage (NULL: none).
 SELECT id, type, tenant_id, payload, priority, attempts, max_attempts, lease_seconds,
        parent_id, coalesce(root_id, id), claims, suspect
-FROM pipeline_claim(%(types)s::text[], %(limit)s, %(worker_id)s,
+FROM pipeline.claim(%(types)s::text[], %(limit)s, %(worker_id)s,
                     %(cap_stages)s::text[], %(caps)s::integer[]);
 
 -- name: heartbeat
@@ -88,7 +88,7 @@ FROM pipeline_claim(%(types)s::text[], %(limit)s, %(worker_id)s,
 -- lock lasts (reclaim skips locked rows too). The jobs that do not come back have lost their
 -- lease. The last SELECT reads the rows as the statement began, not as `extended` left them.
 WITH seen AS (
-    INSERT INTO pipeline_workers (id, hostname, pid, stages, concurrency, stage_versions)
+    INSERT INTO pipeline.workers (id, hostname, pid, stages, concurrency, stage_versions)
     VALUES (%(worker_id)s, %(hostname)s, %(pid)s, %(stages)s, %(concurrency)s, %(versions)s)
     ON CONFLICT (id) DO UPDATE SET last_seen = now()
 ),
@@ -96,17 +96,17 @@ held AS (
     SELECT id, claims FROM unnest(%(ids)s::bigint[], %(claims)s::integer[]) AS h(id, claims)
 ),
 extended AS (
-    UPDATE jobs AS j
+    UPDATE pipeline.jobs AS j
     SET leased_until = now() + make_interval(secs => j.lease_seconds)
     FROM (SELECT j.id
-          FROM jobs AS j JOIN held ON j.id = held.id AND j.claims = held.claims
+          FROM pipeline.jobs AS j JOIN held ON j.id = held.id AND j.claims = held.claims
           WHERE j.status IS NOT DISTINCT FROM 'running'
           FOR NO KEY UPDATE OF j SKIP LOCKED) AS free
     WHERE j.id = free.id
     RETURNING j.id
 )
 SELECT j.id, extended.id IS NOT NULL AS extended
-FROM jobs AS j
+FROM pipeline.jobs AS j
 JOIN held ON j.id = held.id AND j.claims = held.claims
 LEFT JOIN extended ON extended.id = j.id
 WHERE j.status IS NOT DISTINCT FROM 'running';
@@ -115,7 +115,7 @@ WHERE j.status IS NOT DISTINCT FROM 'running';
 -- One job's completion, which waits for its row if another transaction holds it locked (the
 -- caller bounds that wait with lock_timeout, or settles in its own thread). Takes arrays so
 -- that it uses the same fence as the batched acknowledgement below.
-UPDATE jobs AS j
+UPDATE pipeline.jobs AS j
 SET status = 'done', leased_until = NULL, finished_at = now()
 FROM unnest(%(ids)s::bigint[], %(claims)s::integer[]) AS done(id, claims)
 WHERE j.id = done.id AND j.claims = done.claims AND j.status IS NOT DISTINCT FROM 'running'
@@ -130,10 +130,10 @@ RETURNING j.id;
 -- for no longer than the caller's lock_timeout: then the caller settles the batch one by one.
 -- NO KEY UPDATE is the lock the UPDATE takes anyway: it does not conflict with the KEY SHARE
 -- lock a child job's foreign key takes on its parent.
-UPDATE jobs AS j
+UPDATE pipeline.jobs AS j
 SET status = 'done', leased_until = NULL, finished_at = now()
 FROM (SELECT j.id
-      FROM jobs AS j
+      FROM pipeline.jobs AS j
       JOIN unnest(%(ids)s::bigint[], %(claims)s::integer[]) AS done(id, claims)
         ON j.id = done.id AND j.claims = done.claims
       WHERE j.status IS NOT DISTINCT FROM 'running'
@@ -145,7 +145,7 @@ RETURNING j.id;
 -- Which of these claims still own their job, without waiting for a lock: after a batched
 -- acknowledgement, what it did not confirm is either lost (not here) or locked elsewhere (here).
 SELECT j.id
-FROM jobs AS j
+FROM pipeline.jobs AS j
 JOIN unnest(%(ids)s::bigint[], %(claims)s::integer[]) AS h(id, claims)
   ON j.id = h.id AND j.claims = h.claims
 WHERE j.status IS NOT DISTINCT FROM 'running';
@@ -160,7 +160,7 @@ SELECT set_config('lock_timeout', %(timeout)s, true);
 -- attempt is given back too: the worker could not run the job, through no fault of the job's
 -- (it must run alone and no child process could start, or it left the job to a worker that
 -- runs another version of its stage).
-UPDATE jobs
+UPDATE pipeline.jobs
 SET status = 'queued',
     attempts = attempts - %(refund)s::boolean::integer,
     run_after = now() + make_interval(secs => %(delay_s)s),
@@ -171,7 +171,7 @@ WHERE id = %(id)s AND claims = %(claims)s AND status IS NOT DISTINCT FROM 'runni
 RETURNING id;
 
 -- name: fail
-UPDATE jobs
+UPDATE pipeline.jobs
 SET status = 'failed',
     finished_at = now(),
     leased_until = NULL,
@@ -186,13 +186,13 @@ RETURNING id;
 -- like any run, so one that always outlasts the grace period still ends at max_attempts.
 WITH held AS (
     SELECT j.id, j.releases < %(free_releases)s AS free
-    FROM jobs AS j
+    FROM pipeline.jobs AS j
     JOIN unnest(%(ids)s::bigint[], %(claims)s::integer[]) AS h(id, claims)
       ON j.id = h.id AND j.claims = h.claims
     WHERE j.status IS NOT DISTINCT FROM 'running'
     FOR UPDATE OF j
 )
-UPDATE jobs AS j
+UPDATE pipeline.jobs AS j
 SET status = CASE WHEN NOT held.free AND j.attempts >= j.max_attempts THEN 'failed'
                   ELSE 'queued' END,
     attempts = j.attempts - held.free::int,
@@ -215,7 +215,7 @@ RETURNING j.id, j.status;
 -- Jobs claimed ahead of a free runner (prefetched) that never started, given back when the
 -- worker stops: as if never claimed, so the attempt is refunded and no release is counted, and
 -- they keep their place in the queue. claims stays: a fencing token is never reused.
-UPDATE jobs AS j
+UPDATE pipeline.jobs AS j
 SET status = 'queued', attempts = j.attempts - 1, leased_until = NULL, worker_id = NULL,
     started_at = NULL
 FROM unnest(%(ids)s::bigint[], %(claims)s::integer[]) AS held(id, claims)
@@ -227,7 +227,7 @@ RETURNING j.id;
 -- can connect may send one): the worker abandons a job only once its row says so. One read by
 -- primary key for every hint that arrived together.
 SELECT j.id
-FROM jobs AS j
+FROM pipeline.jobs AS j
 JOIN unnest(%(ids)s::bigint[], %(claims)s::integer[]) AS c(id, claims)
   ON j.id = c.id AND j.claims = c.claims
 WHERE j.status = 'cancelled';
@@ -241,13 +241,13 @@ WHERE j.status = 'cancelled';
 -- SKIP LOCKED leaves rows a worker is settling right now to that worker.
 WITH expired AS (
     SELECT id, crash_reclaims < %(free_crashes)s AS free
-    FROM jobs
+    FROM pipeline.jobs
     WHERE status = 'running' AND leased_until < now()
     ORDER BY leased_until
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
 )
-UPDATE jobs AS j
+UPDATE pipeline.jobs AS j
 SET status = CASE WHEN NOT expired.free AND j.attempts >= j.max_attempts THEN 'failed'
                   ELSE 'queued' END,
     attempts = j.attempts - expired.free::int,
@@ -272,7 +272,7 @@ SELECT pg_notify('pipeline_jobs', t.type)
 FROM unnest(%(types)s::text[]) AS t(type);
 
 -- name: register_worker
-INSERT INTO pipeline_workers (id, hostname, pid, stages, concurrency, stage_versions)
+INSERT INTO pipeline.workers (id, hostname, pid, stages, concurrency, stage_versions)
 VALUES (%(worker_id)s, %(hostname)s, %(pid)s, %(stages)s, %(concurrency)s, %(versions)s)
 ON CONFLICT (id) DO UPDATE SET last_seen = now();
 
@@ -281,18 +281,18 @@ ON CONFLICT (id) DO UPDATE SET last_seen = now();
 -- (or does not say which: a worker of an older package), so may accept a payload this one
 -- rejects.
 SELECT EXISTS (
-    SELECT FROM pipeline_workers
+    SELECT FROM pipeline.workers
     WHERE id <> %(worker_id)s AND %(stage)s = ANY(stages)
       AND last_seen > now() - make_interval(secs => %(alive_s)s)
       AND stage_versions ->> %(stage)s IS DISTINCT FROM %(version)s
 );
 
 -- name: unregister_worker
-DELETE FROM pipeline_workers WHERE id = %(id)s;
+DELETE FROM pipeline.workers WHERE id = %(id)s;
 
 -- name: prune_workers
 -- Workers that stopped beating long ago died without saying so.
-DELETE FROM pipeline_workers
+DELETE FROM pipeline.workers
 WHERE last_seen < now() - make_interval(secs => %(after_s)s)
 RETURNING id;
 
@@ -302,7 +302,7 @@ LISTEN pipeline_jobs;
 LISTEN pipeline_cancel;
 
 -- name: insert_join
-INSERT INTO job_joins (id, root_id, total, then_type, then_payload, then_tenant_id,
+INSERT INTO pipeline.joins (id, root_id, total, then_type, then_payload, then_tenant_id,
                        then_priority, then_max_attempts, then_lease_seconds)
 VALUES (%(id)s, %(root_id)s, %(total)s, %(then_type)s, %(then_payload)s::jsonb, %(then_tenant_id)s,
         %(then_priority)s, %(then_max_attempts)s, %(then_lease_seconds)s);
@@ -310,23 +310,23 @@ VALUES (%(id)s, %(root_id)s, %(total)s, %(then_type)s, %(then_payload)s::jsonb, 
 -- name: save_output
 -- Runs inside the completing transaction. The first output under a key stays: a second
 -- writer of the same job, or another job of the same (run, stage, part), changes nothing.
-INSERT INTO job_outputs (root_id, stage, part, job_id, attempt, output)
+INSERT INTO pipeline.outputs (root_id, stage, part, job_id, attempt, output)
 VALUES (%(root_id)s, %(stage)s, %(part)s, %(job_id)s, %(attempt)s, %(output)s)
 ON CONFLICT DO NOTHING;
 
 -- name: job_output
 -- What this very job stored on an earlier run that committed: reuse is exact, per job.
-SELECT output FROM job_outputs WHERE job_id = %(job_id)s;
+SELECT output FROM pipeline.outputs WHERE job_id = %(job_id)s;
 
 -- name: run_output
 -- A run's output of one stage and part (NULL for a stage that declares no part): the first.
-SELECT output FROM job_outputs
+SELECT output FROM pipeline.outputs
 WHERE root_id = %(root_id)s AND stage = %(stage)s AND part IS NOT DISTINCT FROM %(part)s
 ORDER BY job_id
 LIMIT 1;
 
 -- name: run_outputs
-SELECT part, output FROM job_outputs
+SELECT part, output FROM pipeline.outputs
 WHERE root_id = %(root_id)s AND stage = %(stage)s
 ORDER BY part, job_id;
 
@@ -335,13 +335,13 @@ ORDER BY part, job_id;
 SELECT type, status, count(*) AS jobs,
        (array_agg(last_error ORDER BY finished_at DESC NULLS LAST)
             FILTER (WHERE status = 'failed'))[1] AS error
-FROM jobs
+FROM pipeline.jobs
 WHERE id = %(root_id)s OR root_id = %(root_id)s  -- the root, then its descendants
 GROUP BY type, status
 ORDER BY min(id);
 
 -- name: live_workers_for_stage
-SELECT count(*) FROM pipeline_workers
+SELECT count(*) FROM pipeline.workers
 WHERE %(stage)s = ANY(stages) AND last_seen > now() - make_interval(secs => %(alive_s)s);
 
 -- name: doctor_notify

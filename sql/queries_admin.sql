@@ -24,7 +24,7 @@
 -- cancelled jobs; here only among queued or running ones, whose indexes bound it. Parameters
 -- are typed so that each NULL folds away when the statement is planned for its values.
 SELECT id, type, tenant_id, status, attempts, max_attempts, created_at, finished_at, last_error
-FROM jobs
+FROM pipeline.jobs
 WHERE (%(status)s::text IS NULL OR status = %(status)s)
   AND (%(status)s::text IS DISTINCT FROM 'queued' OR tenant_id IS NOT NULL OR tenant_id IS NULL)
   AND (%(stage)s::text IS NULL OR type = %(stage)s)
@@ -42,7 +42,7 @@ LIMIT %(limit)s;
 -- jobs_list the other way: the `limit` matches just above `after` (the largest id of the
 -- older page), oldest first, for the "newer" link. Keep its filters as jobs_list's.
 SELECT id, type, tenant_id, status, attempts, max_attempts, created_at, finished_at, last_error
-FROM jobs
+FROM pipeline.jobs
 WHERE (%(status)s::text IS NULL OR status = %(status)s)
   AND (%(status)s::text IS DISTINCT FROM 'queued' OR tenant_id IS NOT NULL OR tenant_id IS NULL)
   AND (%(stage)s::text IS NULL OR type = %(stage)s)
@@ -67,7 +67,7 @@ LIMIT %(limit)s;
 WITH win AS MATERIALIZED (
     SELECT id, type, tenant_id, status, attempts, max_attempts, created_at, finished_at,
            last_error, row_number() OVER (ORDER BY id DESC) AS rn
-    FROM jobs
+    FROM pipeline.jobs
     WHERE status IN ('failed', 'cancelled')
       AND (%(status)s::text IS NULL OR status = %(status)s)
       AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
@@ -101,7 +101,7 @@ ORDER BY m.id DESC;
 WITH win AS MATERIALIZED (
     SELECT id, type, tenant_id, status, attempts, max_attempts, created_at, finished_at,
            last_error, row_number() OVER (ORDER BY id) AS rn
-    FROM jobs
+    FROM pipeline.jobs
     WHERE status IN ('failed', 'cancelled')
       AND (%(status)s::text IS NULL OR status = %(status)s)
       AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
@@ -134,20 +134,20 @@ SELECT id, type, tenant_id, status, priority, payload, attempts, max_attempts, c
        last_error, coalesce(root_id, id) AS run_id, parent_id, join_id, dedup_key,
        lease_seconds, leased_until, worker_id, suspect, crash_reclaims, releases,
        created_at, run_after, started_at, finished_at
-FROM jobs
+FROM pipeline.jobs
 WHERE id = %(id)s AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s);
 
 -- name: job_exists
 -- Whether the job is there, for this tenant: before a change by id, and before the page that
 -- asks to confirm one. By the primary key.
-SELECT 1 FROM jobs
+SELECT 1 FROM pipeline.jobs
 WHERE id = %(id)s AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s);
 
 -- name: job_children
 -- Through jobs_parent. A fan-out can have thousands of children: their count, and the first
 -- `limit` ids.
 SELECT count(*), coalesce((array_agg(id ORDER BY id))[1:%(limit)s], '{}')
-FROM jobs
+FROM pipeline.jobs
 WHERE parent_id = %(id)s AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s);
 
 -- name: runs_list
@@ -155,10 +155,10 @@ WHERE parent_id = %(id)s AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s
 -- time: a run of 400 pages costs one index probe, not 400 rows. At most %(probes)s probes, so
 -- a tenant with few runs among many cannot make it walk the whole index.
 WITH RECURSIVE roots(root_id, n) AS (
-    SELECT (SELECT max(root_id) FROM jobs WHERE root_id IS NOT NULL
+    SELECT (SELECT max(root_id) FROM pipeline.jobs WHERE root_id IS NOT NULL
               AND (%(before)s::bigint IS NULL OR root_id < %(before)s)), 1
     UNION ALL
-    SELECT (SELECT max(j.root_id) FROM jobs j
+    SELECT (SELECT max(j.root_id) FROM pipeline.jobs j
             WHERE j.root_id IS NOT NULL AND j.root_id < r.root_id), r.n + 1
     FROM roots r
     WHERE r.root_id IS NOT NULL AND r.n < %(probes)s
@@ -166,12 +166,12 @@ WITH RECURSIVE roots(root_id, n) AS (
 SELECT j.id, j.type, j.tenant_id, j.status, j.created_at, j.finished_at,
        p.total, p.done, p.failed
 FROM roots r
-JOIN jobs j ON j.id = r.root_id
+JOIN pipeline.jobs j ON j.id = r.root_id
 CROSS JOIN LATERAL (
     SELECT count(*) AS total,
            count(*) FILTER (WHERE d.status = 'done') AS done,
            count(*) FILTER (WHERE d.status IN ('failed', 'cancelled')) AS failed
-    FROM jobs d WHERE d.root_id = r.root_id
+    FROM pipeline.jobs d WHERE d.root_id = r.root_id
       AND (%(tenant)s::text IS NULL OR d.tenant_id = %(tenant)s)
 ) AS p
 WHERE (%(tenant)s::text IS NULL OR j.tenant_id = %(tenant)s)
@@ -183,7 +183,7 @@ LIMIT %(limit)s;
 -- primary key and jobs_run. total: how many there are beyond the limit.
 SELECT id, type, tenant_id, status, attempts, max_attempts, parent_id, last_error,
        created_at, started_at, finished_at, count(*) OVER () AS total
-FROM jobs
+FROM pipeline.jobs
 WHERE (id = %(run_id)s OR root_id = %(run_id)s)
   AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
 ORDER BY id
@@ -191,10 +191,10 @@ LIMIT %(limit)s;
 
 -- name: run_single_outputs
 -- The outputs of a run's single jobs (part NULL: not the pages of a fan-out, whose text is
--- large and shown per page), through job_outputs_run.
+-- large and shown per page), through outputs_run.
 SELECT o.stage, o.job_id, o.output
-FROM job_outputs o
-JOIN jobs j ON j.id = o.job_id
+FROM pipeline.outputs o
+JOIN pipeline.jobs j ON j.id = o.job_id
 WHERE o.root_id = %(run_id)s AND o.part IS NULL
   AND (%(tenant)s::text IS NULL OR j.tenant_id = %(tenant)s)
 ORDER BY o.job_id
@@ -212,7 +212,7 @@ SELECT set_config('statement_timeout', %(timeout_ms)s, true);
 -- alone: pipeline/admin/jobs.py checks the tenant with job_exists first, which is as good as a
 -- filter here because no statement ever changes a job's tenant. A prune batch deleting the
 -- job's run holds its row (prune_lock_runs): this waits for it, then finds no row to change.
-UPDATE jobs
+UPDATE pipeline.jobs
 SET status = 'queued', run_after = now(), finished_at = NULL, leased_until = NULL,
     worker_id = NULL, max_attempts = greatest(max_attempts, attempts + 1)
 WHERE id = %(id)s AND status IN ('failed', 'cancelled')
@@ -225,7 +225,7 @@ RETURNING id, type;
 -- LOCKED leaves a row that another statement is changing at this moment to it (a prune batch
 -- deleting its run, say).
 WITH picked AS (
-    SELECT id FROM jobs
+    SELECT id FROM pipeline.jobs
     WHERE status = 'failed' AND id > %(after)s
       AND (%(stage)s::text IS NULL OR type = %(stage)s)
       AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
@@ -233,7 +233,7 @@ WITH picked AS (
     LIMIT %(batch)s
     FOR UPDATE SKIP LOCKED
 )
-UPDATE jobs AS j
+UPDATE pipeline.jobs AS j
 SET status = 'queued', run_after = now(), finished_at = NULL, leased_until = NULL,
     worker_id = NULL, max_attempts = greatest(j.max_attempts, j.attempts + 1)
 FROM picked
@@ -244,7 +244,7 @@ RETURNING j.id, j.type;
 -- A queued job stops here; a running job's worker hears of it on pipeline_cancel, and its own
 -- writes fail the fence from now on. The tenant is checked first, as for retry.
 WITH cancelled AS (
-    UPDATE jobs
+    UPDATE pipeline.jobs
     SET status = 'cancelled', leased_until = NULL, finished_at = now(),
         last_error = coalesce(%(reason)s, 'cancelled')
     WHERE id = %(id)s AND status IN ('queued', 'running')
@@ -255,7 +255,7 @@ FROM cancelled;
 
 -- name: jobs_max_id
 -- Where a bulk cancel stops: jobs enqueued after it started (a fan-out in flight) are not its.
-SELECT coalesce(max(id), 0) FROM jobs;
+SELECT coalesce(max(id), 0) FROM pipeline.jobs;
 
 -- name: jobs_cancel_queued
 -- One batch (one short transaction) of `jobs cancel --queued`: queued jobs only, never a
@@ -264,19 +264,19 @@ SELECT coalesce(max(id), 0) FROM jobs;
 -- neither index's predicate and would scan the table. SKIP LOCKED leaves a job that a worker
 -- is claiming right now to that worker: it is running by the time this commits.
 WITH tenanted AS (
-    SELECT id FROM jobs
+    SELECT id FROM pipeline.jobs
     WHERE status = 'queued' AND type = %(stage)s AND tenant_id IS NOT NULL
       AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s) AND id <= %(upto)s
     LIMIT %(batch)s
     FOR UPDATE SKIP LOCKED
 ), untenanted AS (
-    SELECT id FROM jobs
+    SELECT id FROM pipeline.jobs
     WHERE status = 'queued' AND type = %(stage)s AND tenant_id IS NULL
       AND %(tenant)s::text IS NULL AND id <= %(upto)s
     LIMIT %(batch)s - (SELECT count(*) FROM tenanted)
     FOR UPDATE SKIP LOCKED
 )
-UPDATE jobs AS j
+UPDATE pipeline.jobs AS j
 SET status = 'cancelled', leased_until = NULL, finished_at = now(),
     last_error = coalesce(%(reason)s, 'cancelled')
 FROM (SELECT id FROM tenanted UNION ALL SELECT id FROM untenanted) AS picked
@@ -285,7 +285,7 @@ RETURNING j.id;
 
 -- name: schedule_tenant
 -- Whose schedule it is, before a pause or resume scoped to a tenant (pipeline/admin/schedules.py).
-SELECT tenant_id FROM pipeline_schedules WHERE name = %(name)s;
+SELECT tenant_id FROM pipeline.schedules WHERE name = %(name)s;
 
 -- name: prune_cutoff
 -- By the database's clock, once per pass: every batch of a pass uses the same cutoff.
@@ -306,7 +306,7 @@ SELECT pg_advisory_xact_lock(7263941873223);
 -- full rate right after this. SKIP_LOCKED: a vacuum of the table that is running already
 -- (autovacuum, another worker's pruner) does the job, and nobody waits for it. ANALYZE: the
 -- planner's row counts were those of the table before the prune.
-VACUUM (SKIP_LOCKED, ANALYZE) jobs, job_outputs, job_joins;
+VACUUM (SKIP_LOCKED, ANALYZE) pipeline.jobs, pipeline.outputs, pipeline.joins;
 
 -- name: prune_lock_runs
 -- The first statement of a prune batch: the runs it deletes, each locked whole. It walks
@@ -327,7 +327,7 @@ WITH scanned AS (
            row_number() OVER (ORDER BY s.finished_at, s.id) AS pos
     FROM (
         SELECT id, root_id, finished_at
-        FROM jobs
+        FROM pipeline.jobs
         WHERE status IN ('done', 'failed', 'cancelled') AND finished_at < %(cutoff)s
           AND (finished_at, id) > (%(after_at)s::timestamptz, %(after_id)s::bigint)
         ORDER BY finished_at, id
@@ -341,11 +341,11 @@ finished_runs AS (
     SELECT m.run_id, m.pos, sum(n.jobs) OVER (ORDER BY m.pos) AS upto
     FROM met AS m
     CROSS JOIN LATERAL (
-        SELECT count(*) AS jobs FROM jobs AS j
+        SELECT count(*) AS jobs FROM pipeline.jobs AS j
         WHERE j.id = m.run_id OR j.root_id = m.run_id  -- the root, and its descendants
     ) AS n
     WHERE NOT EXISTS (
-        SELECT 1 FROM jobs AS j
+        SELECT 1 FROM pipeline.jobs AS j
         WHERE (j.id = m.run_id OR j.root_id = m.run_id)
           AND (j.status IN ('queued', 'running') OR j.finished_at >= %(cutoff)s
                OR (%(keep_failed)s AND j.status = 'failed'))
@@ -362,7 +362,7 @@ stop AS (
 locked AS (
     SELECT t.run_id,
            (SELECT count(*) FROM (
-                SELECT j.id FROM jobs AS j
+                SELECT j.id FROM pipeline.jobs AS j
                 WHERE j.id = t.run_id OR j.root_id = t.run_id
                 FOR UPDATE SKIP LOCKED
             ) AS l) AS jobs
@@ -387,27 +387,27 @@ SELECT (SELECT count(*) FROM scanned) = %(batch)s OR (SELECT pos FROM stop) IS N
 -- and join rows. A run retried before the locks were taken is live again here, and stays.
 WITH runs AS (
     SELECT r.run_id FROM unnest(%(runs)s::bigint[], %(locked)s::bigint[]) AS r(run_id, locked)
-    WHERE r.locked = (SELECT count(*) FROM jobs AS j
+    WHERE r.locked = (SELECT count(*) FROM pipeline.jobs AS j
                       WHERE j.id = r.run_id OR j.root_id = r.run_id)
       AND NOT EXISTS (
-          SELECT 1 FROM jobs AS j
+          SELECT 1 FROM pipeline.jobs AS j
           WHERE (j.id = r.run_id OR j.root_id = r.run_id)
             AND (j.status IN ('queued', 'running') OR j.finished_at >= %(cutoff)s
                  OR (%(keep_failed)s AND j.status = 'failed'))
       )
 ),
 gone AS (
-    DELETE FROM jobs AS j
+    DELETE FROM pipeline.jobs AS j
     USING runs AS r
     WHERE j.id = r.run_id OR j.root_id = r.run_id
     RETURNING j.id
 ),
 outputs AS (
-    DELETE FROM job_outputs AS o USING gone WHERE o.job_id = gone.id RETURNING o.job_id
+    DELETE FROM pipeline.outputs AS o USING gone WHERE o.job_id = gone.id RETURNING o.job_id
 ),
 joins AS (
     -- A join row is named after the job that fanned out: it goes with that job.
-    DELETE FROM job_joins AS jj USING gone WHERE jj.id = gone.id RETURNING jj.id
+    DELETE FROM pipeline.joins AS jj USING gone WHERE jj.id = gone.id RETURNING jj.id
 )
 SELECT (SELECT count(*) FROM gone) AS jobs,
        (SELECT count(*) FROM outputs) AS outputs,

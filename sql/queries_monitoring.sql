@@ -22,8 +22,8 @@ SELECT set_config('statement_timeout', %(timeout_ms)s, true), now();
 -- name: monitoring_stages
 -- One row per stage with anything queued, running, or finished in the last day. MATERIALIZED:
 -- each view is computed once, though it is read both for the list of stages and for its figures.
-WITH counts AS MATERIALIZED (SELECT * FROM pipeline_stage_counts),
-     attempts AS MATERIALIZED (SELECT * FROM pipeline_attempts),
+WITH counts AS MATERIALIZED (SELECT * FROM pipeline.stage_counts),
+     attempts AS MATERIALIZED (SELECT * FROM pipeline.attempts),
      stages AS (SELECT stage FROM counts UNION SELECT stage FROM attempts)
 SELECT s.stage,
        coalesce(c.queued, 0) AS queued,
@@ -45,15 +45,15 @@ SELECT s.stage,
 FROM stages s
 LEFT JOIN counts c ON c.stage = s.stage
 LEFT JOIN attempts a ON a.stage = s.stage
-LEFT JOIN pipeline_oldest_ready r ON r.stage = s.stage
-LEFT JOIN pipeline_durations d ON d.stage = s.stage
-LEFT JOIN (SELECT stage, count(*) AS expired FROM pipeline_expired_leases GROUP BY stage) AS e
+LEFT JOIN pipeline.oldest_ready r ON r.stage = s.stage
+LEFT JOIN pipeline.durations d ON d.stage = s.stage
+LEFT JOIN (SELECT stage, count(*) AS expired FROM pipeline.expired_leases GROUP BY stage) AS e
        ON e.stage = s.stage
 ORDER BY s.stage;
 
 -- name: monitoring_tenant_stages
--- monitoring_stages for one tenant: its columns, as pipeline_stage_counts, pipeline_oldest_ready,
--- pipeline_attempts, pipeline_durations and pipeline_expired_leases count them, over the
+-- monitoring_stages for one tenant: its columns, as pipeline.stage_counts, pipeline.oldest_ready,
+-- pipeline.attempts, pipeline.durations and pipeline.expired_leases count them, over the
 -- tenant's jobs alone. Three arms, one per partial index: queued rows through jobs_ready
 -- ("tenant_id = T" implies its "tenant_id IS NOT NULL"), running ones through jobs_running, the
 -- last day's finished ones through jobs_finished. A stage is listed as the views list it:
@@ -82,18 +82,18 @@ SELECT type AS stage,
 FROM (
     SELECT type, status, run_after, leased_until, attempts,
            false AS last_hour, NULL::double precision AS run_s
-    FROM jobs
+    FROM pipeline.jobs
     WHERE status = 'queued' AND tenant_id = %(tenant)s
     UNION ALL
     SELECT type, status, run_after, leased_until, attempts, false, NULL
-    FROM jobs
+    FROM pipeline.jobs
     WHERE status = 'running' AND tenant_id = %(tenant)s
     UNION ALL
     SELECT type, status, run_after, leased_until, attempts,
            finished_at >= now() - interval '1 hour',
            CASE WHEN status = 'done' AND finished_at >= now() - interval '1 hour'
                 THEN extract(epoch FROM finished_at - started_at)::double precision END
-    FROM jobs
+    FROM pipeline.jobs
     WHERE status IN ('done', 'failed', 'cancelled') AND finished_at >= now() - interval '24 hours'
       AND tenant_id = %(tenant)s
 ) AS j
@@ -102,12 +102,12 @@ HAVING count(*) FILTER (WHERE status <> 'cancelled') > 0
 ORDER BY type;
 
 -- name: monitoring_failures_hourly
-SELECT stage, hour, failed FROM pipeline_failures_hourly ORDER BY hour, stage;
+SELECT stage, hour, failed FROM pipeline.failures_hourly ORDER BY hour, stage;
 
 -- name: monitoring_tenant_failures_hourly
--- monitoring_failures_hourly for one tenant: the body of pipeline_failures_hourly, filtered.
+-- monitoring_failures_hourly for one tenant: the body of pipeline.failures_hourly, filtered.
 SELECT type AS stage, date_trunc('hour', finished_at) AS hour, count(*) AS failed
-FROM jobs
+FROM pipeline.jobs
 WHERE status = 'failed' AND finished_at >= date_trunc('hour', now()) - interval '23 hours'
   AND tenant_id = %(tenant)s
 GROUP BY type, date_trunc('hour', finished_at)
@@ -117,7 +117,7 @@ ORDER BY hour, stage;
 -- The longest expired first; total says how many there are beyond the limit.
 SELECT id, stage, tenant_id, worker_id, attempts, max_attempts, leased_until, expired_for_s,
        count(*) OVER () AS total
-FROM pipeline_expired_leases
+FROM pipeline.expired_leases
 WHERE (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
 ORDER BY leased_until, id
 LIMIT %(limit)s;
@@ -126,7 +126,7 @@ LIMIT %(limit)s;
 -- Closest to its cap first (fewest free slots), then the pairs capped by a default the
 -- database cannot see, busiest first. total counts every row beyond the limit.
 SELECT tenant_id, stage, cap, running, queued, count(*) OVER () AS total
-FROM pipeline_tenant_load
+FROM pipeline.tenant_load
 WHERE (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
 ORDER BY cap IS NULL, free, running DESC, tenant_id, stage
 LIMIT %(limit)s;
@@ -134,7 +134,7 @@ LIMIT %(limit)s;
 -- name: monitoring_workers
 -- Every live worker: workers serve every tenant, so a read scoped to one tenant lists none.
 SELECT id, hostname, pid, stages, concurrency, started_at, last_seen, seen_ago_s, in_flight
-FROM pipeline_live_workers
+FROM pipeline.live_workers
 ORDER BY started_at, id;
 
 -- name: metrics_tenant_load
@@ -145,7 +145,7 @@ ORDER BY started_at, id;
 WITH ranked AS (
     SELECT tenant_id, stage, running, cap,
            row_number() OVER (ORDER BY running DESC, cap NULLS LAST, tenant_id, stage) AS rank
-    FROM pipeline_tenant_load
+    FROM pipeline.tenant_load
 )
 SELECT CASE WHEN rank <= %(top)s THEN tenant_id END AS tenant_id,
        stage,
@@ -160,7 +160,7 @@ ORDER BY 1 NULLS LAST, 2;
 -- schedule beyond the limit.
 SELECT name, stage, tenant_id, cron, every_s, timezone, paused, next_fire_at, due_in_s,
        last_fired_at, last_job_id, last_error, count(*) OVER () AS total
-FROM pipeline_schedule_next
+FROM pipeline.schedule_next
 WHERE (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
 ORDER BY paused, next_fire_at, name
 LIMIT %(limit)s;
@@ -171,7 +171,7 @@ LIMIT %(limit)s;
 SELECT date_trunc('minute', finished_at) AS minute,
        count(*) FILTER (WHERE status = 'done') AS done,
        count(*) FILTER (WHERE status = 'failed') AS failed
-FROM jobs
+FROM pipeline.jobs
 WHERE status IN ('done', 'failed', 'cancelled') AND finished_at >= now() - interval '1 hour'
   AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
 GROUP BY 1
@@ -181,7 +181,7 @@ LIMIT 61;
 -- name: monitoring_worker_stages
 -- What each live worker runs now: its running jobs per stage, through jobs_running.
 SELECT worker_id, type AS stage, count(*) AS running
-FROM jobs
+FROM pipeline.jobs
 WHERE status = 'running' AND worker_id = ANY(%(workers)s::uuid[])
 GROUP BY worker_id, type
 ORDER BY worker_id, type

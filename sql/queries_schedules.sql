@@ -21,11 +21,11 @@ SELECT now();
 -- knows: it validates each payload and applies the stage's defaults (attempts, lease, priority).
 -- `left` names the rows this tick already left for another worker (they stay due): without it,
 -- a batch of such rows would come back at the head of every batch and hide the rows behind.
--- The partial index pipeline_schedules_due holds the unpaused rows in fire-time order.
+-- The partial index schedules_due holds the unpaused rows in fire-time order.
 SELECT s.name, s.stage, s.cron, s.every_s, s.timezone, s.payload, s.tenant_id, s.catch_up,
        s.next_fire_at, c.now
 FROM (SELECT coalesce(%(now)s::timestamptz, now()) AS now) AS c
-JOIN pipeline_schedules AS s ON s.next_fire_at <= c.now
+JOIN pipeline.schedules AS s ON s.next_fire_at <= c.now
 WHERE NOT s.paused AND s.stage = ANY(%(stages)s::text[]) AND s.name <> ALL(%(left)s::text[])
 ORDER BY s.next_fire_at, s.name
 LIMIT %(limit)s
@@ -33,7 +33,7 @@ FOR UPDATE OF s SKIP LOCKED;
 
 -- name: schedule_advance
 -- last_fired_at and last_job_id keep their values on a tick that enqueued nothing new.
-UPDATE pipeline_schedules
+UPDATE pipeline.schedules
 SET next_fire_at = %(next_fire_at)s,
     last_fired_at = coalesce(%(fired_at)s, last_fired_at),
     last_job_id = coalesce(%(job_id)s, last_job_id),
@@ -44,7 +44,7 @@ WHERE name = %(name)s;
 -- name: schedule_note
 -- Why this worker left a due row to another one, without moving its fire time. Written once per
 -- reason: the workers that keep leaving it, tick after tick, rewrite nothing.
-UPDATE pipeline_schedules
+UPDATE pipeline.schedules
 SET last_error = %(error)s, updated_at = now()
 WHERE name = %(name)s AND last_error IS DISTINCT FROM %(error)s;
 
@@ -58,7 +58,7 @@ SELECT pg_advisory_xact_lock(7263941873222);
 -- given first fire time. paused is the operator's and survives every upsert. Code takes over a
 -- CLI schedule of the same name; the CLI never overwrites a code one (no row comes back).
 -- xmax is 0 on a freshly inserted row version, so it tells an insert from an update.
-INSERT INTO pipeline_schedules AS s (name, stage, cron, every_s, timezone, payload, tenant_id,
+INSERT INTO pipeline.schedules AS s (name, stage, cron, every_s, timezone, payload, tenant_id,
                                      catch_up, source, next_fire_at)
 VALUES (%(name)s, %(stage)s, %(cron)s, %(every_s)s, %(timezone)s, %(payload)s, %(tenant_id)s,
         %(catch_up)s, %(source)s, %(next_fire_at)s)
@@ -85,7 +85,7 @@ RETURNING (s.xmax = 0) AS inserted, s.next_fire_at;
 -- name: schedule_prune_code
 -- Code schedules the code no longer declares, among the stages that code knows: a worker of
 -- another app sharing the database leaves that app's schedules alone.
-DELETE FROM pipeline_schedules
+DELETE FROM pipeline.schedules
 WHERE source = 'code'
   AND stage = ANY(%(stages)s::text[])
   AND name <> ALL(%(names)s::text[])
@@ -94,24 +94,24 @@ RETURNING name;
 -- name: schedule_list
 SELECT name, stage, cron, every_s, timezone, payload, tenant_id, catch_up, source, paused,
        next_fire_at, last_fired_at, last_job_id, last_error
-FROM pipeline_schedules
+FROM pipeline.schedules
 ORDER BY name;
 
 -- name: schedule_remove
-DELETE FROM pipeline_schedules WHERE name = %(name)s RETURNING source;
+DELETE FROM pipeline.schedules WHERE name = %(name)s RETURNING source;
 
 -- name: schedule_pause
-UPDATE pipeline_schedules SET paused = true, updated_at = now()
+UPDATE pipeline.schedules SET paused = true, updated_at = now()
 WHERE name = %(name)s
 RETURNING name;
 
 -- name: schedule_lock
 -- Resume computes the next fire time from the row; locked so that a tick cannot move it between.
 SELECT cron, every_s, timezone, paused, next_fire_at
-FROM pipeline_schedules
+FROM pipeline.schedules
 WHERE name = %(name)s
 FOR UPDATE;
 
 -- name: schedule_resume
-UPDATE pipeline_schedules SET paused = false, next_fire_at = %(next_fire_at)s, updated_at = now()
+UPDATE pipeline.schedules SET paused = false, next_fire_at = %(next_fire_at)s, updated_at = now()
 WHERE name = %(name)s;

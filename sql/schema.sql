@@ -2,7 +2,7 @@
 -- spelled once, in its own file of sql/functions/ (see sql/README.md). A test proves that this
 -- file with those functions equals what the migrations and the functions build.
 
-CREATE TABLE jobs (
+CREATE TABLE pipeline.jobs (
     id            bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     type          text        NOT NULL,
     tenant_id     text,
@@ -25,7 +25,7 @@ CREATE TABLE jobs (
     parent_id     bigint,
     -- NULL for a root job: the run is then the job itself, coalesce(root_id, id).
     root_id       bigint,
-    -- The job whose fan-out this job belongs to; job_joins counts its finished children.
+    -- The job whose fan-out this job belongs to; pipeline.joins counts its finished children.
     join_id       bigint,
     created_at    timestamptz NOT NULL DEFAULT now(),
     started_at    timestamptz,
@@ -38,28 +38,28 @@ CREATE TABLE jobs (
     -- Reclaims that refunded the attempt, and shutdown releases that did: both bounded.
     crash_reclaims integer    NOT NULL DEFAULT 0,
     releases      integer     NOT NULL DEFAULT 0,
-    -- True while a running job counts against its tenant's slots (see tenant_slots).
+    -- True while a running job counts against its tenant's slots (see pipeline.tenant_slots).
     holds_slot    boolean     NOT NULL DEFAULT false
 );
 
 -- Only ready rows are indexed for the claim: millions of finished rows never enter it. By
 -- stage and tenant, so that the claim walks it one (stage, tenant) group at a time and never
 -- scans a tenant's backlog.
-CREATE INDEX jobs_ready ON jobs (type, tenant_id, priority DESC, run_after, id)
+CREATE INDEX jobs_ready ON pipeline.jobs (type, tenant_id, priority DESC, run_after, id)
     WHERE status = 'queued' AND tenant_id IS NOT NULL;
 -- Jobs without a tenant apart: "tenant_id IS NULL" cannot give the claim its order from the
 -- index above, and sorting a large untenanted backlog on every claim would scan it.
-CREATE INDEX jobs_ready_untenanted ON jobs (type, priority DESC, run_after, id)
+CREATE INDEX jobs_ready_untenanted ON pipeline.jobs (type, priority DESC, run_after, id)
     WHERE status = 'queued' AND tenant_id IS NULL;
 -- Reclaim and the expired-lease view read running rows only.
-CREATE INDEX jobs_running ON jobs (leased_until) WHERE status = 'running';
-CREATE INDEX jobs_finished ON jobs (finished_at) WHERE status IN ('done', 'failed', 'cancelled');
-CREATE INDEX jobs_parent ON jobs (parent_id) WHERE parent_id IS NOT NULL;
-CREATE UNIQUE INDEX jobs_dedup ON jobs (type, dedup_key) WHERE dedup_key IS NOT NULL;
+CREATE INDEX jobs_running ON pipeline.jobs (leased_until) WHERE status = 'running';
+CREATE INDEX jobs_finished ON pipeline.jobs (finished_at) WHERE status IN ('done', 'failed', 'cancelled');
+CREATE INDEX jobs_parent ON pipeline.jobs (parent_id) WHERE parent_id IS NOT NULL;
+CREATE UNIQUE INDEX jobs_dedup ON pipeline.jobs (type, dedup_key) WHERE dedup_key IS NOT NULL;
 
 -- Every claim, heartbeat and completion rewrites a row: vacuum early and often, and leave
 -- room on each page so heartbeats can stay heap-only updates.
-ALTER TABLE jobs SET (
+ALTER TABLE pipeline.jobs SET (
     fillfactor = 80,
     autovacuum_vacuum_scale_factor = 0.01,
     autovacuum_vacuum_insert_scale_factor = 0.05,
@@ -67,7 +67,7 @@ ALTER TABLE jobs SET (
     autovacuum_vacuum_cost_delay = 1
 );
 
-CREATE TABLE pipeline_workers (
+CREATE TABLE pipeline.workers (
     id          uuid        PRIMARY KEY,
     hostname    text        NOT NULL,
     pid         integer     NOT NULL,
@@ -81,20 +81,20 @@ CREATE TABLE pipeline_workers (
 
 -- A statement-level trigger, so that every way of inserting jobs (enqueue, bulk, plain SQL)
 -- wakes idle workers, once per statement and job type, and only when the insert commits.
--- The function: sql/functions/pipeline_notify_enqueued.sql.
+-- The function: sql/functions/notify_enqueued.sql.
 
 CREATE TRIGGER jobs_notify_enqueued
-    AFTER INSERT ON jobs
+    AFTER INSERT ON pipeline.jobs
     REFERENCING NEW TABLE AS new_jobs
-    FOR EACH STATEMENT EXECUTE FUNCTION pipeline_notify_enqueued();
+    FOR EACH STATEMENT EXECUTE FUNCTION pipeline.notify_enqueued();
 
 -- Only jobs inside a run are indexed: a standalone job (and every update of it) pays nothing.
-CREATE INDEX jobs_run ON jobs (root_id) WHERE root_id IS NOT NULL;
+CREATE INDEX jobs_run ON pipeline.jobs (root_id) WHERE root_id IS NOT NULL;
 
 -- An output belongs to the job that made it: a re-run of the same job finds its own output,
 -- and two jobs of one stage in a run never share one. part (a page number) stays unique within
 -- (run, stage) when the stage declares it.
-CREATE TABLE job_outputs (
+CREATE TABLE pipeline.outputs (
     root_id    bigint      NOT NULL,
     stage      text        NOT NULL,
     part       integer,
@@ -102,15 +102,15 @@ CREATE TABLE job_outputs (
     attempt    integer     NOT NULL,
     output     jsonb       NOT NULL,
     created_at timestamptz NOT NULL DEFAULT now(),
-    CONSTRAINT job_outputs_pkey PRIMARY KEY (job_id)
+    CONSTRAINT outputs_pkey PRIMARY KEY (job_id)
 );
-CREATE UNIQUE INDEX job_outputs_part ON job_outputs (root_id, stage, part) WHERE part IS NOT NULL;
-CREATE INDEX job_outputs_run ON job_outputs (root_id, stage);
+CREATE UNIQUE INDEX outputs_part ON pipeline.outputs (root_id, stage, part) WHERE part IS NOT NULL;
+CREATE INDEX outputs_run ON pipeline.outputs (root_id, stage);
 
-CREATE TABLE job_joins (
+CREATE TABLE pipeline.joins (
     id                 bigint      PRIMARY KEY,
     root_id            bigint      NOT NULL,
-    total              integer     NOT NULL CONSTRAINT job_joins_total_check CHECK (total > 0),
+    total              integer     NOT NULL CONSTRAINT joins_total_check CHECK (total > 0),
     done               integer     NOT NULL DEFAULT 0,
     failed             integer     NOT NULL DEFAULT 0,
     then_type          text,
@@ -128,13 +128,13 @@ CREATE TABLE job_joins (
 -- the final attempt, cancel) count, in the same transaction as that status change. The
 -- UPDATE of the join row serialises concurrent finishers, so exactly one of them sees the
 -- last child finish and enqueues the next stage.
--- The function: sql/functions/pipeline_join_progress.sql.
+-- The function: sql/functions/join_progress.sql.
 
 CREATE TRIGGER jobs_join_progress
-    AFTER UPDATE OF status ON jobs
+    AFTER UPDATE OF status ON pipeline.jobs
     FOR EACH ROW
     WHEN (NEW.join_id IS NOT NULL AND OLD.status IS DISTINCT FROM NEW.status)
-    EXECUTE FUNCTION pipeline_join_progress();
+    EXECUTE FUNCTION pipeline.join_progress();
 
 -- Per-tenant caps on running jobs per stage, exact under concurrent claims, and fair claiming
 -- across tenants.
@@ -149,7 +149,7 @@ CREATE TRIGGER jobs_join_progress
 -- and only for rows that statement really changed: nothing can free a slot twice or forget it.
 
 -- Operators' caps; a stage's default cap comes from the worker's code (@stage(tenant_cap=)).
-CREATE TABLE tenant_caps (
+CREATE TABLE pipeline.tenant_caps (
     tenant_id  text        NOT NULL,
     stage      text        NOT NULL,
     cap        integer     NOT NULL CONSTRAINT tenant_caps_cap_check CHECK (cap >= 0),
@@ -160,67 +160,67 @@ CREATE TABLE tenant_caps (
 -- running: jobs of (tenant, stage) holding a slot now. served_at: the last claim that served
 -- the pair, which orders tenants least recently served first. A row exists while the pair has
 -- work: the slot repair removes the rows of idle pairs (0010).
-CREATE TABLE tenant_slots (
+CREATE TABLE pipeline.tenant_slots (
     tenant_id text        NOT NULL,
     stage     text        NOT NULL,
     running   integer     NOT NULL DEFAULT 0,
     served_at timestamptz,
     PRIMARY KEY (tenant_id, stage)
 );
-ALTER TABLE tenant_slots SET (fillfactor = 50, autovacuum_vacuum_scale_factor = 0.01);
+ALTER TABLE pipeline.tenant_slots SET (fillfactor = 50, autovacuum_vacuum_scale_factor = 0.01);
 
 -- A tenant's counter row exists before its first claim, made by the statement that enqueued
 -- its first job: were the claim to insert it, two claimers inserting two new tenants' rows in
 -- opposite orders would wait on each other.
--- The function: sql/functions/pipeline_add_slots.sql.
+-- The function: sql/functions/add_slots.sql.
 
 CREATE TRIGGER jobs_add_slots
-    AFTER INSERT ON jobs
+    AFTER INSERT ON pipeline.jobs
     REFERENCING NEW TABLE AS new_jobs
-    FOR EACH STATEMENT EXECUTE FUNCTION pipeline_add_slots();
+    FOR EACH STATEMENT EXECUTE FUNCTION pipeline.add_slots();
 
--- The function: sql/functions/pipeline_free_slot.sql.
+-- The function: sql/functions/free_slot.sql.
 
 CREATE TRIGGER jobs_free_slot
-    BEFORE UPDATE OF status ON jobs
+    BEFORE UPDATE OF status ON pipeline.jobs
     FOR EACH ROW
     WHEN (OLD.holds_slot AND NEW.status IS DISTINCT FROM 'running')
-    EXECUTE FUNCTION pipeline_free_slot();
+    EXECUTE FUNCTION pipeline.free_slot();
 
 CREATE TRIGGER jobs_free_slot_on_delete
-    BEFORE DELETE ON jobs
+    BEFORE DELETE ON pipeline.jobs
     FOR EACH ROW
     WHEN (OLD.holds_slot)
-    EXECUTE FUNCTION pipeline_free_slot();
+    EXECUTE FUNCTION pipeline.free_slot();
 
 -- A running job's slot moves with it to its new tenant or stage (0010).
--- The function: sql/functions/pipeline_move_slot.sql. Named to fire after jobs_free_slot.
+-- The function: sql/functions/move_slot.sql. Named to fire after jobs_free_slot.
 CREATE TRIGGER jobs_move_slot
-    BEFORE UPDATE OF tenant_id, type ON jobs
+    BEFORE UPDATE OF tenant_id, type ON pipeline.jobs
     FOR EACH ROW
     WHEN (OLD.holds_slot AND NEW.holds_slot AND NEW.status = 'running'
           AND (OLD.tenant_id IS DISTINCT FROM NEW.tenant_id OR OLD.type IS DISTINCT FROM NEW.type))
-    EXECUTE FUNCTION pipeline_move_slot();
+    EXECUTE FUNCTION pipeline.move_slot();
 
--- The function: sql/functions/pipeline_truncate_slots.sql.
+-- The function: sql/functions/truncate_slots.sql.
 CREATE TRIGGER jobs_truncate_slots
-    AFTER TRUNCATE ON jobs
-    FOR EACH STATEMENT EXECUTE FUNCTION pipeline_truncate_slots();
+    AFTER TRUNCATE ON pipeline.jobs
+    FOR EACH STATEMENT EXECUTE FUNCTION pipeline.truncate_slots();
 
 -- The claim. Groups of ready work are (stage, tenant) pairs, ordered by their best priority,
 -- then least recently served first: round-robin across tenants within a priority level, FIFO
 -- within a tenant. Each group gets a fair share of the batch on a first pass and what is left
 -- on a second; a capped group never more than its free slots.
-CREATE TYPE pipeline_claim_group AS (
+CREATE TYPE pipeline.claim_group AS (
     type text, tenant_id text, cap integer,
     -- The group's best ready job, where the claim's picks start (0009).
     head_priority smallint, head_run_after timestamptz, head_id bigint
 );
 
--- The claim: sql/functions/pipeline_claim.sql, and the parts it names.
+-- The claim: sql/functions/claim.sql, and the parts it names.
 
 -- The repair of drifted counters, in batches, which also removes idle pairs' rows:
--- sql/functions/pipeline_repair_slots.sql.
+-- sql/functions/repair_slots.sql.
 
 -- Monitoring views: stable names that `pipeline status`, the Prometheus collector and anyone's
 -- own SQL read. Each one reads only rows that a partial index already picks out (queued rows
@@ -231,48 +231,48 @@ CREATE TYPE pipeline_claim_group AS (
 -- used when the planner can prove the query's WHERE implies the index's.
 
 -- Ready jobs (queued, run_after reached) per stage, and how long the oldest has waited.
-CREATE VIEW pipeline_oldest_ready AS
+CREATE VIEW pipeline.oldest_ready AS
 SELECT r.type AS stage,
        count(*) AS ready,
        min(r.run_after) AS oldest_run_after,
        extract(epoch FROM now() - min(r.run_after))::double precision AS oldest_age_s
 FROM (
     -- Two arms, one per ready index: "status = 'queued'" alone implies neither predicate.
-    SELECT type, run_after FROM jobs
+    SELECT type, run_after FROM pipeline.jobs
     WHERE status = 'queued' AND tenant_id IS NOT NULL AND run_after <= now()
     UNION ALL
-    SELECT type, run_after FROM jobs
+    SELECT type, run_after FROM pipeline.jobs
     WHERE status = 'queued' AND tenant_id IS NULL AND run_after <= now()
 ) AS r
 GROUP BY r.type;
-COMMENT ON VIEW pipeline_oldest_ready IS
+COMMENT ON VIEW pipeline.oldest_ready IS
     'Per stage: ready jobs (queued, run_after reached) and the age in seconds of the oldest.';
 
 -- Failed jobs per stage and clock hour, over the current hour and the 23 before it. Hours
 -- without a failure have no row.
-CREATE VIEW pipeline_failures_hourly AS
+CREATE VIEW pipeline.failures_hourly AS
 SELECT type AS stage, date_trunc('hour', finished_at) AS hour, count(*) AS failed
-FROM jobs
+FROM pipeline.jobs
 WHERE status = 'failed'
   AND finished_at >= date_trunc('hour', now()) - interval '23 hours'
 GROUP BY type, date_trunc('hour', finished_at);
-COMMENT ON VIEW pipeline_failures_hourly IS
+COMMENT ON VIEW pipeline.failures_hourly IS
     'Failed jobs per stage and clock hour, the current hour and the 23 before it; hours '
     'without failures have no row.';
 
 -- Running jobs whose lease ran out: their worker died or stalled, and reclaim (every 30 s in
 -- every worker) has not reached them yet. Many rows here, for long, means no worker reclaims.
-CREATE VIEW pipeline_expired_leases AS
+CREATE VIEW pipeline.expired_leases AS
 SELECT id, type AS stage, tenant_id, worker_id, attempts, max_attempts, leased_until,
        extract(epoch FROM now() - leased_until)::double precision AS expired_for_s
-FROM jobs
+FROM pipeline.jobs
 WHERE status = 'running' AND leased_until < now();
-COMMENT ON VIEW pipeline_expired_leases IS
+COMMENT ON VIEW pipeline.expired_leases IS
     'Running jobs whose lease has expired (not reclaimed yet), with seconds since it did.';
 
 -- Charged runs per completed job: 1.0 means first-time success. Refunded runs (crash reclaims,
 -- shutdown releases) are not counted, as in jobs.attempts.
-CREATE VIEW pipeline_attempts AS
+CREATE VIEW pipeline.attempts AS
 SELECT type AS stage,
        count(*) FILTER (WHERE finished_at >= now() - interval '1 hour') AS completed_1h,
        (avg(attempts) FILTER (WHERE finished_at >= now() - interval '1 hour'))::double precision
@@ -281,16 +281,16 @@ SELECT type AS stage,
        count(*) AS completed_24h,
        avg(attempts)::double precision AS avg_attempts_24h,
        max(attempts) AS max_attempts_24h
-FROM jobs
+FROM pipeline.jobs
 WHERE status = 'done' AND finished_at >= now() - interval '24 hours'
 GROUP BY type;
-COMMENT ON VIEW pipeline_attempts IS
+COMMENT ON VIEW pipeline.attempts IS
     'Per stage: jobs completed in the last hour and day, and their charged attempts '
     '(average, most).';
 
 -- How long the successful run of a job took (finished_at - started_at; started_at is set by
 -- every claim, so earlier failed runs do not count), for jobs done in the last hour.
-CREATE VIEW pipeline_durations AS
+CREATE VIEW pipeline.durations AS
 SELECT type AS stage,
        count(*) AS completed,
        percentile_cont(0.5) WITHIN GROUP (
@@ -298,15 +298,15 @@ SELECT type AS stage,
        percentile_cont(0.95) WITHIN GROUP (
            ORDER BY extract(epoch FROM finished_at - started_at))::double precision AS p95_s,
        max(extract(epoch FROM finished_at - started_at))::double precision AS max_s
-FROM jobs
+FROM pipeline.jobs
 WHERE status = 'done' AND finished_at >= now() - interval '1 hour' AND started_at IS NOT NULL
 GROUP BY type;
-COMMENT ON VIEW pipeline_durations IS
+COMMENT ON VIEW pipeline.durations IS
     'Per stage: run time in seconds (p50, p95, max) of jobs done in the last hour.';
 
 -- Queued (ready or not), running and recently failed jobs per stage. Finished jobs are counted
 -- over a window only: an all-time count would read every finished row there is.
-CREATE VIEW pipeline_stage_counts AS
+CREATE VIEW pipeline.stage_counts AS
 SELECT p.stage,
        sum(p.queued)::bigint AS queued,
        sum(p.running)::bigint AS running,
@@ -314,78 +314,78 @@ SELECT p.stage,
        sum(p.failed_24h)::bigint AS failed_24h
 FROM (
     SELECT type AS stage, count(*) AS queued, 0 AS running, 0 AS failed_1h, 0 AS failed_24h
-    FROM jobs WHERE status = 'queued' AND tenant_id IS NOT NULL GROUP BY type
+    FROM pipeline.jobs WHERE status = 'queued' AND tenant_id IS NOT NULL GROUP BY type
     UNION ALL
     SELECT type, count(*), 0, 0, 0
-    FROM jobs WHERE status = 'queued' AND tenant_id IS NULL GROUP BY type
+    FROM pipeline.jobs WHERE status = 'queued' AND tenant_id IS NULL GROUP BY type
     UNION ALL
     SELECT type, 0, count(*), 0, 0
-    FROM jobs WHERE status = 'running' GROUP BY type
+    FROM pipeline.jobs WHERE status = 'running' GROUP BY type
     UNION ALL
     SELECT type, 0, 0, count(*) FILTER (WHERE finished_at >= now() - interval '1 hour'), count(*)
-    FROM jobs WHERE status = 'failed' AND finished_at >= now() - interval '24 hours'
+    FROM pipeline.jobs WHERE status = 'failed' AND finished_at >= now() - interval '24 hours'
     GROUP BY type
 ) AS p
 GROUP BY p.stage;
-COMMENT ON VIEW pipeline_stage_counts IS
+COMMENT ON VIEW pipeline.stage_counts IS
     'Per stage: queued and running jobs now, failed jobs in the last hour and day.';
 
 -- Running jobs against caps, per (tenant, stage), for the pairs the database knows to be
--- capped: an operator's cap in tenant_caps, or slots held now. A default cap (@stage(tenant_cap=)
+-- capped: an operator's cap in pipeline.tenant_caps, or slots held now. A default cap (@stage(tenant_cap=)
 -- or `pipeline worker --tenant-cap`) lives in the workers, not in the database: such a pair
 -- shows up only while it holds slots, and with cap NULL. queued probes jobs_ready once per pair.
-CREATE VIEW pipeline_tenant_load AS
+CREATE VIEW pipeline.tenant_load AS
 SELECT k.tenant_id, k.stage, k.running, k.cap, k.cap - k.running AS free,
-       (SELECT count(*) FROM jobs j
+       (SELECT count(*) FROM pipeline.jobs j
         WHERE j.status = 'queued' AND j.tenant_id = k.tenant_id AND j.type = k.stage) AS queued
 FROM (
     SELECT coalesce(c.tenant_id, s.tenant_id) AS tenant_id,
            coalesce(c.stage, s.stage) AS stage,
            coalesce(s.running, 0) AS running,
            c.cap
-    FROM tenant_caps c
-    FULL JOIN tenant_slots s ON s.tenant_id = c.tenant_id AND s.stage = c.stage
+    FROM pipeline.tenant_caps c
+    FULL JOIN pipeline.tenant_slots s ON s.tenant_id = c.tenant_id AND s.stage = c.stage
     WHERE c.cap IS NOT NULL OR s.running > 0
 ) AS k;
-COMMENT ON VIEW pipeline_tenant_load IS
+COMMENT ON VIEW pipeline.tenant_load IS
     'Per capped (tenant, stage): jobs holding a slot, the cap from tenant_caps and queued jobs; '
     'cap is NULL when it is a default that only the workers hold.';
 
 -- Workers that beat within 180 s (three beats at the default 60 s heartbeat), with the jobs
 -- they hold. A worker that stops beating drops out of here; the pruner deletes its row later.
-CREATE VIEW pipeline_live_workers AS
+CREATE VIEW pipeline.live_workers AS
 SELECT w.id, w.hostname, w.pid, w.stages, w.concurrency, w.started_at, w.last_seen,
        extract(epoch FROM now() - w.last_seen)::double precision AS seen_ago_s,
        coalesce(f.in_flight, 0) AS in_flight
-FROM pipeline_workers w
+FROM pipeline.workers w
 LEFT JOIN (
-    SELECT worker_id, count(*) AS in_flight FROM jobs
+    SELECT worker_id, count(*) AS in_flight FROM pipeline.jobs
     WHERE status = 'running' GROUP BY worker_id
 ) AS f ON f.worker_id = w.id
 WHERE w.last_seen > now() - interval '180 seconds';
-COMMENT ON VIEW pipeline_live_workers IS
+COMMENT ON VIEW pipeline.live_workers IS
     'Workers whose heartbeat is at most 180 s old, with the running jobs each one holds.';
 
 -- Recurring schedules: declared in code with pipeline.schedule() (synced when a worker starts)
 -- or added with `pipeline schedule add`. Any worker's scheduler fires a due row: it locks the
 -- row FOR UPDATE SKIP LOCKED, inserts the fire time's job under the jobs table's dedup key and
 -- advances next_fire_at in one transaction (sql/queries_schedules.sql), so there is no leader.
-CREATE TABLE pipeline_schedules (
+CREATE TABLE pipeline.schedules (
     name          text        PRIMARY KEY,
     stage         text        NOT NULL,
     -- Exactly one of them: a cron expression read in `timezone`, or a period in seconds.
     cron          text,
-    every_s       double precision CONSTRAINT pipeline_schedules_every_check CHECK (every_s > 0),
+    every_s       double precision CONSTRAINT schedules_every_check CHECK (every_s > 0),
     timezone      text        NOT NULL DEFAULT 'UTC',
     payload       jsonb       NOT NULL DEFAULT '{}'::jsonb,
     tenant_id     text,
     -- Fire times missed while no scheduler ran that are still enqueued: the latest ones.
     catch_up      integer     NOT NULL DEFAULT 1
-                  CONSTRAINT pipeline_schedules_catch_up_check CHECK (catch_up >= 1),
+                  CONSTRAINT schedules_catch_up_check CHECK (catch_up >= 1),
     -- 'code': upserted by sync_schedules, deleted once the code no longer declares it.
     -- 'cli': made by `pipeline schedule add`, kept until `pipeline schedule remove`.
     source        text        NOT NULL
-                  CONSTRAINT pipeline_schedules_source_check CHECK (source IN ('code', 'cli')),
+                  CONSTRAINT schedules_source_check CHECK (source IN ('code', 'cli')),
     paused        boolean     NOT NULL DEFAULT false,
     -- The earliest fire time not yet enqueued; it is due once it is past.
     next_fire_at  timestamptz NOT NULL,
@@ -395,23 +395,23 @@ CREATE TABLE pipeline_schedules (
     last_error    text,
     created_at    timestamptz NOT NULL DEFAULT now(),
     updated_at    timestamptz NOT NULL DEFAULT now(),
-    CONSTRAINT pipeline_schedules_timing_check CHECK ((cron IS NULL) <> (every_s IS NULL))
+    CONSTRAINT schedules_timing_check CHECK ((cron IS NULL) <> (every_s IS NULL))
 );
 -- The scheduler's tick reads due, unpaused rows only.
-CREATE INDEX pipeline_schedules_due ON pipeline_schedules (next_fire_at) WHERE NOT paused;
+CREATE INDEX schedules_due ON pipeline.schedules (next_fire_at) WHERE NOT paused;
 
 -- Schedules (0005) with their next fire time: due_in_s is negative once that time has passed and
 -- no scheduler has fired it yet (a long negative one means no worker runs the scheduler).
-CREATE VIEW pipeline_schedule_next AS
+CREATE VIEW pipeline.schedule_next AS
 SELECT name, stage, tenant_id, cron, every_s, timezone, paused, next_fire_at,
        extract(epoch FROM next_fire_at - now())::double precision AS due_in_s,
        last_fired_at, last_job_id, last_error
-FROM pipeline_schedules;
-COMMENT ON VIEW pipeline_schedule_next IS
+FROM pipeline.schedules;
+COMMENT ON VIEW pipeline.schedule_next IS
     'Every schedule with its next fire time and seconds until it (negative: due, not fired yet).';
 
 -- Admin CLI (0007): a tenant's jobs, the failed ones, and creation time, for `pipeline jobs`
 -- filters on millions of finished rows (see the migration for why each).
-CREATE INDEX jobs_tenant ON jobs (tenant_id, id) WHERE tenant_id IS NOT NULL;
-CREATE INDEX jobs_failed ON jobs (id) WHERE status IN ('failed', 'cancelled');
-CREATE INDEX jobs_created ON jobs USING brin (created_at) WITH (pages_per_range = 32);
+CREATE INDEX jobs_tenant ON pipeline.jobs (tenant_id, id) WHERE tenant_id IS NOT NULL;
+CREATE INDEX jobs_failed ON pipeline.jobs (id) WHERE status IN ('failed', 'cancelled');
+CREATE INDEX jobs_created ON pipeline.jobs USING brin (created_at) WITH (pages_per_range = 32);

@@ -31,11 +31,11 @@ class PgPipelineSide(Side):
             # (50 ms and three processes with a million finished rows, which the flatness
             # figure then charged to the workers).
             remaining_sql=(
-                "SELECT (SELECT count(*) FROM jobs WHERE status = 'queued'"
+                "SELECT (SELECT count(*) FROM pipeline.jobs WHERE status = 'queued'"
                 " AND (tenant_id IS NULL OR tenant_id IS NOT NULL))"
-                " + (SELECT count(*) FROM jobs WHERE status = 'running')"
+                " + (SELECT count(*) FROM pipeline.jobs WHERE status = 'running')"
             ),
-            succeeded_sql="SELECT count(*) FROM jobs WHERE status = 'done'",
+            succeeded_sql="SELECT count(*) FROM pipeline.jobs WHERE status = 'done'",
             drain_jobs=drain_jobs,
             scratch=scratch,
             notes=[
@@ -118,9 +118,10 @@ class PgPipelineSide(Side):
 def fill(conn: psycopg.Connection[Any], n: int) -> None:
     """`n` done no-op jobs, as months of traffic leave them, then VACUUM ANALYZE."""
     conn.execute(
-        "INSERT INTO jobs (type, payload, status, attempts, claims, started_at, finished_at)"
+        "INSERT INTO pipeline.jobs (type, payload, status, attempts, claims, started_at, "
+        "finished_at)"
         " SELECT 'bench_noop', jsonb_build_object('i', g), 'done', 1, 1, now(), now()"
         " FROM generate_series(1, %s) AS g",
         (n,),
     )
-    conn.execute("VACUUM ANALYZE jobs")
+    conn.execute("VACUUM ANALYZE pipeline.jobs")

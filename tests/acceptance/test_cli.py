@@ -27,7 +27,8 @@ def test_enqueue_run_inspect_cancel_and_retry(
     worker = start_worker("--stage", "effect", "--concurrency", "2")
     wait_for(
         lambda: (
-            conn.execute("SELECT status FROM jobs WHERE id = %s", (job_id,)).fetchone() == ("done",)
+            conn.execute("SELECT status FROM pipeline.jobs WHERE id = %s", (job_id,)).fetchone()
+            == ("done",)
         ),
         what="the job to run",
     )
@@ -54,7 +55,7 @@ def test_enqueue_run_inspect_cancel_and_retry(
     listed = run_cli(env, "jobs", "list", "--status", "cancelled").stdout
     assert str(later) in listed and "not needed" in listed
     assert run_cli(env, "jobs", "retry", str(later)).returncode == 0
-    row = conn.execute("SELECT status FROM jobs WHERE id = %s", (later,)).fetchone()
+    row = conn.execute("SELECT status FROM pipeline.jobs WHERE id = %s", (later,)).fetchone()
     assert row == ("queued",)
     assert run_cli(env, "jobs", "show", "999999").returncode == 1
 
@@ -69,7 +70,7 @@ def test_bad_payloads_exit_2_with_the_reason_and_insert_nothing(
     assert "not valid JSON" in bad_json.stderr
     assert "seconds" in invalid.stderr and "valid number" in invalid.stderr
     assert "unknown stage 'resize'" in unknown.stderr
-    assert conn.execute("SELECT count(*) FROM jobs").fetchone() == (0,)
+    assert conn.execute("SELECT count(*) FROM pipeline.jobs").fetchone() == (0,)
 
 
 def test_unreachable_database_is_one_line_naming_the_host_not_the_password(tmp_path: Path) -> None:
@@ -104,7 +105,7 @@ def test_a_tenant_named_dash_never_gets_the_document_of_no_tenant(
     assert [r.returncode for r in (dashed, untenanted, again)] == [0, 0, 0]
     assert "submitted as" in dashed.stderr and "submitted as" in untenanted.stderr
     assert "already submitted" in again.stderr, "dedup within one tenant still holds"
-    tenants = conn.execute("SELECT tenant_id FROM jobs WHERE type = 'upload' ORDER BY id")
+    tenants = conn.execute("SELECT tenant_id FROM pipeline.jobs WHERE type = 'upload' ORDER BY id")
     assert tenants.fetchall() == [("-",), (None,)]
 
 

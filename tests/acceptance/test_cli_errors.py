@@ -105,7 +105,7 @@ def test_bad_input_exits_2_with_one_line_and_inserts_nothing(
     result = run_cli(env, *args)
     assert result.returncode == 2, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
-    assert count(conn, "SELECT count(*) FROM jobs") == 0
+    assert count(conn, "SELECT count(*) FROM pipeline.jobs") == 0
 
 
 @pytest.mark.parametrize(
@@ -126,8 +126,8 @@ def test_a_payload_over_the_limit_exits_2_naming_the_limit_and_blob_storage(
     assert len(lines) == 1, result.stderr
     assert "over the limit of 100 (PIPELINE_MAX_PAYLOAD_BYTES)" in lines[0]
     assert "blob storage" in lines[0]
-    assert count(conn, "SELECT count(*) FROM jobs") == 0
-    assert count(conn, "SELECT count(*) FROM pipeline_schedules") == 0
+    assert count(conn, "SELECT count(*) FROM pipeline.jobs") == 0
+    assert count(conn, "SELECT count(*) FROM pipeline.schedules") == 0
 
 
 def test_the_extreme_priorities_are_stored_as_given(env: dict[str, str], conn: Conn) -> None:
@@ -160,7 +160,7 @@ def test_a_file_name_that_is_not_utf8_is_refused_before_anything_is_stored(
     assert "\\xff.pdf" in stderr
     stored = [p for p in (tmp_path / "home").rglob("*") if p.is_file() and "blobs" in p.parts]
     assert stored == []
-    assert count(conn, "SELECT count(*) FROM jobs") == 0
+    assert count(conn, "SELECT count(*) FROM pipeline.jobs") == 0
 
 
 # -- the worker `submit --wait` starts ----------------------------------------------------------
@@ -233,7 +233,7 @@ def test_submit_wait_fails_at_once_when_its_worker_is_killed(
         )
         try:
             wait_for(lambda: llm.requests, timeout=60, what="the extract stage to ask the LLM")
-            row = conn.execute("SELECT pid FROM pipeline_workers").fetchone()
+            row = conn.execute("SELECT pid FROM pipeline.workers").fetchone()
             assert row is not None
             os.kill(row[0], signal.SIGKILL)
             _, stderr = submit.communicate(timeout=30)
@@ -255,7 +255,7 @@ def test_a_file_that_cannot_be_read_is_refused_with_the_reason(
     assert result.returncode == 2, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert "cannot read it: File name too long" in result.stderr
-    assert count(conn, "SELECT count(*) FROM jobs") == 0
+    assert count(conn, "SELECT count(*) FROM pipeline.jobs") == 0
 
 
 # -- a reader that leaves early -----------------------------------------------------------------
@@ -272,7 +272,7 @@ def test_a_reader_that_leaves_early_ends_the_command_quietly_as_head_ends_cat(
     # Output far past a pipe's buffer (64 KiB), so the command is still writing when the
     # reader leaves: `pipeline jobs show 79 | head -n 1`.
     [(job,)] = conn.execute(
-        "INSERT INTO jobs (type, payload, last_error) "
+        "INSERT INTO pipeline.jobs (type, payload, last_error) "
         "SELECT 'hostile', jsonb_build_object('mode', repeat('x', 200000)), repeat('e', 400) "
         "FROM generate_series(1, 300) RETURNING id"
     ).fetchall()[-1:]

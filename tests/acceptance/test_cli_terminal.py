@@ -29,26 +29,27 @@ SCHEDULE = f"nightly{TITLE}"
 
 def seed(conn: Conn) -> None:
     conn.execute(
-        """INSERT INTO jobs (type, tenant_id, payload, status, attempts, finished_at, last_error)
+        """INSERT INTO pipeline.jobs (type, tenant_id, payload, status, attempts, finished_at,
+            last_error)
            VALUES ('noop', %(t)s, '{}', 'failed', 3, now(), %(e)s),
                   ('noop', %(t)s, '{}', 'queued', 0, NULL, NULL)""",
         {"t": TENANT, "e": ERROR},
     )
     conn.execute(
-        "INSERT INTO tenant_caps (tenant_id, stage, cap) VALUES (%s, 'noop', 1)", (TENANT,)
+        "INSERT INTO pipeline.tenant_caps (tenant_id, stage, cap) VALUES (%s, 'noop', 1)", (TENANT,)
     )
     conn.execute(
-        """INSERT INTO tenant_slots (tenant_id, stage, running) VALUES (%s, 'noop', 1)
+        """INSERT INTO pipeline.tenant_slots (tenant_id, stage, running) VALUES (%s, 'noop', 1)
            ON CONFLICT (tenant_id, stage) DO UPDATE SET running = excluded.running""",
         (TENANT,),
     )
     conn.execute(
-        """INSERT INTO pipeline_workers (id, hostname, pid, stages, concurrency)
+        """INSERT INTO pipeline.workers (id, hostname, pid, stages, concurrency)
            VALUES (gen_random_uuid(), %s, 4242, '{noop}', 2)""",
         (f"box{TITLE}",),
     )
     conn.execute(
-        """INSERT INTO pipeline_schedules (name, stage, every_s, tenant_id, source, next_fire_at,
+        """INSERT INTO pipeline.schedules (name, stage, every_s, tenant_id, source, next_fire_at,
                                            last_error)
            VALUES (%s, 'noop', 60, %s, 'cli', now() - interval '1 minute', %s)""",
         (SCHEDULE, TENANT, ERROR),

@@ -24,7 +24,7 @@ StartWorker = Callable[..., WorkerProcess]
 
 def job(conn: Conn, job_id: int) -> tuple[Any, ...]:
     row = conn.execute(
-        "SELECT status, attempts, last_error, worker_id FROM jobs WHERE id = %s", (job_id,)
+        "SELECT status, attempts, last_error, worker_id FROM pipeline.jobs WHERE id = %s", (job_id,)
     ).fetchone()
     assert row is not None
     return tuple(row)
@@ -117,7 +117,7 @@ def test_sigterm_lets_running_jobs_finish_then_exits_zero(
     assert worker.wait() == 0
     assert [job(conn, i)[0] for i in ids] == ["done", "done"]
     assert sorted(e[0] for e in effects(conn)) == sorted(ids)
-    assert conn.execute("SELECT count(*) FROM pipeline_workers").fetchone() == (0,)
+    assert conn.execute("SELECT count(*) FROM pipeline.workers").fetchone() == (0,)
 
 
 def test_sigterm_releases_jobs_that_outlast_the_grace_period(
@@ -169,7 +169,9 @@ def test_worker_survives_a_postgres_restart_and_finishes_every_job(
 
         def done() -> int:
             with psycopg.connect(url) as c:
-                row = c.execute("SELECT count(*) FROM jobs WHERE status = 'done'").fetchone()
+                row = c.execute(
+                    "SELECT count(*) FROM pipeline.jobs WHERE status = 'done'"
+                ).fetchone()
                 return int(row[0]) if row else 0
 
         wait_for(lambda: done() >= 20, what="some jobs to finish before the restart")

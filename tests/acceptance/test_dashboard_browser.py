@@ -96,7 +96,7 @@ def add(conn: Conn, type: str, status: str, n: int = 1, **cols: Any) -> list[int
     names = ["type", "status", *cols]
     finished = status in ("done", "failed", "cancelled")
     rows = conn.execute(
-        f"INSERT INTO jobs ({', '.join(names)}, finished_at, started_at, attempts) "  # type: ignore[arg-type]
+        f"INSERT INTO pipeline.jobs ({', '.join(names)}, finished_at, started_at, attempts) "  # type: ignore[arg-type]
         f"SELECT {', '.join(['%s'] * len(names))}, "
         f"CASE WHEN {finished} THEN now() - g * interval '40 seconds' END, "
         f"CASE WHEN {finished} THEN now() - g * interval '40 seconds' END, 1 "
@@ -111,12 +111,12 @@ def test_overview_counts_match_the_database_and_refresh_in_place(
 ) -> None:
     worker = "7d3c9a52-0000-4000-8000-000000000001"
     conn.execute(
-        "INSERT INTO pipeline_workers (id, hostname, pid, stages, concurrency) "
+        "INSERT INTO pipeline.workers (id, hostname, pid, stages, concurrency) "
         "VALUES (%s, 'ocr-box-1', 4242, ARRAY['upload', 'ocr', 'extract'], 4)",
         (worker,),
     )
     conn.execute(
-        "INSERT INTO pipeline_schedules (name, stage, cron, timezone, source, next_fire_at) "
+        "INSERT INTO pipeline.schedules (name, stage, cron, timezone, source, next_fire_at) "
         "VALUES ('nightly-report', 'extract', '0 2 * * *', 'Europe/Berlin', 'cli', "
         "now() + interval '5 hours')"
     )
@@ -129,7 +129,7 @@ def test_overview_counts_match_the_database_and_refresh_in_place(
     browser.get(dashboard + "/")
     browser.execute_script("window.notReloaded = true")
 
-    counts = dict(conn.execute("SELECT stage, queued FROM pipeline_stage_counts").fetchall())
+    counts = dict(conn.execute("SELECT stage, queued FROM pipeline.stage_counts").fetchall())
     assert text_at(browser, 'tr[data-stage="ocr"] [data-col="queued"]') == str(counts["ocr"])
     assert text_at(browser, 'tr[data-stage="ocr"] [data-col="running"]') == "2"
     assert text_at(browser, 'tr[data-stage="ocr"] [data-col="done_1h"]') == "40"
@@ -181,7 +181,7 @@ def test_a_document_grid_turns_from_queued_to_done_while_a_worker_runs(
 ) -> None:
     submitted = run_cli(env, "submit", str(REPO / "sample_docs" / "tender.pdf"), "--tenant", "acme")
     assert submitted.returncode == 0, submitted.stderr
-    row = conn.execute("SELECT id FROM jobs WHERE type = 'upload'").fetchone()
+    row = conn.execute("SELECT id FROM pipeline.jobs WHERE type = 'upload'").fetchone()
     assert row is not None
     run = int(row[0])
     # Only the upload runs first: it fans out the pages, which stay queued for the browser to see.
@@ -237,7 +237,7 @@ def test_retry_and_cancel_change_the_jobs_state(
     [job] = add(conn, "ocr", "failed", tenant_id="acme", last_error="PDFium could not open it")
 
     def status() -> str:
-        found = conn.execute("SELECT status FROM jobs WHERE id = %s", (job,)).fetchone()
+        found = conn.execute("SELECT status FROM pipeline.jobs WHERE id = %s", (job,)).fetchone()
         return str(found[0]) if found else ""
 
     browser.get(f"{dashboard}/jobs/{job}")
@@ -268,7 +268,9 @@ def test_an_xss_payload_renders_inert(browser: WebDriver, dashboard: str, conn: 
 
 
 def test_the_tenants_page(browser: WebDriver, dashboard: str, conn: Conn, shots: Path) -> None:
-    conn.execute("INSERT INTO tenant_caps (tenant_id, stage, cap) VALUES ('acme', 'ocr', 4)")
+    conn.execute(
+        "INSERT INTO pipeline.tenant_caps (tenant_id, stage, cap) VALUES ('acme', 'ocr', 4)"
+    )
     add(conn, "ocr", "queued", 30, tenant_id="acme")
     add(conn, "ocr", "queued", 4, tenant_id="zeta")
 

@@ -82,14 +82,14 @@ def test_every_sample_runs_end_to_end_over_s3(
         scores[name] = correct_fields(obj["fields"], truth["fields"])
         pages = count(
             conn,
-            "SELECT count(*) FROM job_outputs WHERE root_id = %s AND stage = 'ocr'",
+            "SELECT count(*) FROM pipeline.outputs WHERE root_id = %s AND stage = 'ocr'",
             obj["document"],
         )
         assert pages == len(truth["pages"])
         # Every page that has words says where they stand, for the extractor.
         placed = count(
             conn,
-            "SELECT count(*) FROM job_outputs WHERE root_id = %s AND stage = 'ocr'"
+            "SELECT count(*) FROM pipeline.outputs WHERE root_id = %s AND stage = 'ocr'"
             " AND (output->>'text' = '' OR jsonb_array_length(output->'layout'->'spans') > 0)",
             obj["document"],
         )
@@ -101,7 +101,7 @@ def test_every_sample_runs_end_to_end_over_s3(
         for o in s3_client(moto_s3_endpoint).list_objects_v2(Bucket=s3_bucket).get("Contents", [])
     ]
     assert len(keys) == len(samples) and all(k.startswith("docs/sha256/") for k in keys)
-    assert count(conn, "SELECT count(*) FROM jobs WHERE status <> 'done'") == 0
+    assert count(conn, "SELECT count(*) FROM pipeline.jobs WHERE status <> 'done'") == 0
 
 
 def test_a_scanned_french_document_is_read_in_french(
@@ -114,12 +114,12 @@ def test_a_scanned_french_document_is_read_in_french(
     assert result.returncode == 0, result.stderr
     [document] = printed_results(result.stdout).values()
     row = conn.execute(
-        "SELECT output->>'lang' FROM job_outputs WHERE root_id = %s AND stage = 'upload'",
+        "SELECT output->>'lang' FROM pipeline.outputs WHERE root_id = %s AND stage = 'upload'",
         (document["document"],),
     ).fetchone()
     assert row == ("fra",)
     page = conn.execute(
-        "SELECT output->>'text' FROM job_outputs WHERE root_id = %s AND stage = 'ocr'",
+        "SELECT output->>'text' FROM pipeline.outputs WHERE root_id = %s AND stage = 'ocr'",
         (document["document"],),
     ).fetchone()
     assert page is not None and "2027 à 12 heures" in page[0]
@@ -130,14 +130,16 @@ def test_a_worker_killed_mid_document_costs_one_page_and_no_duplicates(
 ) -> None:
     submitted = run_cli(env, "submit", str(SAMPLES / "scanned_1bit_300dpi.pdf"))
     assert submitted.returncode == 0, submitted.stderr
-    doc = count(conn, "SELECT id FROM jobs WHERE type = 'upload'")
+    doc = count(conn, "SELECT id FROM pipeline.jobs WHERE type = 'upload'")
     first = start_worker(
         "--stage", "upload", "--stage", "ocr", "--stage", "extract", "--concurrency", "1"
     )
     wait_for(
         lambda: (
-            count(conn, "SELECT count(*) FROM job_outputs WHERE stage = 'ocr'") >= 1
-            and count(conn, "SELECT count(*) FROM jobs WHERE type = 'ocr' AND status = 'running'")
+            count(conn, "SELECT count(*) FROM pipeline.outputs WHERE stage = 'ocr'") >= 1
+            and count(
+                conn, "SELECT count(*) FROM pipeline.jobs WHERE type = 'ocr' AND status = 'running'"
+            )
             == 1
         ),
         timeout=120,
@@ -145,24 +147,25 @@ def test_a_worker_killed_mid_document_costs_one_page_and_no_duplicates(
     )
     first.signal(signal.SIGKILL)
     assert first.wait() == -signal.SIGKILL
-    killed = count(conn, "SELECT id FROM jobs WHERE type = 'ocr' AND status = 'running'")
+    killed = count(conn, "SELECT id FROM pipeline.jobs WHERE type = 'ocr' AND status = 'running'")
     # The dead worker's lease would run out within a minute; let it be over now.
-    conn.execute("UPDATE jobs SET leased_until = now() WHERE status = 'running'")
+    conn.execute("UPDATE pipeline.jobs SET leased_until = now() WHERE status = 'running'")
     start_worker("--stage", "upload", "--stage", "ocr", "--stage", "extract")
     wait_for(
-        lambda: count(conn, "SELECT count(*) FROM job_outputs WHERE stage = 'extract'"),
+        lambda: count(conn, "SELECT count(*) FROM pipeline.outputs WHERE stage = 'extract'"),
         timeout=180,
         what="the extraction",
     )
-    assert count(conn, "SELECT count(*) FROM job_outputs WHERE stage = 'ocr'") == 3
-    assert count(conn, "SELECT count(*) FROM jobs WHERE type = 'extract'") == 1
+    assert count(conn, "SELECT count(*) FROM pipeline.outputs WHERE stage = 'ocr'") == 3
+    assert count(conn, "SELECT count(*) FROM pipeline.jobs WHERE type = 'extract'") == 1
     # The killed page ran twice, but the crash was the worker's death, not the page's fault.
-    assert count(conn, "SELECT claims FROM jobs WHERE id = %s", killed) == 2
-    assert count(conn, "SELECT max(attempts) FROM jobs") == 1
+    assert count(conn, "SELECT claims FROM pipeline.jobs WHERE id = %s", killed) == 2
+    assert count(conn, "SELECT max(attempts) FROM pipeline.jobs") == 1
     assert (
         count(
             conn,
-            "SELECT count(*) FROM jobs WHERE coalesce(root_id, id) = %s AND status <> 'done'",
+            "SELECT count(*) FROM pipeline.jobs WHERE coalesce(root_id, id) = %s AND status <> "
+            "'done'",
             doc,
         )
         == 0
@@ -192,7 +195,7 @@ def test_bad_files_are_refused_at_submit_and_nothing_is_enqueued(
     result = run_cli(env, "submit", str(bad), "--wait")
     assert result.returncode == 2
     assert message in result.stderr and str(bad) in result.stderr
-    assert count(conn, "SELECT count(*) FROM jobs") == 0
+    assert count(conn, "SELECT count(*) FROM pipeline.jobs") == 0
 
 
 def test_the_same_document_submitted_twice_at_once_is_one_document(
@@ -211,12 +214,12 @@ def test_the_same_document_submitted_twice_at_once_is_one_document(
     ]
     outputs = [p.communicate(timeout=60) for p in procs]
     assert [p.returncode for p in procs] == [0, 0]
-    doc = count(conn, "SELECT id FROM jobs WHERE type = 'upload'")
+    doc = count(conn, "SELECT id FROM pipeline.jobs WHERE type = 'upload'")
     assert all(f"document {doc}" in err for _, err in outputs)
     assert sum("already submitted" in err for _, err in outputs) == 1
     other_tenant = run_cli(env, "submit", str(SAMPLES / "tender.pdf"), "--tenant", "globex")
     assert other_tenant.returncode == 0
-    assert count(conn, "SELECT count(*) FROM jobs WHERE type = 'upload'") == 2
+    assert count(conn, "SELECT count(*) FROM pipeline.jobs WHERE type = 'upload'") == 2
 
 
 def test_a_document_whose_file_vanished_fails_with_the_reason(
@@ -228,10 +231,12 @@ def test_a_document_whose_file_vanished_fails_with_the_reason(
     blobs[0].unlink()
     start_worker("--stage", "upload")
     wait_for(
-        lambda: count(conn, "SELECT count(*) FROM jobs WHERE status = 'failed'"),
+        lambda: count(conn, "SELECT count(*) FROM pipeline.jobs WHERE status = 'failed'"),
         what="the upload to fail",
     )
-    error = conn.execute("SELECT attempts, last_error FROM jobs WHERE type = 'upload'").fetchone()
+    error = conn.execute(
+        "SELECT attempts, last_error FROM pipeline.jobs WHERE type = 'upload'"
+    ).fetchone()
     assert error is not None and error[0] == 1 and "gone from blob storage" in error[1]
     # Waiting on the failed document reports why instead of hanging.
     result = run_cli(env, "submit", str(SAMPLES / "tender.pdf"), "--wait", timeout=120)

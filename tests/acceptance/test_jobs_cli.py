@@ -24,7 +24,7 @@ def one(conn: Conn, sql: str, *params: Any) -> Any:
 
 def insert(conn: Conn, n: int, type_: str, tenant: str | None, status: str) -> list[int]:
     rows = conn.execute(
-        "INSERT INTO jobs (type, tenant_id, status, attempts, max_attempts, finished_at, "
+        "INSERT INTO pipeline.jobs (type, tenant_id, status, attempts, max_attempts, finished_at, "
         "last_error) SELECT %s, %s, %s, 1, 1, "
         "CASE WHEN %s IN ('done', 'failed', 'cancelled') THEN now() END, "
         "CASE WHEN %s = 'failed' THEN 'upstream down' END "
@@ -35,7 +35,7 @@ def insert(conn: Conn, n: int, type_: str, tenant: str | None, status: str) -> l
 
 
 def statuses(conn: Conn, ids: list[int]) -> set[str]:
-    rows = conn.execute("SELECT DISTINCT status FROM jobs WHERE id = ANY(%s)", (ids,))
+    rows = conn.execute("SELECT DISTINCT status FROM pipeline.jobs WHERE id = ANY(%s)", (ids,))
     return {r[0] for r in rows}
 
 
@@ -46,7 +46,9 @@ def test_list_filters_and_show_are_scoped_to_the_tenant_given(
     theirs = int(run_cli(env, "enqueue", "noop", '{"n": 99}', "--tenant", "globex").stdout)
     failed = insert(conn, 2, "effect", "acme", "failed")
     old = insert(conn, 1, "effect", "acme", "done")
-    conn.execute("UPDATE jobs SET created_at = now() - interval '2 days' WHERE id = %s", (old[0],))
+    conn.execute(
+        "UPDATE pipeline.jobs SET created_at = now() - interval '2 days' WHERE id = %s", (old[0],)
+    )
 
     listed = run_cli(env, "jobs", "list", "--tenant", "acme", "--json")
     assert listed.returncode == 0, listed.stderr
@@ -105,7 +107,8 @@ def test_bulk_retry_and_bulk_cancel_change_only_what_they_match(
     everyone = run_cli(env, "jobs", "cancel", "--queued", "--stage", "effect", "--reason", "drop")
     assert everyone.stdout.strip() == "cancelled 3 queued jobs"
     assert (
-        one(conn, "SELECT DISTINCT last_error FROM jobs WHERE id = ANY(%s)", untenanted) == "drop"
+        one(conn, "SELECT DISTINCT last_error FROM pipeline.jobs WHERE id = ANY(%s)", untenanted)
+        == "drop"
     )
 
 
@@ -141,13 +144,13 @@ def test_prune_deletes_old_finished_runs_and_keeps_live_and_recent_ones(
     recent = insert(conn, 2, "noop", "acme", "done")
     queued = insert(conn, 1, "noop", "acme", "queued")
     conn.execute(
-        "UPDATE jobs SET finished_at = now() - interval '8 days', "
+        "UPDATE pipeline.jobs SET finished_at = now() - interval '8 days', "
         "created_at = now() - interval '8 days' WHERE id = ANY(%s) OR id = ANY(%s)",
         (old, queued),
     )
     conn.execute(
-        "INSERT INTO job_outputs (root_id, stage, job_id, attempt, output) "
-        "SELECT id, 'noop', id, 1, '{}' FROM jobs WHERE id = ANY(%s)",
+        "INSERT INTO pipeline.outputs (root_id, stage, job_id, attempt, output) "
+        "SELECT id, 'noop', id, 1, '{}' FROM pipeline.jobs WHERE id = ANY(%s)",
         (old + recent,),
     )
 
@@ -156,9 +159,9 @@ def test_prune_deletes_old_finished_runs_and_keeps_live_and_recent_ones(
     assert kept_failed.stdout.startswith("deleted 5 finished jobs, 5 outputs and 0 joins")
     pruned = run_cli(env, "prune", "--older-than", "7d")
     assert pruned.stdout.startswith("deleted 1 finished jobs, 1 outputs")
-    remaining = conn.execute("SELECT id FROM jobs ORDER BY id").fetchall()
+    remaining = conn.execute("SELECT id FROM pipeline.jobs ORDER BY id").fetchall()
     assert [r[0] for r in remaining] == sorted(recent + queued)
-    assert one(conn, "SELECT count(*) FROM job_outputs") == 2
+    assert one(conn, "SELECT count(*) FROM pipeline.outputs") == 2
 
 
 # -- bad input: one line, exit 2, and the jobs as they were ----------------------------------------
@@ -182,8 +185,10 @@ def test_bad_input_is_one_line_exit_2_and_changes_nothing(
 ) -> None:
     insert(conn, 2, "noop", "acme", "failed")
     insert(conn, 2, "noop", "acme", "queued")
-    conn.execute("UPDATE jobs SET finished_at = now() - interval '1 year' WHERE status = 'failed'")
-    snapshot = "SELECT id, status, max_attempts, finished_at FROM jobs ORDER BY id"
+    conn.execute(
+        "UPDATE pipeline.jobs SET finished_at = now() - interval '1 year' WHERE status = 'failed'"
+    )
+    snapshot = "SELECT id, status, max_attempts, finished_at FROM pipeline.jobs ORDER BY id"
     before = conn.execute(snapshot).fetchall()
 
     result = run_cli(env, *args)

@@ -35,11 +35,13 @@ def no_pooler_settings(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def is_done(conn: Conn, job_id: int) -> bool:
-    return conn.execute("SELECT status FROM jobs WHERE id = %s", (job_id,)).fetchone() == ("done",)
+    return conn.execute("SELECT status FROM pipeline.jobs WHERE id = %s", (job_id,)).fetchone() == (
+        "done",
+    )
 
 
 def statuses(conn: Conn) -> dict[str, int]:
-    rows = conn.execute("SELECT status, count(*) FROM jobs GROUP BY status").fetchall()
+    rows = conn.execute("SELECT status, count(*) FROM pipeline.jobs GROUP BY status").fetchall()
     return {status: int(n) for status, n in rows}
 
 

@@ -21,7 +21,7 @@ Conn = psycopg.Connection[Any]
 
 
 def schedules(conn: Conn) -> list[tuple[Any, ...]]:
-    return conn.execute("SELECT * FROM pipeline_schedules ORDER BY name").fetchall()
+    return conn.execute("SELECT * FROM pipeline.schedules ORDER BY name").fetchall()
 
 
 def listed(env: dict[str, str]) -> dict[str, dict[str, Any]]:
@@ -157,7 +157,7 @@ def test_schedule_list_shows_a_schedule_this_system_cannot_load_with_its_error(
     save_schedule(conn, Schedule.define("fast", stage="noop", every=60))
     # Written by a worker whose tzdata has a zone this one lacks, and due.
     conn.execute(
-        "UPDATE pipeline_schedules SET timezone = 'Mars/Olympus', next_fire_at = now() "
+        "UPDATE pipeline.schedules SET timezone = 'Mars/Olympus', next_fire_at = now() "
         "WHERE name = 'alien'"
     )
     with make_pool(db_url, max_size=1, name="scheduler") as pool:
@@ -184,12 +184,14 @@ def test_enqueue_at_a_time_with_an_offset_and_refuse_one_without(
     later = (datetime.now(UTC) + timedelta(hours=2)).replace(microsecond=0)
     local = later.astimezone(datetime.now().astimezone().tzinfo).isoformat()
     job_id = int(ok(env, "enqueue", "noop", "{}", "--at", local))
-    found = conn.execute("SELECT run_after FROM jobs WHERE id = %s", (job_id,)).fetchone()
+    found = conn.execute("SELECT run_after FROM pipeline.jobs WHERE id = %s", (job_id,)).fetchone()
     assert found == (later,)
 
     # A time already past runs now, in its turn, not ahead of the queue.
     past = int(ok(env, "enqueue", "noop", "{}", "--at", "2001-01-01T00:00:00Z"))
-    run_after = conn.execute("SELECT run_after FROM jobs WHERE id = %s", (past,)).fetchone()
+    run_after = conn.execute(
+        "SELECT run_after FROM pipeline.jobs WHERE id = %s", (past,)
+    ).fetchone()
     assert run_after is not None and run_after[0] > datetime.now(UTC) - timedelta(minutes=5)
 
     for args, message in (
@@ -200,4 +202,4 @@ def test_enqueue_at_a_time_with_an_offset_and_refuse_one_without(
         result = run_cli(env, "enqueue", "noop", "{}", *args)
         assert result.returncode == 2, result.stderr
         assert len(result.stderr.strip().splitlines()) == 1 and message in result.stderr
-    assert conn.execute("SELECT count(*) FROM jobs").fetchone() == (2,)
+    assert conn.execute("SELECT count(*) FROM pipeline.jobs").fetchone() == (2,)

@@ -21,39 +21,40 @@ W1 = uuid.UUID(int=1)
 def seed(conn: Conn) -> None:
     """Known rows of every kind that `status` reports."""
     conn.execute(
-        """INSERT INTO jobs (type, tenant_id, payload, run_after)
+        """INSERT INTO pipeline.jobs (type, tenant_id, payload, run_after)
            SELECT 'ocr', 'acme', '{}', now() - interval '3 minutes' FROM generate_series(1, 4)"""
     )
     conn.execute(
-        """INSERT INTO jobs (type, payload, status, attempts, leased_until, worker_id, started_at)
+        """INSERT INTO pipeline.jobs (type, payload, status, attempts, leased_until, worker_id,
+            started_at)
            VALUES ('ocr', '{}', 'running', 1, now() - interval '2 minutes', %s, now())""",
         (W1,),
     )
     conn.execute(
-        """INSERT INTO jobs (type, payload, status, attempts, started_at, finished_at)
+        """INSERT INTO pipeline.jobs (type, payload, status, attempts, started_at, finished_at)
            SELECT 'extract', '{}', 'done', 1 + g % 2, now() - interval '10 minutes' - g * interval
                   '1 second', now() - interval '10 minutes'
            FROM generate_series(1, 10) AS g"""
     )
     conn.execute(
-        """INSERT INTO jobs (type, payload, status, attempts, finished_at, last_error)
+        """INSERT INTO pipeline.jobs (type, payload, status, attempts, finished_at, last_error)
            VALUES ('extract', '{}', 'failed', 5, now() - interval '3 hours', 'boom')"""
     )
     conn.execute(
-        """INSERT INTO pipeline_workers (id, hostname, pid, stages, concurrency)
+        """INSERT INTO pipeline.workers (id, hostname, pid, stages, concurrency)
            VALUES (%s, 'box-1', 4242, '{ocr,extract}', 6)""",
         (W1,),
     )
     conn.execute(
-        "INSERT INTO tenant_caps (tenant_id, stage, cap) VALUES ('acme', 'ocr', 2), "
+        "INSERT INTO pipeline.tenant_caps (tenant_id, stage, cap) VALUES ('acme', 'ocr', 2), "
         "('globex', 'ocr', 50)"
     )
     conn.execute(
-        """INSERT INTO tenant_slots (tenant_id, stage, running) VALUES ('acme', 'ocr', 2)
+        """INSERT INTO pipeline.tenant_slots (tenant_id, stage, running) VALUES ('acme', 'ocr', 2)
            ON CONFLICT (tenant_id, stage) DO UPDATE SET running = excluded.running"""
     )
     conn.execute(
-        """INSERT INTO pipeline_schedules (name, stage, every_s, source, next_fire_at)
+        """INSERT INTO pipeline.schedules (name, stage, every_s, source, next_fire_at)
            VALUES ('nightly-report', 'extract', 86400, 'cli', now() + interval '2 hours')"""
     )
 
@@ -142,7 +143,8 @@ def test_status_sees_a_real_worker_and_the_job_it_ran(
     worker = start_worker("--stage", "effect", "--concurrency", "3")
     wait_for(
         lambda: (
-            conn.execute("SELECT status FROM jobs WHERE id = %s", (job_id,)).fetchone() == ("done",)
+            conn.execute("SELECT status FROM pipeline.jobs WHERE id = %s", (job_id,)).fetchone()
+            == ("done",)
         ),
         what="the job to run",
     )

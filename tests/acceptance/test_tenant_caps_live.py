@@ -35,7 +35,8 @@ def test_four_workers_never_run_more_than_a_tenants_cap(
         with psycopg.connect(db_url, autocommit=True) as watcher:
             while not stop.is_set():
                 rows = watcher.execute(
-                    "SELECT tenant_id, count(*) FROM jobs WHERE status = 'running' GROUP BY 1"
+                    "SELECT tenant_id, count(*) FROM pipeline.jobs WHERE status = 'running' "
+                    "GROUP BY 1"
                 ).fetchall()
                 for tenant, n in rows:
                     peak[tenant] = max(peak[tenant], n)
@@ -47,7 +48,8 @@ def test_four_workers_never_run_more_than_a_tenants_cap(
             start_worker("--stage", "capped_nap", "--concurrency", "4")
         wait_for(
             lambda: (
-                conn.execute("SELECT count(*) FROM jobs WHERE status = 'done'").fetchone() == (600,)
+                conn.execute("SELECT count(*) FROM pipeline.jobs WHERE status = 'done'").fetchone()
+                == (600,)
             ),
             timeout=120,
             what="600 capped jobs done",
@@ -58,4 +60,4 @@ def test_four_workers_never_run_more_than_a_tenants_cap(
     assert max(peak.values()) == 2, f"the cap was never reached: {peak}"
     assert all(n <= 2 for n in peak.values()), peak
     assert conn.execute("SELECT count(*) FROM effects").fetchone() == (600,)
-    assert conn.execute("SELECT sum(running) FROM tenant_slots").fetchone() == (0,)
+    assert conn.execute("SELECT sum(running) FROM pipeline.tenant_slots").fetchone() == (0,)

@@ -15,7 +15,9 @@ Conn = psycopg.Connection[Any]
 
 
 def caps(conn: Conn) -> list[tuple[Any, ...]]:
-    return conn.execute("SELECT tenant_id, stage, cap FROM tenant_caps ORDER BY 1, 2").fetchall()
+    return conn.execute(
+        "SELECT tenant_id, stage, cap FROM pipeline.tenant_caps ORDER BY 1, 2"
+    ).fetchall()
 
 
 def test_set_list_and_clear_a_tenants_cap(env: dict[str, str], conn: Conn) -> None:

@@ -32,12 +32,15 @@ def test_a_schedule_added_by_cli_fires_in_a_running_worker_once_per_fire_time(
     start_worker("--stage", "effect")
     wait_for(
         lambda: (
-            count(conn, "SELECT count(*) FROM jobs WHERE type = 'effect' AND status = 'done'") >= 3
+            count(
+                conn, "SELECT count(*) FROM pipeline.jobs WHERE type = 'effect' AND status = 'done'"
+            )
+            >= 3
         ),
         timeout=60,
         what="three scheduled runs",
     )
-    fire_keys = conn.execute("SELECT dedup_key FROM jobs WHERE type = 'effect'").fetchall()
+    fire_keys = conn.execute("SELECT dedup_key FROM pipeline.jobs WHERE type = 'effect'").fetchall()
     assert len(fire_keys) == len(set(fire_keys))
     assert all(str(k[0]).startswith("schedule:tick@") for k in fire_keys)
 
@@ -56,7 +59,7 @@ def test_a_worker_serves_prometheus_metrics_with_its_own_counters(
     done = run_cli(env, "enqueue", "effect", '{"n": 1}')
     assert done.returncode == 0, done.stderr
     wait_for(
-        lambda: count(conn, "SELECT count(*) FROM jobs WHERE status = 'done'") == 1,
+        lambda: count(conn, "SELECT count(*) FROM pipeline.jobs WHERE status = 'done'") == 1,
         what="the job",
     )
 

@@ -40,9 +40,9 @@ def job_rows(conn: Conn, ids: list[int] | None = None) -> list[JobRow]:
         SELECT j.id, j.type, j.status, j.attempts, j.max_attempts, j.claims, j.crash_reclaims,
                j.suspect, j.last_error, coalesce(o.outputs, 0), o.attempt, e.attempt,
                coalesce(e.writes, 0), e.worker, e.pid
-        FROM jobs AS j
+        FROM pipeline.jobs AS j
         LEFT JOIN (SELECT job_id, count(*) AS outputs, min(attempt) AS attempt
-                   FROM job_outputs GROUP BY job_id) AS o ON o.job_id = j.id
+                   FROM pipeline.outputs GROUP BY job_id) AS o ON o.job_id = j.id
         LEFT JOIN chaos_effects AS e ON e.job_id = j.id
         WHERE %(ids)s::bigint[] IS NULL OR j.id = ANY(%(ids)s::bigint[])
         ORDER BY j.id
@@ -54,13 +54,13 @@ def job_rows(conn: Conn, ids: list[int] | None = None) -> list[JobRow]:
 
 def unfinished(conn: Conn) -> int:
     row = conn.execute(
-        "SELECT count(*) FROM jobs WHERE status = ANY(%s::text[])", (list(UNFINISHED),)
+        "SELECT count(*) FROM pipeline.jobs WHERE status = ANY(%s::text[])", (list(UNFINISHED),)
     ).fetchone()
     return int(row[0]) if row else 0
 
 
 def count_done(conn: Conn) -> int:
-    row = conn.execute("SELECT count(*) FROM jobs WHERE status = 'done'").fetchone()
+    row = conn.execute("SELECT count(*) FROM pipeline.jobs WHERE status = 'done'").fetchone()
     return int(row[0]) if row else 0
 
 

@@ -166,7 +166,7 @@ def test_a_failover_to_a_promoted_replica_loses_and_repeats_no_job(
     keys = [f"first-{i}" for i in range(FIRST_JOBS)] + submitter.keys
     found = query(
         lambda c: c.execute(
-            "SELECT count(DISTINCT dedup_key) FROM jobs WHERE dedup_key = ANY(%s)", (keys,)
+            "SELECT count(DISTINCT dedup_key) FROM pipeline.jobs WHERE dedup_key = ANY(%s)", (keys,)
         ).fetchone()
     )
     assert found == (len(keys),), "a job confirmed to its submitter is not in the new primary"

@@ -96,7 +96,7 @@ def test_kill_storm_loses_nothing_and_duplicates_nothing(
             ended_by_storm.update(
                 row[0]
                 for row in chaos_conn.execute(
-                    "SELECT j.id FROM jobs j JOIN pipeline_workers w ON w.id = j.worker_id"
+                    "SELECT j.id FROM pipeline.jobs j JOIN pipeline.workers w ON w.id = j.worker_id"
                     " WHERE w.pid = %s AND j.type = 'chaos_poison' AND j.status = 'running'",
                     (victim.pid,),
                 )

@@ -28,8 +28,8 @@ def snapshot(conn: psycopg.Connection[Any], ids: list[int]) -> list[Any]:
     return conn.execute(
         """
         SELECT to_jsonb(j), to_jsonb(o), to_jsonb(e)
-        FROM jobs AS j
-        LEFT JOIN job_outputs AS o ON o.job_id = j.id
+        FROM pipeline.jobs AS j
+        LEFT JOIN pipeline.outputs AS o ON o.job_id = j.id
         LEFT JOIN chaos_effects AS e ON e.job_id = j.id
         WHERE j.id = ANY(%s::bigint[])
         ORDER BY j.id
@@ -41,7 +41,7 @@ def snapshot(conn: psycopg.Connection[Any], ids: list[int]) -> list[Any]:
 def held_by(conn: psycopg.Connection[Any], pid: int, ids: list[int]) -> int:
     row = conn.execute(
         """
-        SELECT count(*) FROM jobs AS j JOIN pipeline_workers AS w ON w.id = j.worker_id
+        SELECT count(*) FROM pipeline.jobs AS j JOIN pipeline.workers AS w ON w.id = j.worker_id
         WHERE j.status = 'running' AND w.pid = %s AND j.id = ANY(%s::bigint[])
         """,
         (pid, ids),
@@ -51,7 +51,8 @@ def held_by(conn: psycopg.Connection[Any], pid: int, ids: list[int]) -> int:
 
 def done(conn: psycopg.Connection[Any], ids: list[int]) -> bool:
     row = conn.execute(
-        "SELECT count(*) FROM jobs WHERE status = 'done' AND id = ANY(%s::bigint[])", (ids,)
+        "SELECT count(*) FROM pipeline.jobs WHERE status = 'done' AND id = ANY(%s::bigint[])",
+        (ids,),
     ).fetchone()
     return row is not None and row[0] == len(ids)
 

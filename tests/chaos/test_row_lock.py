@@ -39,7 +39,7 @@ def operator(db_url: str) -> Iterator[Conn]:
 def lock_running(operator: Conn, stage: str) -> list[int]:
     """Lock some running jobs of `stage`, as `SELECT ... FOR UPDATE` in an open transaction."""
     rows = operator.execute(
-        "SELECT id FROM jobs WHERE status = 'running' AND type = %s ORDER BY id LIMIT %s "
+        "SELECT id FROM pipeline.jobs WHERE status = 'running' AND type = %s ORDER BY id LIMIT %s "
         "FOR UPDATE",
         (stage, LOCKED_PER_TYPE),
     ).fetchall()
@@ -49,14 +49,14 @@ def lock_running(operator: Conn, stage: str) -> list[int]:
 def acknowledged(conn: Conn) -> int:
     """Plain completions confirmed so far."""
     row = conn.execute(
-        "SELECT count(*) FROM jobs WHERE type = 'chaos_ack' AND status = 'done'"
+        "SELECT count(*) FROM pipeline.jobs WHERE type = 'chaos_ack' AND status = 'done'"
     ).fetchone()
     return int(row[0]) if row else 0
 
 
 def leases_ran_out(conn: Conn, ids: list[int]) -> bool:
     row = conn.execute(
-        "SELECT bool_and(leased_until < now()) FROM jobs WHERE id = ANY(%s)", (ids,)
+        "SELECT bool_and(leased_until < now()) FROM pipeline.jobs WHERE id = ANY(%s)", (ids,)
     ).fetchone()
     return bool(row and row[0])
 

@@ -96,5 +96,5 @@ def job_row(
     conn: Conn, job_id: int, columns: str = "status, attempts, last_error"
 ) -> tuple[Any, ...]:
     """The job's `columns`; () for no such job."""
-    found = conn.execute(f"SELECT {columns} FROM jobs WHERE id = %s", (job_id,)).fetchone()
+    found = conn.execute(f"SELECT {columns} FROM pipeline.jobs WHERE id = %s", (job_id,)).fetchone()
     return tuple(found or ())

@@ -30,14 +30,14 @@ def one(conn: Conn, sql: str, *params: Any) -> Any:
 
 
 def status_of(conn: Conn, job_id: int) -> str:
-    return str(one(conn, "SELECT status FROM jobs WHERE id = %s", job_id))
+    return str(one(conn, "SELECT status FROM pipeline.jobs WHERE id = %s", job_id))
 
 
 def add_jobs(conn: Conn, n: int, *, type_: str, tenant: str | None, status: str) -> list[int]:
     """`n` jobs in `status`, inserted as data: what a worker would have left behind."""
     rows = conn.execute(
         """
-        INSERT INTO jobs (type, tenant_id, status, attempts, max_attempts, finished_at,
+        INSERT INTO pipeline.jobs (type, tenant_id, status, attempts, max_attempts, finished_at,
                           last_error)
         SELECT %(type)s, %(tenant)s, %(status)s, 1, 1,
                CASE WHEN %(status)s IN ('done', 'failed', 'cancelled') THEN now() END,
@@ -52,7 +52,9 @@ def add_jobs(conn: Conn, n: int, *, type_: str, tenant: str | None, status: str)
 
 def transactions_that_wrote(conn: Conn, ids: list[int]) -> int:
     """Distinct transactions that last wrote these rows: one per batch that changed them."""
-    return int(one(conn, "SELECT count(DISTINCT xmin::text) FROM jobs WHERE id = ANY(%s)", ids))
+    return int(
+        one(conn, "SELECT count(DISTINCT xmin::text) FROM pipeline.jobs WHERE id = ANY(%s)", ids)
+    )
 
 
 # -- list -----------------------------------------------------------------------------------
@@ -61,7 +63,8 @@ def transactions_that_wrote(conn: Conn, ids: list[int]) -> int:
 def test_list_filters_by_status_stage_tenant_and_age_newest_first(conn: Conn) -> None:
     old = add_jobs(conn, 2, type_="noop", tenant="acme", status="done")
     conn.execute(
-        "UPDATE jobs SET created_at = now() - interval '3 hours' WHERE id = ANY(%s)", (old,)
+        "UPDATE pipeline.jobs SET created_at = now() - interval '3 hours' WHERE id = ANY(%s)",
+        (old,),
     )
     acme_failed = add_jobs(conn, 3, type_="effect", tenant="acme", status="failed")
     globex_failed = add_jobs(conn, 2, type_="effect", tenant="globex", status="failed")
@@ -131,7 +134,7 @@ def test_show_lists_the_first_children_of_a_large_fan_out_and_counts_all(conn: C
     root = enqueue(conn, "noop", {})
     conn.execute(
         """
-        INSERT INTO jobs (type, parent_id, root_id)
+        INSERT INTO pipeline.jobs (type, parent_id, root_id)
         SELECT 'noop', %(root)s, %(root)s FROM generate_series(1, %(n)s)
         """,
         {"root": root, "n": admin.CHILDREN_SHOWN + 50},
@@ -170,14 +173,14 @@ def test_a_tenant_scoped_caller_cannot_pause_or_resume_another_tenants_schedule(
     conn: Conn,
 ) -> None:
     conn.execute(
-        """INSERT INTO pipeline_schedules (name, stage, tenant_id, every_s, source, next_fire_at)
+        """INSERT INTO pipeline.schedules (name, stage, tenant_id, every_s, source, next_fire_at)
            VALUES ('mine', 'noop', 'acme', 60, 'cli', now()),
                   ('theirs', 'noop', 'globex', 60, 'cli', now()),
                   ('nobodys', 'noop', NULL, 60, 'cli', now())"""
     )
 
     def paused() -> dict[str, bool]:
-        return dict(conn.execute("SELECT name, paused FROM pipeline_schedules").fetchall())
+        return dict(conn.execute("SELECT name, paused FROM pipeline.schedules").fetchall())
 
     assert not schedules.pause(conn, "theirs", tenant="acme")
     assert not schedules.pause(conn, "nobodys", tenant="acme")
@@ -198,7 +201,8 @@ def test_retry_by_id_requeues_a_failed_job_with_one_more_attempt(conn: Conn) -> 
     done = add_jobs(conn, 1, type_="effect", tenant=None, status="done")[0]
     assert admin.retry_job(conn, failed) is Change.DONE
     row = conn.execute(
-        "SELECT status, attempts, max_attempts, finished_at FROM jobs WHERE id = %s", (failed,)
+        "SELECT status, attempts, max_attempts, finished_at FROM pipeline.jobs WHERE id = %s",
+        (failed,),
     ).fetchone()
     assert row == ("queued", 1, 2, None)
     assert admin.retry_job(conn, done) is Change.REFUSED
@@ -213,7 +217,7 @@ def test_bulk_retry_requeues_every_matching_failed_job_in_short_batches(conn: Co
 
     assert admin.retry_failed(conn, stage="effect", tenant="acme", batch=10) == 25
     queued = conn.execute(
-        "SELECT id FROM jobs WHERE status = 'queued' AND max_attempts = 2 ORDER BY id"
+        "SELECT id FROM pipeline.jobs WHERE status = 'queued' AND max_attempts = 2 ORDER BY id"
     ).fetchall()
     assert [r[0] for r in queued] == acme
     assert transactions_that_wrote(conn, acme) == 3  # 10 + 10 + 5, each its own transaction
@@ -231,12 +235,13 @@ def test_bulk_retry_requeues_every_matching_failed_job_in_short_batches(conn: Co
 def test_bulk_retry_wakes_workers_and_reopens_the_fan_out_it_belongs_to(conn: Conn) -> None:
     root = enqueue(conn, "noop", {})
     conn.execute(
-        "INSERT INTO job_joins (id, root_id, total, done, failed, finished_at) "
+        "INSERT INTO pipeline.joins (id, root_id, total, done, failed, finished_at) "
         "VALUES (%s, %s, 2, 1, 1, now())",
         (root, root),
     )
     conn.execute(
-        "INSERT INTO jobs (type, status, attempts, max_attempts, parent_id, root_id, join_id, "
+        "INSERT INTO pipeline.jobs (type, status, attempts, max_attempts, parent_id, root_id, "
+        "join_id, "
         "finished_at) VALUES ('noop', 'failed', 2, 2, %s, %s, %s, now())",
         (root, root, root),
     )
@@ -245,7 +250,9 @@ def test_bulk_retry_wakes_workers_and_reopens_the_fan_out_it_belongs_to(conn: Co
         assert admin.retry_failed(conn) == 1
         heard = [n.payload for n in listener.notifies(timeout=5, stop_after=1)]
     assert heard == ["noop"]
-    join = conn.execute("SELECT done, failed, finished_at FROM job_joins WHERE id = %s", (root,))
+    join = conn.execute(
+        "SELECT done, failed, finished_at FROM pipeline.joins WHERE id = %s", (root,)
+    )
     assert join.fetchone() == (1, 0, None)
 
 
@@ -262,7 +269,9 @@ def test_cancel_by_id_stops_a_running_job_and_tells_its_worker(
         assert admin.cancel_job(conn, job_id, tenant="acme", reason="operator") is Change.DONE
         heard = [n.payload for n in listener.notifies(timeout=5, stop_after=1)]
     assert heard == [f"{job_id}:{claimed.claim}"]
-    row = conn.execute("SELECT status, last_error FROM jobs WHERE id = %s", (job_id,)).fetchone()
+    row = conn.execute(
+        "SELECT status, last_error FROM pipeline.jobs WHERE id = %s", (job_id,)
+    ).fetchone()
     assert row == ("cancelled", "operator")
     assert admin.cancel_job(conn, job_id) is Change.REFUSED
     assert JobStore(pool).complete([claimed.fence]) == set(), "the fence holds after a cancel"
@@ -291,7 +300,7 @@ def test_bulk_cancel_takes_queued_jobs_of_the_stage_in_batches_and_never_running
     cancelled_acme = [i for i in still_queued if i in tenanted]
     assert transactions_that_wrote(conn, cancelled_acme) == -(-len(cancelled_acme) // 4)
     reasons = conn.execute(
-        "SELECT DISTINCT last_error FROM jobs WHERE id = ANY(%s)",
+        "SELECT DISTINCT last_error FROM pipeline.jobs WHERE id = ANY(%s)",
         ([i for i in still_queued if i in untenanted],),
     ).fetchall()
     assert reasons == [("backlog dropped",)]
@@ -318,7 +327,7 @@ def plan(conn: Conn, query: Any, params: dict[str, Any]) -> str:
 def test_admin_queries_stay_index_lookups_on_a_million_finished_rows(conn: Conn) -> None:
     conn.execute(
         """
-        INSERT INTO jobs (type, tenant_id, status, attempts, created_at, finished_at)
+        INSERT INTO pipeline.jobs (type, tenant_id, status, attempts, created_at, finished_at)
         SELECT (ARRAY['upload', 'ocr', 'extract'])[1 + g % 3], 't' || (g % 20),
                CASE WHEN g % 5000 = 0 THEN 'failed' ELSE 'done' END, 1,
                now() - make_interval(secs => (1000000 - g) * 0.5),
@@ -327,10 +336,11 @@ def test_admin_queries_stay_index_lookups_on_a_million_finished_rows(conn: Conn)
         """
     )
     conn.execute(
-        "INSERT INTO jobs (type, tenant_id) SELECT 'ocr', 'rare' FROM generate_series(1, 5)"
+        "INSERT INTO pipeline.jobs (type, tenant_id) SELECT 'ocr', 'rare' FROM "
+        "generate_series(1, 5)"
     )
-    conn.execute("INSERT INTO jobs (type) SELECT 'ocr' FROM generate_series(1, 5)")
-    conn.execute("VACUUM ANALYZE jobs")
+    conn.execute("INSERT INTO pipeline.jobs (type) SELECT 'ocr' FROM generate_series(1, 5)")
+    conn.execute("VACUUM ANALYZE pipeline.jobs")
     lists: list[dict[str, Any]] = [
         {},
         {"tenant": "rare"},

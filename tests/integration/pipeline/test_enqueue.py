@@ -43,7 +43,7 @@ def conn(db_url: str) -> Iterator[Conn]:
 
 
 def jobs(conn: Conn) -> int:
-    row = conn.execute("SELECT count(*) FROM jobs").fetchone()
+    row = conn.execute("SELECT count(*) FROM pipeline.jobs").fetchone()
     assert row is not None
     return int(row[0])
 
@@ -97,7 +97,8 @@ def test_keys_at_the_limits_fit_the_indexes(conn: Conn) -> None:
         dedup_key=secrets.token_hex(512),
     )
     row = conn.execute(
-        "SELECT octet_length(tenant_id), octet_length(dedup_key) FROM jobs WHERE id = %s", (job,)
+        "SELECT octet_length(tenant_id), octet_length(dedup_key) FROM pipeline.jobs WHERE id = %s",
+        (job,),
     ).fetchone()
     assert row == (512, 1024)
 
@@ -117,7 +118,7 @@ def test_a_follow_up_the_queue_cannot_take_fails_its_job_at_once_and_the_worker_
 
     def settled() -> list[tuple[int, str, int, str]]:
         return conn.execute(
-            "SELECT id, status, attempts, last_error FROM jobs WHERE id = ANY(%s) "
+            "SELECT id, status, attempts, last_error FROM pipeline.jobs WHERE id = ANY(%s) "
             "AND status IN ('done', 'failed') ORDER BY id",
             (list(bad),),
         ).fetchall()
@@ -127,7 +128,7 @@ def test_a_follow_up_the_queue_cannot_take_fails_its_job_at_once_and_the_worker_
         good = enqueue(conn, "effect", {"n": 1})
         wait_for(
             lambda: (
-                conn.execute("SELECT status FROM jobs WHERE id = %s", (good,)).fetchone()
+                conn.execute("SELECT status FROM pipeline.jobs WHERE id = %s", (good,)).fetchone()
                 == ("done",)
             ),
             what="the next job to be done",

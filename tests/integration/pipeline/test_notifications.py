@@ -43,11 +43,14 @@ def stranger(db_url: str, conn: Conn) -> Iterator[Conn]:
     conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role)))
     try:
         with psycopg.connect(make_conninfo(db_url, user=role), autocommit=True) as session:
+            jobs = conn.execute("SELECT 'pipeline.jobs'::regclass::oid").fetchone()
             allowed = session.execute(
-                "SELECT has_table_privilege('jobs', 'SELECT'),"
-                " has_table_privilege('jobs', 'UPDATE')"
+                "SELECT has_schema_privilege('pipeline', 'USAGE'),"
+                " has_table_privilege(%(jobs)s::oid, 'SELECT'),"
+                " has_table_privilege(%(jobs)s::oid, 'UPDATE')",
+                {"jobs": jobs[0] if jobs else None},
             ).fetchone()
-            assert allowed == (False, False)
+            assert allowed == (False, False, False)
             yield session
     finally:
         conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
@@ -69,7 +72,7 @@ def flood(session: Conn, channel: str, payloads: Callable[[int], str], seconds: 
 
 
 def row(conn: Conn, job_id: int, columns: str = "status, attempts, claims") -> tuple[Any, ...]:
-    found = conn.execute(f"SELECT {columns} FROM jobs WHERE id = %s", (job_id,)).fetchone()
+    found = conn.execute(f"SELECT {columns} FROM pipeline.jobs WHERE id = %s", (job_id,)).fetchone()
     assert found is not None
     return tuple(found)
 

@@ -46,14 +46,16 @@ def test_fan_out_runs_every_page_and_the_join_enqueues_the_next_stage_once(
             timeout=60,
             what="the publish stage",
         )
-    assert count(conn, "SELECT count(*) FROM jobs WHERE type = 'assemble'") == 1
-    assert count(conn, "SELECT count(*) FROM jobs WHERE status <> 'done'") == 0
-    assert count(conn, "SELECT count(*) FROM job_outputs WHERE stage = 'page'") == 40
+    assert count(conn, "SELECT count(*) FROM pipeline.jobs WHERE type = 'assemble'") == 1
+    assert count(conn, "SELECT count(*) FROM pipeline.jobs WHERE status <> 'done'") == 0
+    assert count(conn, "SELECT count(*) FROM pipeline.outputs WHERE stage = 'page'") == 40
     published = conn.execute("SELECT note FROM effects WHERE note LIKE 'p0 %'").fetchall()
     assert published == [(" ".join(f"p{i}" for i in range(40)),)]
-    runs = conn.execute("SELECT DISTINCT coalesce(root_id, id), tenant_id FROM jobs").fetchall()
+    runs = conn.execute(
+        "SELECT DISTINCT coalesce(root_id, id), tenant_id FROM pipeline.jobs"
+    ).fetchall()
     assert runs == [(root, "acme")]
-    join = conn.execute("SELECT total, done, failed FROM job_joins WHERE id = %s", (root,))
+    join = conn.execute("SELECT total, done, failed FROM pipeline.joins WHERE id = %s", (root,))
     assert join.fetchone() == (40, 40, 0)
 
 
@@ -100,11 +102,13 @@ def test_concurrent_finishers_enqueue_the_next_stage_exactly_once(
         assert sorted(completed) == sorted(c.id for c in children)
         assert (
             count(
-                conn, "SELECT count(*) FROM jobs WHERE type = 'assemble' AND parent_id = %s", root
+                conn,
+                "SELECT count(*) FROM pipeline.jobs WHERE type = 'assemble' AND parent_id = %s",
+                root,
             )
             == 1
         )
-        conn.execute("DELETE FROM jobs WHERE type = 'assemble'")
+        conn.execute("DELETE FROM pipeline.jobs WHERE type = 'assemble'")
 
 
 def test_a_failed_page_stops_the_pipeline_and_a_retry_resumes_it(db_url: str, conn: Conn) -> None:
@@ -112,25 +116,29 @@ def test_a_failed_page_stops_the_pipeline_and_a_retry_resumes_it(db_url: str, co
     with running_worker(db_url, STAGES):
         wait_for(
             lambda: (
-                count(conn, "SELECT failed FROM job_joins WHERE id = %s", root) == 1
-                if count(conn, "SELECT count(*) FROM job_joins")
+                count(conn, "SELECT failed FROM pipeline.joins WHERE id = %s", root) == 1
+                if count(conn, "SELECT count(*) FROM pipeline.joins")
                 else False
             ),
             what="the failed page to be counted",
         )
         wait_for(
-            lambda: count(conn, "SELECT done FROM job_joins WHERE id = %s", root) == 4,
+            lambda: count(conn, "SELECT done FROM pipeline.joins WHERE id = %s", root) == 4,
             what="the other pages",
         )
-        assert count(conn, "SELECT count(*) FROM jobs WHERE type = 'assemble'") == 0
-        failed_page = count(conn, "SELECT id FROM jobs WHERE type = 'page' AND status = 'failed'")
-        conn.execute("UPDATE jobs SET payload = '{\"page\": 3}' WHERE id = %s", (failed_page,))
+        assert count(conn, "SELECT count(*) FROM pipeline.jobs WHERE type = 'assemble'") == 0
+        failed_page = count(
+            conn, "SELECT id FROM pipeline.jobs WHERE type = 'page' AND status = 'failed'"
+        )
+        conn.execute(
+            "UPDATE pipeline.jobs SET payload = '{\"page\": 3}' WHERE id = %s", (failed_page,)
+        )
         assert conn.execute(Q["retry"], {"id": failed_page}).fetchall()
         wait_for(
             lambda: count(conn, "SELECT count(*) FROM effects WHERE note LIKE 'p0 %'"),
             what="the pipeline to finish after the retry",
         )
-    assert count(conn, "SELECT count(*) FROM jobs WHERE type = 'assemble'") == 1
+    assert count(conn, "SELECT count(*) FROM pipeline.jobs WHERE type = 'assemble'") == 1
 
 
 def test_a_rerun_finds_its_output_and_does_not_redo_the_work(db_url: str, conn: Conn) -> None:
@@ -140,16 +148,18 @@ def test_a_rerun_finds_its_output_and_does_not_redo_the_work(db_url: str, conn: 
             lambda: count(conn, "SELECT count(*) FROM effects WHERE note LIKE 'p0 %'"),
             what="the first run",
         )
-        page0 = count(conn, "SELECT id FROM jobs WHERE type = 'page' AND payload->>'page' = '0'")
-        conn.execute("UPDATE jobs SET status = 'failed' WHERE id = %s", (page0,))
+        page0 = count(
+            conn, "SELECT id FROM pipeline.jobs WHERE type = 'page' AND payload->>'page' = '0'"
+        )
+        conn.execute("UPDATE pipeline.jobs SET status = 'failed' WHERE id = %s", (page0,))
         assert conn.execute(Q["retry"], {"id": page0}).fetchall()
         wait_for(
             lambda: count(
-                conn, "SELECT count(*) FROM jobs WHERE id = %s AND status = 'done'", page0
+                conn, "SELECT count(*) FROM pipeline.jobs WHERE id = %s AND status = 'done'", page0
             ),
             what="the re-run",
         )
     assert count(conn, "SELECT count(*) FROM effects WHERE note = 'page 0'") == 1
     # page 0, page 1 and assemble: one output each, whatever re-ran
-    assert count(conn, "SELECT count(*) FROM job_outputs WHERE root_id = %s", root) == 3
-    assert count(conn, "SELECT count(*) FROM jobs WHERE type = 'publish'") == 1
+    assert count(conn, "SELECT count(*) FROM pipeline.outputs WHERE root_id = %s", root) == 3
+    assert count(conn, "SELECT count(*) FROM pipeline.jobs WHERE type = 'publish'") == 1

@@ -48,18 +48,20 @@ def test_claim_uses_the_partial_index_with_a_million_finished_rows(
 ) -> None:
     conn.execute(
         """
-        INSERT INTO jobs (type, payload, status, attempts, finished_at, tenant_id)
+        INSERT INTO pipeline.jobs (type, payload, status, attempts, finished_at, tenant_id)
         SELECT 'noop', '{}'::jsonb, (ARRAY['done', 'failed', 'cancelled'])[1 + g % 3], 1, now(),
                CASE WHEN g % 2 = 0 THEN 't' || (g % 10) END
         FROM generate_series(1, 1000000) AS g
         """
     )
-    conn.execute("INSERT INTO jobs (type, payload) SELECT 'noop', '{}' FROM generate_series(1, 50)")
     conn.execute(
-        "INSERT INTO jobs (type, payload, tenant_id) "
+        "INSERT INTO pipeline.jobs (type, payload) SELECT 'noop', '{}' FROM generate_series(1, 50)"
+    )
+    conn.execute(
+        "INSERT INTO pipeline.jobs (type, payload, tenant_id) "
         "SELECT 'noop', '{}', 't' || (g % 3) FROM generate_series(1, 50) AS g"
     )
-    conn.execute("ANALYZE jobs")
+    conn.execute("ANALYZE pipeline.jobs")
     # Stages with nothing queued beside one with work: the claim's skip over tenants must seek
     # in jobs_ready, never walk another index over every tenanted row.
     params = {**CLAIM_PARAMS, "types": ["noop", "idle_a", "idle_b"]}
@@ -85,7 +87,7 @@ def test_claim_uses_the_partial_index_with_a_million_finished_rows(
     assert "jobs_running" in reclaim_plan, reclaim_plan
 
     # A run's progress (what `submit --wait` polls) reads the root and its descendants only.
-    root = conn.execute("SELECT min(id) FROM jobs").fetchone()
+    root = conn.execute("SELECT min(id) FROM pipeline.jobs").fetchone()
     progress_plan = "\n".join(
         row[0]
         for row in conn.execute("EXPLAIN " + Q["run_progress"], {"root_id": root[0] if root else 0})
@@ -96,8 +98,9 @@ def test_claim_uses_the_partial_index_with_a_million_finished_rows(
     # Fenced writes while statistics still say nothing runs: they look the ids up by primary
     # key, planned for the arrays in hand or prepared (generic), never walking jobs_running.
     fences = conn.execute(
-        "UPDATE jobs SET status = 'running', claims = 1, leased_until = now() + interval '1h' "
-        "WHERE id IN (SELECT id FROM jobs WHERE status = 'queued' ORDER BY id LIMIT 40) "
+        "UPDATE pipeline.jobs SET status = 'running', claims = 1, leased_until = now() + "
+        "interval '1h' "
+        "WHERE id IN (SELECT id FROM pipeline.jobs WHERE status = 'queued' ORDER BY id LIMIT 40) "
         "RETURNING id, claims"
     ).fetchall()
     fence = {"ids": [f[0] for f in fences], "claims": [f[1] for f in fences]}
@@ -132,11 +135,11 @@ def test_the_claim_seeks_tenants_in_jobs_ready_beside_a_big_queued_backlog(
     # and stages with nothing queued at all. Walking an index on tenant_id alone for those
     # stages reads every tenanted row, on every claim.
     conn.execute(
-        "INSERT INTO jobs (type, payload, tenant_id) "
+        "INSERT INTO pipeline.jobs (type, payload, tenant_id) "
         "SELECT 'noop', '{}', CASE WHEN g <= 50000 THEN 'a' ELSE 'b' END "
         "FROM generate_series(1, 53000) AS g"
     )
-    conn.execute("ANALYZE jobs")
+    conn.execute("ANALYZE pipeline.jobs")
     types = ["noop", "idle_a", "idle_b", "idle_c"]
     for caps in ({"cap_stages": ["noop"], "caps": [2]}, {"cap_stages": [], "caps": []}):
         plan = nested_plans(conn, Q["claim"], {**CLAIM_PARAMS, "types": types, **caps}, runs=8)

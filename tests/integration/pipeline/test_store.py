@@ -24,14 +24,14 @@ OTHER = WorkerInfo(uuid.UUID(int=2), ["noop"], 4)
 
 
 def job_row(conn: Conn, job_id: int) -> dict[str, Any]:
-    cur = conn.execute("SELECT * FROM jobs WHERE id = %s", (job_id,))
+    cur = conn.execute("SELECT * FROM pipeline.jobs WHERE id = %s", (job_id,))
     row = cur.fetchone()
     assert row is not None
     return dict(zip([d.name for d in cur.description or []], row, strict=True))
 
 
 def count_jobs(conn: Conn) -> int:
-    row = conn.execute("SELECT count(*) FROM jobs").fetchone()
+    row = conn.execute("SELECT count(*) FROM pipeline.jobs").fetchone()
     assert row is not None
     return int(row[0])
 
@@ -39,7 +39,8 @@ def count_jobs(conn: Conn) -> int:
 def expire_lease(conn: Conn, job_id: int) -> None:
     """Simulate a worker that died: its lease is in the past."""
     conn.execute(
-        "UPDATE jobs SET leased_until = now() - interval '1 second' WHERE id = %s", (job_id,)
+        "UPDATE pipeline.jobs SET leased_until = now() - interval '1 second' WHERE id = %s",
+        (job_id,),
     )
 
 
@@ -151,7 +152,7 @@ def test_enqueue_many_too_big_for_one_statement_inserts_all_or_nothing(
     monkeypatch.setattr(sys.modules["pipeline.enqueue"], "_STATEMENT_PAYLOAD_CHARS", 40)
     ids = enqueue_many(conn, [JobRequest("noop", {"n": i}) for i in range(25)])
     assert len(ids) == 25 and ids == sorted(ids)
-    payloads = conn.execute("SELECT payload FROM jobs ORDER BY id").fetchall()
+    payloads = conn.execute("SELECT payload FROM pipeline.jobs ORDER BY id").fetchall()
     assert [p[0]["n"] for p in payloads] == list(range(25))
     # Every chunk in one transaction: a failing later chunk takes the earlier ones with it.
     conn.execute(
@@ -159,7 +160,7 @@ def test_enqueue_many_too_big_for_one_statement_inserts_all_or_nothing(
         " IF NEW.payload->>'n' = '20' THEN RAISE EXCEPTION 'no 20'; END IF; RETURN NEW; END $$"
     )
     conn.execute(
-        "CREATE TRIGGER refuse_n_20 BEFORE INSERT ON jobs"
+        "CREATE TRIGGER refuse_n_20 BEFORE INSERT ON pipeline.jobs"
         " FOR EACH ROW EXECUTE FUNCTION refuse_n_20()"
     )
     with pytest.raises(psycopg.errors.RaiseException, match="no 20"):
@@ -318,7 +319,7 @@ def test_completion_steps_roll_back_when_the_fence_fails(conn: Conn, pool: Conne
     store = JobStore(pool)
     job_id = enqueue(conn, "noop", {})
     job = store.claim(["noop"], 1, WORKER)[0]
-    conn.execute("UPDATE jobs SET status = 'cancelled' WHERE id = %s", (job_id,))
+    conn.execute("UPDATE pipeline.jobs SET status = 'cancelled' WHERE id = %s", (job_id,))
 
     def write_output(c: Conn) -> None:
         c.execute("INSERT INTO outputs VALUES (%s)", (job.id,))
@@ -333,20 +334,20 @@ def test_heartbeat_extends_only_owned_leases_and_marks_the_worker_alive(
 ) -> None:
     store = JobStore(pool)
     store.register_worker(ME)
-    conn.execute("UPDATE pipeline_workers SET last_seen = now() - interval '1 hour'")
+    conn.execute("UPDATE pipeline.workers SET last_seen = now() - interval '1 hour'")
     ids = [enqueue(conn, "noop", {}) for _ in range(3)]
     held = store.claim(["noop"], 3, WORKER)
-    conn.execute("UPDATE jobs SET leased_until = now() WHERE id = ANY(%s)", (ids,))
-    conn.execute("UPDATE jobs SET status = 'cancelled' WHERE id = %s", (ids[0],))
+    conn.execute("UPDATE pipeline.jobs SET leased_until = now() WHERE id = ANY(%s)", (ids,))
+    conn.execute("UPDATE pipeline.jobs SET status = 'cancelled' WHERE id = %s", (ids[0],))
     owned = store.heartbeat(ME, [j.fence for j in held])
     assert owned == dict.fromkeys(ids[1:], True)
     rows = conn.execute(
-        "SELECT leased_until > now() + interval '20 seconds' FROM jobs WHERE id = ANY(%s) "
+        "SELECT leased_until > now() + interval '20 seconds' FROM pipeline.jobs WHERE id = ANY(%s) "
         "ORDER BY id",
         (ids[1:],),
     ).fetchall()
     assert rows == [(True,), (True,)]
-    seen = conn.execute("SELECT last_seen > now() - interval '1 minute' FROM pipeline_workers")
+    seen = conn.execute("SELECT last_seen > now() - interval '1 minute' FROM pipeline.workers")
     assert seen.fetchone() == (True,)
 
 
@@ -379,7 +380,9 @@ def test_reclaim_charges_once_the_free_crash_reclaims_are_spent_and_fails_on_the
 ) -> None:
     store = JobStore(pool)
     job_id = enqueue(conn, "noop", {}, max_attempts=2)
-    conn.execute("UPDATE jobs SET crash_reclaims = %s WHERE id = %s", (FREE_CRASH_RECLAIMS, job_id))
+    conn.execute(
+        "UPDATE pipeline.jobs SET crash_reclaims = %s WHERE id = %s", (FREE_CRASH_RECLAIMS, job_id)
+    )
     store.claim(["noop"], 1, WORKER)
     expire_lease(conn, job_id)
     assert Reclaimer(pool).run_once() == [(job_id, "noop", "queued")]

@@ -27,13 +27,15 @@ WORKER = uuid.UUID(int=5)
 
 
 def slots(conn: Conn) -> dict[str, int]:
-    rows = conn.execute("SELECT tenant_id, running FROM tenant_slots WHERE stage = 'capped'")
+    rows = conn.execute(
+        "SELECT tenant_id, running FROM pipeline.tenant_slots WHERE stage = 'capped'"
+    )
     return dict(rows.fetchall())
 
 
 def running_by_tenant(conn: Conn, stage: str = "capped") -> Counter[str]:
     rows = conn.execute(
-        "SELECT tenant_id, count(*) FROM jobs WHERE status = 'running' AND type = %s "
+        "SELECT tenant_id, count(*) FROM pipeline.jobs WHERE status = 'running' AND type = %s "
         "AND tenant_id IS NOT NULL GROUP BY 1",
         (stage,),
     ).fetchall()
@@ -97,7 +99,7 @@ def test_eight_claimers_at_once_never_exceed_a_tenants_cap(db_url: str, conn: Co
         for pool in pools:
             pool.close()
     assert not any(t.is_alive() for t in threads)
-    left = dict(conn.execute("SELECT status, count(*) FROM jobs GROUP BY 1").fetchall())
+    left = dict(conn.execute("SELECT status, count(*) FROM pipeline.jobs GROUP BY 1").fetchall())
     assert set(left) <= {"done", "failed"}, left
     assert samples[0] > 50, "the sampler barely ran"
     assert max(peak.values()) == 3, f"caps never reached, nothing was tested: {peak}"
@@ -131,7 +133,8 @@ def test_every_way_out_of_running_frees_the_slot_once(
         store.release([job.fence])
     elif way_out == "reclaim":
         conn.execute(
-            "UPDATE jobs SET leased_until = now() - interval '1 s' WHERE id = %s", (job.id,)
+            "UPDATE pipeline.jobs SET leased_until = now() - interval '1 s' WHERE id = %s",
+            (job.id,),
         )
         Reclaimer(pool).run_once()
     else:
@@ -150,20 +153,20 @@ def test_deleting_a_running_job_frees_its_slot(conn: Conn, pool: ConnectionPool)
     store = JobStore(pool)
     enqueue(conn, "capped", {}, tenant_id="acme")
     [job] = claim(store)
-    conn.execute("DELETE FROM jobs WHERE id = %s", (job.id,))
+    conn.execute("DELETE FROM pipeline.jobs WHERE id = %s", (job.id,))
     assert slots(conn) == {"acme": 0}
 
 
 def pairs(conn: Conn) -> dict[tuple[str, str], int]:
     """Every counter row: (tenant, stage) -> running."""
-    rows = conn.execute("SELECT tenant_id, stage, running FROM tenant_slots").fetchall()
+    rows = conn.execute("SELECT tenant_id, stage, running FROM pipeline.tenant_slots").fetchall()
     return {(tenant, stage): running for tenant, stage, running in rows}
 
 
 def holding(conn: Conn) -> dict[tuple[str, str], int]:
     """Jobs holding a slot, by (tenant, stage): what every counter should say."""
     rows = conn.execute(
-        "SELECT tenant_id, type, count(*) FROM jobs WHERE holds_slot GROUP BY 1, 2"
+        "SELECT tenant_id, type, count(*) FROM pipeline.jobs WHERE holds_slot GROUP BY 1, 2"
     ).fetchall()
     return {(tenant, stage): n for tenant, stage, n in rows}
 
@@ -185,13 +188,15 @@ def test_changing_a_running_jobs_tenant_or_stage_moves_its_slot_with_it(
     enqueue_many(conn, [JobRequest("capped", {"n": i}, tenant_id="acme") for i in range(3)])
     [job, *_] = claim(store)
     assert pairs(conn) == {("acme", "capped"): 3}
-    conn.execute(f"UPDATE jobs SET {change} WHERE id = %s", (job.id,))  # an operator's hand
+    conn.execute(
+        f"UPDATE pipeline.jobs SET {change} WHERE id = %s", (job.id,)
+    )  # an operator's hand
     expected = {("acme", "capped"): 2} | ({moved_to: 1} if moved_to else {})
     assert {k: n for k, n in pairs(conn).items() if n} == expected
     assert holding(conn) == expected, "the counters and the jobs disagree"
     assert SlotRepair(pool).run_once() == [], "the repair found a drift the triggers left"
     # A slot that moved is given back where it went.
-    conn.execute("UPDATE jobs SET status = 'done' WHERE id = %s", (job.id,))
+    conn.execute("UPDATE pipeline.jobs SET status = 'done' WHERE id = %s", (job.id,))
     assert {k: n for k, n in pairs(conn).items() if n} == {("acme", "capped"): 2}
 
 
@@ -201,7 +206,7 @@ def test_truncating_the_jobs_table_leaves_no_counter_behind(
     store = JobStore(pool)
     enqueue_many(conn, [JobRequest("capped", {"n": i}, tenant_id="acme") for i in range(5)])
     assert len(claim(store)) == 3
-    conn.execute("TRUNCATE jobs")
+    conn.execute("TRUNCATE pipeline.jobs")
     assert pairs(conn) == {}
     enqueue_many(conn, [JobRequest("capped", {"n": i}, tenant_id="acme") for i in range(5)])
     assert len(claim(store)) == 3, "the cap counted slots of jobs that are gone"
@@ -228,14 +233,14 @@ def test_jobs_without_a_tenant_or_stage_cap_are_not_capped(
     enqueue_many(conn, [JobRequest("noop", {}, tenant_id="acme") for _ in range(8)])
     got = store.claim(["capped", "noop"], 20, WORKER, {"capped": 3, "noop": None})
     assert len(got) == 16
-    assert conn.execute("SELECT count(*) FROM jobs WHERE holds_slot").fetchone() == (0,)
+    assert conn.execute("SELECT count(*) FROM pipeline.jobs WHERE holds_slot").fetchone() == (0,)
 
 
 def test_the_repair_recounts_drifted_counters_and_says_so(conn: Conn, pool: ConnectionPool) -> None:
     store = JobStore(pool)
     enqueue_many(conn, [JobRequest("capped", {}, tenant_id="acme") for _ in range(2)])
     claim(store)
-    conn.execute("UPDATE tenant_slots SET running = 7")
+    conn.execute("UPDATE pipeline.tenant_slots SET running = 7")
     drifts = SlotRepair(pool).run_once()
     assert [(d.tenant_id, d.stage, d.was, d.counted) for d in drifts] == [("acme", "capped", 7, 2)]
     assert slots(conn) == {"acme": 2}
@@ -281,7 +286,7 @@ def test_a_capped_pair_without_a_counter_row_gets_one_and_then_its_cap(
     # leaves the pair for the next claim, which counts against it like any other.
     store = JobStore(pool)
     enqueue_many(conn, [JobRequest("capped", {}, tenant_id="acme") for _ in range(9)])
-    conn.execute("DELETE FROM tenant_slots")
+    conn.execute("DELETE FROM pipeline.tenant_slots")
     assert claim(store, 10) == []
     assert slots(conn) == {"acme": 0}
     assert len(claim(store, 10)) == CAPS["capped"]

@@ -36,7 +36,7 @@ def finished(conn: Conn, stage: str, status: str, ago: str, *, n: int = 1, **col
     names = ", ".join(cols)
     values = ", ".join(f"%({c})s" for c in cols)
     conn.execute(
-        f"""INSERT INTO jobs (type, payload, status, finished_at, started_at
+        f"""INSERT INTO pipeline.jobs (type, payload, status, finished_at, started_at
                               {", " + names if cols else ""})
             SELECT %(stage)s, '{{}}', %(status)s, now() - %(ago)s::interval,
                    now() - %(ago)s::interval - interval '1 second'
@@ -48,17 +48,17 @@ def finished(conn: Conn, stage: str, status: str, ago: str, *, n: int = 1, **col
 
 def test_oldest_ready_reads_tenanted_and_untenanted_ready_jobs(conn: Conn) -> None:
     conn.execute(
-        """INSERT INTO jobs (type, tenant_id, payload, run_after) VALUES
+        """INSERT INTO pipeline.jobs (type, tenant_id, payload, run_after) VALUES
            ('ocr', 'acme', '{}', now() - interval '10 minutes'),
            ('ocr', NULL, '{}', now() - interval '1 minute'),
            ('ocr', 'acme', '{}', now() + interval '1 hour'),  -- not ready yet
            ('extract', NULL, '{}', now() - interval '30 seconds')"""
     )
     conn.execute(
-        "INSERT INTO jobs (type, payload, status) VALUES ('ocr', '{}', 'running'), "
+        "INSERT INTO pipeline.jobs (type, payload, status) VALUES ('ocr', '{}', 'running'), "
         "('ocr', '{}', 'done')"
     )
-    seen = by_stage(conn, "pipeline_oldest_ready")
+    seen = by_stage(conn, "pipeline.oldest_ready")
     assert set(seen) == {"ocr", "extract"}
     assert seen["ocr"]["ready"] == 2
     assert seen["ocr"]["oldest_age_s"] == pytest.approx(600, abs=5)
@@ -68,12 +68,12 @@ def test_oldest_ready_reads_tenanted_and_untenanted_ready_jobs(conn: Conn) -> No
 
 def test_failures_hourly_counts_failed_jobs_per_clock_hour_for_a_day(conn: Conn) -> None:
     conn.execute(
-        """INSERT INTO jobs (type, payload, status, finished_at)
+        """INSERT INTO pipeline.jobs (type, payload, status, finished_at)
            SELECT 'ocr', '{}', 'failed', date_trunc('hour', now()) + interval '1 second'
            FROM generate_series(1, 3)"""
     )
     conn.execute(
-        """INSERT INTO jobs (type, payload, status, finished_at) VALUES
+        """INSERT INTO pipeline.jobs (type, payload, status, finished_at) VALUES
            ('ocr', '{}', 'failed', date_trunc('hour', now()) - interval '5 hours'),
            ('extract', '{}', 'failed', date_trunc('hour', now()) - interval '23 hours'),
            ('extract', '{}', 'failed', date_trunc('hour', now()) - interval '24 hours'),  -- out
@@ -84,7 +84,7 @@ def test_failures_hourly_counts_failed_jobs_per_clock_hour_for_a_day(conn: Conn)
         conn,
         """SELECT stage, extract(epoch FROM date_trunc('hour', now()) - hour) / 3600 AS hours_ago,
                   failed
-           FROM pipeline_failures_hourly ORDER BY hour, stage""",
+           FROM pipeline.failures_hourly ORDER BY hour, stage""",
     )
     assert [(r["stage"], int(r["hours_ago"]), r["failed"]) for r in hourly] == [
         ("extract", 23, 1),
@@ -95,13 +95,14 @@ def test_failures_hourly_counts_failed_jobs_per_clock_hour_for_a_day(conn: Conn)
 
 def test_expired_leases_lists_running_jobs_whose_lease_ran_out(conn: Conn) -> None:
     conn.execute(
-        """INSERT INTO jobs (type, tenant_id, payload, status, attempts, leased_until, worker_id)
+        """INSERT INTO pipeline.jobs (type, tenant_id, payload, status, attempts, leased_until,
+            worker_id)
            VALUES ('ocr', 'acme', '{}', 'running', 2, now() - interval '90 seconds', %s),
                   ('ocr', NULL, '{}', 'running', 1, now() + interval '5 minutes', %s),
                   ('ocr', NULL, '{}', 'queued', 0, now() - interval '1 hour', NULL)""",
         (W1, W1),
     )
-    [expired] = rows(conn, "SELECT * FROM pipeline_expired_leases")
+    [expired] = rows(conn, "SELECT * FROM pipeline.expired_leases")
     assert (expired["stage"], expired["tenant_id"], expired["worker_id"]) == ("ocr", "acme", W1)
     assert (expired["attempts"], expired["max_attempts"]) == (2, 5)
     assert expired["expired_for_s"] == pytest.approx(90, abs=5)
@@ -114,7 +115,7 @@ def test_attempts_per_completed_job_over_the_last_hour_and_day(conn: Conn) -> No
     finished(conn, "ocr", "done", "2 days", attempts=9)  # out of both windows
     finished(conn, "ocr", "failed", "1 minute", attempts=5)  # not completed
     finished(conn, "extract", "done", "3 hours", attempts=2)
-    seen = by_stage(conn, "pipeline_attempts")
+    seen = by_stage(conn, "pipeline.attempts")
     assert seen["ocr"] == {
         "stage": "ocr",
         "completed_1h": 4,
@@ -132,17 +133,17 @@ def test_attempts_per_completed_job_over_the_last_hour_and_day(conn: Conn) -> No
 def test_durations_are_p50_and_p95_of_jobs_done_in_the_last_hour(conn: Conn) -> None:
     # Run times of 1..100 s, finished in the last hour; one older and one failed job left out.
     conn.execute(
-        """INSERT INTO jobs (type, payload, status, started_at, finished_at)
+        """INSERT INTO pipeline.jobs (type, payload, status, started_at, finished_at)
            SELECT 'ocr', '{}', 'done', now() - interval '5 minutes' - g * interval '1 second',
                   now() - interval '5 minutes'
            FROM generate_series(1, 100) AS g"""
     )
     conn.execute(
-        """INSERT INTO jobs (type, payload, status, started_at, finished_at) VALUES
+        """INSERT INTO pipeline.jobs (type, payload, status, started_at, finished_at) VALUES
            ('ocr', '{}', 'done', now() - interval '3 hours', now() - interval '2 hours'),
            ('ocr', '{}', 'failed', now() - interval '50 minutes', now() - interval '1 minute')"""
     )
-    [ocr] = rows(conn, "SELECT * FROM pipeline_durations")
+    [ocr] = rows(conn, "SELECT * FROM pipeline.durations")
     assert ocr["completed"] == 100
     assert ocr["p50_s"] == pytest.approx(50.5)
     assert ocr["p95_s"] == pytest.approx(95.05)
@@ -151,7 +152,7 @@ def test_durations_are_p50_and_p95_of_jobs_done_in_the_last_hour(conn: Conn) -> 
 
 def test_stage_counts_count_queued_running_and_recent_failures(conn: Conn) -> None:
     conn.execute(
-        """INSERT INTO jobs (type, tenant_id, payload, status, run_after) VALUES
+        """INSERT INTO pipeline.jobs (type, tenant_id, payload, status, run_after) VALUES
            ('ocr', 'acme', '{}', 'queued', now()),
            ('ocr', NULL, '{}', 'queued', now() + interval '1 day'),
            ('ocr', NULL, '{}', 'running', now()),
@@ -161,7 +162,7 @@ def test_stage_counts_count_queued_running_and_recent_failures(conn: Conn) -> No
     finished(conn, "ocr", "failed", "3 hours")
     finished(conn, "ocr", "failed", "3 days")  # outside the window: not read at all
     finished(conn, "ocr", "done", "1 minute", n=5)
-    seen = by_stage(conn, "pipeline_stage_counts")
+    seen = by_stage(conn, "pipeline.stage_counts")
     assert seen == {
         "ocr": {"stage": "ocr", "queued": 2, "running": 1, "failed_1h": 2, "failed_24h": 3},
         "extract": {"stage": "extract", "queued": 0, "running": 1, "failed_1h": 0, "failed_24h": 0},
@@ -172,21 +173,21 @@ def test_tenant_load_shows_database_caps_and_pairs_holding_slots_under_a_code_de
     conn: Conn,
 ) -> None:
     conn.execute(
-        """INSERT INTO tenant_caps (tenant_id, stage, cap) VALUES
+        """INSERT INTO pipeline.tenant_caps (tenant_id, stage, cap) VALUES
            ('acme', 'ocr', 4), ('globex', 'ocr', 0), ('initech', 'ocr', 10)"""
     )
     conn.execute(
-        """INSERT INTO tenant_slots (tenant_id, stage, running) VALUES
+        """INSERT INTO pipeline.tenant_slots (tenant_id, stage, running) VALUES
            ('acme', 'ocr', 3), ('hooli', 'ocr', 2), ('idle', 'ocr', 0)
            ON CONFLICT (tenant_id, stage) DO UPDATE SET running = excluded.running"""
     )
     conn.execute(
-        """INSERT INTO jobs (type, tenant_id, payload)
+        """INSERT INTO pipeline.jobs (type, tenant_id, payload)
            SELECT 'ocr', t, '{}' FROM unnest(ARRAY['acme', 'acme', 'hooli']) AS t"""
     )
     seen = {
         r["tenant_id"]: (r["running"], r["cap"], r["free"], r["queued"])
-        for r in rows(conn, "SELECT * FROM pipeline_tenant_load WHERE stage = 'ocr'")
+        for r in rows(conn, "SELECT * FROM pipeline.tenant_load WHERE stage = 'ocr'")
     }
     assert seen == {
         "acme": (3, 4, 1, 2),
@@ -198,22 +199,23 @@ def test_tenant_load_shows_database_caps_and_pairs_holding_slots_under_a_code_de
 
 def test_live_workers_have_their_heartbeat_and_in_flight_jobs(conn: Conn) -> None:
     conn.execute(
-        """INSERT INTO pipeline_workers (id, hostname, pid, stages, concurrency, last_seen)
+        """INSERT INTO pipeline.workers (id, hostname, pid, stages, concurrency, last_seen)
            VALUES (%s, 'box-1', 11, '{ocr,extract}', 8, now() - interval '20 seconds'),
                   (%s, 'box-2', 22, '{ocr}', 2, now() - interval '10 minutes')""",
         (W1, W2),
     )
     conn.execute(
-        """INSERT INTO jobs (type, payload, status, worker_id, leased_until)
+        """INSERT INTO pipeline.jobs (type, payload, status, worker_id, leased_until)
            SELECT 'ocr', '{}', 'running', %s, now() + interval '1 minute'
            FROM generate_series(1, 3)""",
         (W1,),
     )
     conn.execute(
-        "INSERT INTO jobs (type, payload, status, worker_id) VALUES ('ocr', '{}', 'done', %s)",
+        "INSERT INTO pipeline.jobs (type, payload, status, worker_id) VALUES ('ocr', '{}', "
+        "'done', %s)",
         (W1,),
     )
-    [live] = rows(conn, "SELECT * FROM pipeline_live_workers")
+    [live] = rows(conn, "SELECT * FROM pipeline.live_workers")
     assert (live["id"], live["hostname"], live["pid"], live["stages"]) == (
         W1,
         "box-1",
@@ -226,13 +228,13 @@ def test_live_workers_have_their_heartbeat_and_in_flight_jobs(conn: Conn) -> Non
 
 def test_schedule_next_says_how_long_until_each_fires(conn: Conn) -> None:
     conn.execute(
-        """INSERT INTO pipeline_schedules (name, stage, cron, every_s, source, paused,
+        """INSERT INTO pipeline.schedules (name, stage, cron, every_s, source, paused,
                                           next_fire_at)
            VALUES ('hourly', 'ocr', NULL, 3600, 'cli', false, now() + interval '10 minutes'),
                   ('late', 'ocr', '0 * * * *', NULL, 'code', false, now() - interval '2 minutes'),
                   ('held', 'ocr', NULL, 60, 'cli', true, now() - interval '1 day')"""
     )
-    seen = {r["name"]: r for r in rows(conn, "SELECT * FROM pipeline_schedule_next")}
+    seen = {r["name"]: r for r in rows(conn, "SELECT * FROM pipeline.schedule_next")}
     assert seen["hourly"]["due_in_s"] == pytest.approx(600, abs=5)
     assert seen["late"]["due_in_s"] == pytest.approx(-120, abs=5)
     assert seen["late"]["cron"] == "0 * * * *" and seen["held"]["paused"] is True
@@ -240,28 +242,30 @@ def test_schedule_next_says_how_long_until_each_fires(conn: Conn) -> None:
 
 def seed_everything(conn: Conn) -> None:
     conn.execute(
-        """INSERT INTO jobs (type, tenant_id, payload, run_after)
+        """INSERT INTO pipeline.jobs (type, tenant_id, payload, run_after)
            SELECT 'ocr', 'acme', '{}', now() - interval '2 minutes' FROM generate_series(1, 4)"""
     )
     conn.execute(
-        """INSERT INTO jobs (type, payload, status, attempts, leased_until, worker_id)
+        """INSERT INTO pipeline.jobs (type, payload, status, attempts, leased_until, worker_id)
            VALUES ('ocr', '{}', 'running', 1, now() - interval '1 minute', %s)""",
         (W1,),
     )
     finished(conn, "extract", "done", "5 minutes", attempts=2, n=3)
     finished(conn, "extract", "failed", "5 minutes", attempts=5)
     conn.execute(
-        """INSERT INTO pipeline_workers (id, hostname, pid, stages, concurrency)
+        """INSERT INTO pipeline.workers (id, hostname, pid, stages, concurrency)
            VALUES (%s, 'box', 7, '{ocr,extract}', 4)""",
         (W1,),
     )
-    conn.execute("INSERT INTO tenant_caps (tenant_id, stage, cap) VALUES ('acme', 'ocr', 5)")
     conn.execute(
-        """INSERT INTO tenant_slots (tenant_id, stage, running) VALUES ('acme', 'ocr', 5)
+        "INSERT INTO pipeline.tenant_caps (tenant_id, stage, cap) VALUES ('acme', 'ocr', 5)"
+    )
+    conn.execute(
+        """INSERT INTO pipeline.tenant_slots (tenant_id, stage, running) VALUES ('acme', 'ocr', 5)
            ON CONFLICT (tenant_id, stage) DO UPDATE SET running = excluded.running"""
     )
     conn.execute(
-        """INSERT INTO pipeline_schedules (name, stage, every_s, source, next_fire_at)
+        """INSERT INTO pipeline.schedules (name, stage, every_s, source, next_fire_at)
            VALUES ('tick', 'extract', 60, 'cli', now() + interval '30 seconds')"""
     )
 
@@ -305,7 +309,7 @@ def test_read_status_takes_one_snapshot_of_every_view_and_serialises_to_json(
 
 def test_read_status_limits_long_lists_but_counts_them_all(conn: Conn) -> None:
     conn.execute(
-        """INSERT INTO jobs (type, payload, status, leased_until)
+        """INSERT INTO pipeline.jobs (type, payload, status, leased_until)
            SELECT 'ocr', '{}', 'running', now() - g * interval '1 second'
            FROM generate_series(1, 30) AS g"""
     )
@@ -320,14 +324,15 @@ def seed_tenant(conn: Conn, tenant: str | None) -> None:
     """One tenant's share of every figure: ready and waiting, running and expired, done and
     failed within the hour, the day and before, a cap, a schedule."""
     conn.execute(
-        """INSERT INTO jobs (type, tenant_id, payload, run_after) VALUES
+        """INSERT INTO pipeline.jobs (type, tenant_id, payload, run_after) VALUES
            ('ocr', %(t)s, '{}', now() - interval '3 minutes'),
            ('ocr', %(t)s, '{}', now() + interval '1 hour'),
            ('extract', %(t)s, '{}', now() - interval '40 seconds')""",
         {"t": tenant},
     )
     conn.execute(
-        """INSERT INTO jobs (type, tenant_id, payload, status, attempts, leased_until, worker_id)
+        """INSERT INTO pipeline.jobs (type, tenant_id, payload, status, attempts, leased_until,
+            worker_id)
            VALUES ('ocr', %(t)s, '{}', 'running', 2, now() - interval '1 minute', %(w)s),
                   ('ocr', %(t)s, '{}', 'running', 1, now() + interval '1 minute', %(w)s)""",
         {"t": tenant, "w": W1},
@@ -346,10 +351,11 @@ def seed_tenant(conn: Conn, tenant: str | None) -> None:
     finished(conn, "archive", "cancelled", "30 minutes", tenant_id=tenant)  # not a listed stage
     if tenant is not None:
         conn.execute(
-            "INSERT INTO tenant_caps (tenant_id, stage, cap) VALUES (%s, 'ocr', 4)", (tenant,)
+            "INSERT INTO pipeline.tenant_caps (tenant_id, stage, cap) VALUES (%s, 'ocr', 4)",
+            (tenant,),
         )
         conn.execute(
-            """INSERT INTO pipeline_schedules (name, stage, tenant_id, every_s, source,
+            """INSERT INTO pipeline.schedules (name, stage, tenant_id, every_s, source,
                                                next_fire_at)
                VALUES (%s, 'ocr', %s, 60, 'cli', now() + interval '30 seconds')""",
             (f"{tenant}-tick", tenant),
@@ -376,17 +382,19 @@ def test_a_status_scoped_to_a_tenant_is_what_the_views_say_of_that_tenants_jobs_
     seed_tenant(conn, "acme")
     for other in ("zeta", None):
         seed_tenant(conn, other)
-    conn.execute("INSERT INTO jobs (type, tenant_id, payload) VALUES ('zeta-only', 'zeta', '{}')")
     conn.execute(
-        """INSERT INTO pipeline_workers (id, hostname, pid, stages, concurrency)
+        "INSERT INTO pipeline.jobs (type, tenant_id, payload) VALUES ('zeta-only', 'zeta', '{}')"
+    )
+    conn.execute(
+        """INSERT INTO pipeline.workers (id, hostname, pid, stages, concurrency)
            VALUES (%s, 'box', 7, '{ocr}', 4)""",
         (W1,),
     )
 
     scoped = read_status(conn, tenant="acme")
-    conn.execute("DELETE FROM jobs WHERE tenant_id IS DISTINCT FROM 'acme'")
-    conn.execute("DELETE FROM pipeline_schedules WHERE tenant_id IS DISTINCT FROM 'acme'")
-    conn.execute("DELETE FROM tenant_caps WHERE tenant_id IS DISTINCT FROM 'acme'")
+    conn.execute("DELETE FROM pipeline.jobs WHERE tenant_id IS DISTINCT FROM 'acme'")
+    conn.execute("DELETE FROM pipeline.schedules WHERE tenant_id IS DISTINCT FROM 'acme'")
+    conn.execute("DELETE FROM pipeline.tenant_caps WHERE tenant_id IS DISTINCT FROM 'acme'")
     whole = read_status(conn)
 
     assert [s.stage for s in scoped.stages] == ["extract", "ocr", "upload"]
@@ -489,12 +497,12 @@ def test_metrics_labels_stay_bounded_with_many_stages_and_tenants(
     conn: Conn, pool: ConnectionPool
 ) -> None:
     conn.execute(
-        """INSERT INTO jobs (type, payload)
+        """INSERT INTO pipeline.jobs (type, payload)
            SELECT 'stage_' || s, '{}' FROM generate_series(1, 5) AS s,
                                            generate_series(1, s * 10) AS n"""
     )
     conn.execute(
-        """INSERT INTO tenant_slots (tenant_id, stage, running)
+        """INSERT INTO pipeline.tenant_slots (tenant_id, stage, running)
            SELECT 't' || g, 'stage_5', g FROM generate_series(1, 10) AS g
            ON CONFLICT (tenant_id, stage) DO UPDATE SET running = excluded.running"""
     )
@@ -557,19 +565,19 @@ def test_worker_metrics_instances_have_registries_of_their_own() -> None:
 
 #: The index each view must read the jobs table through.
 VIEW_INDEXES = {
-    "pipeline_oldest_ready": {"jobs_ready", "jobs_ready_untenanted"},
-    "pipeline_failures_hourly": {"jobs_finished"},
-    "pipeline_expired_leases": {"jobs_running"},
-    "pipeline_attempts": {"jobs_finished"},
-    "pipeline_durations": {"jobs_finished"},
-    "pipeline_stage_counts": {
+    "pipeline.oldest_ready": {"jobs_ready", "jobs_ready_untenanted"},
+    "pipeline.failures_hourly": {"jobs_finished"},
+    "pipeline.expired_leases": {"jobs_running"},
+    "pipeline.attempts": {"jobs_finished"},
+    "pipeline.durations": {"jobs_finished"},
+    "pipeline.stage_counts": {
         "jobs_ready",
         "jobs_ready_untenanted",
         "jobs_running",
         "jobs_finished",
     },
-    "pipeline_tenant_load": {"jobs_ready"},
-    "pipeline_live_workers": {"jobs_running"},
+    "pipeline.tenant_load": {"jobs_ready"},
+    "pipeline.live_workers": {"jobs_running"},
 }
 
 
@@ -581,7 +589,8 @@ def test_views_read_through_partial_indexes_with_a_million_finished_rows(conn: C
     # A realistic history: a million rows finished over the past weeks, and a little recent
     # activity (the windows the views read) on top.
     conn.execute(
-        """INSERT INTO jobs (type, tenant_id, payload, status, attempts, started_at, finished_at)
+        """INSERT INTO pipeline.jobs (type, tenant_id, payload, status, attempts, started_at,
+            finished_at)
            SELECT (ARRAY['ocr', 'extract', 'upload'])[1 + g % 3], 't' || g % 50, '{}'::jsonb,
                   (ARRAY['done', 'failed', 'cancelled'])[1 + g % 3], 1,
                   now() - interval '2 days' - g * interval '2 seconds' - interval '3 seconds',
@@ -589,29 +598,30 @@ def test_views_read_through_partial_indexes_with_a_million_finished_rows(conn: C
            FROM generate_series(1, 1000000) AS g"""
     )
     conn.execute(
-        """INSERT INTO jobs (type, tenant_id, payload, status, attempts, started_at, finished_at)
+        """INSERT INTO pipeline.jobs (type, tenant_id, payload, status, attempts, started_at,
+            finished_at)
            SELECT 'ocr', 't' || g % 5, '{}', (ARRAY['done', 'failed'])[1 + g % 2], 1,
                   now() - g * interval '1 minute' - interval '1 second',
                   now() - g * interval '1 minute'
            FROM generate_series(1, 200) AS g"""
     )
     conn.execute(
-        """INSERT INTO jobs (type, tenant_id, payload)
+        """INSERT INTO pipeline.jobs (type, tenant_id, payload)
            SELECT 'ocr', CASE WHEN g % 2 = 0 THEN 't' || g % 5 END, '{}'
            FROM generate_series(1, 50) AS g"""
     )
     conn.execute(
-        """INSERT INTO jobs (type, payload, status, leased_until, worker_id)
+        """INSERT INTO pipeline.jobs (type, payload, status, leased_until, worker_id)
            SELECT 'ocr', '{}', 'running', now() + interval '1 minute', %s
            FROM generate_series(1, 5)""",
         (W1,),
     )
     conn.execute(
-        "INSERT INTO tenant_caps (tenant_id, stage, cap) "
+        "INSERT INTO pipeline.tenant_caps (tenant_id, stage, cap) "
         "SELECT 't' || g, 'ocr', 3 FROM generate_series(1, 5) AS g"
     )
     conn.execute(
-        """INSERT INTO pipeline_workers (id, hostname, pid, stages, concurrency)
+        """INSERT INTO pipeline.workers (id, hostname, pid, stages, concurrency)
            VALUES (%s, 'box', 1, '{ocr}', 5)""",
         (W1,),
     )

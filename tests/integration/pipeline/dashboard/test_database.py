@@ -45,7 +45,7 @@ def test_a_page_slower_than_the_statement_timeout_is_a_503_that_says_so(
     insert(conn, "ocr")
     app = dashboard.app(db_url, token="", statement_timeout_s=0.5)
     with (
-        locked(db_url, "LOCK TABLE jobs IN ACCESS EXCLUSIVE MODE"),
+        locked(db_url, "LOCK TABLE pipeline.jobs IN ACCESS EXCLUSIVE MODE"),
         TestClient(app, base_url=LOCAL) as c,
     ):
         pages = {path: c.get(path) for path in ("/", "/jobs?q=boom", "/tenants")}
@@ -64,7 +64,7 @@ def test_a_change_waiting_on_a_locked_row_gives_up_at_the_statement_timeout(
     with TestClient(app, base_url=LOCAL) as c:
         confirm = c.get(f"/jobs/{job}/retry").text
         token = confirm.split('name="csrf" value="', 1)[1].split('"', 1)[0]
-        with locked(db_url, "SELECT 1 FROM jobs WHERE id = %s FOR UPDATE", job):
+        with locked(db_url, "SELECT 1 FROM pipeline.jobs WHERE id = %s FOR UPDATE", job):
             retry = c.post(f"/jobs/{job}/retry", data={"csrf": token})
 
     assert retry.status_code == 503
@@ -76,7 +76,7 @@ def test_concurrent_slow_pages_hold_no_more_backends_than_the_pool(db_url: str, 
     app = dashboard.app(db_url, token="", pool_size=2, statement_timeout_s=1)
     seen: list[int] = []
     with (
-        locked(db_url, "LOCK TABLE jobs IN ACCESS EXCLUSIVE MODE"),
+        locked(db_url, "LOCK TABLE pipeline.jobs IN ACCESS EXCLUSIVE MODE"),
         TestClient(app, base_url=LOCAL) as c,
         ThreadPoolExecutor(8) as visitors,
     ):

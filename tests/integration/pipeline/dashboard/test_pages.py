@@ -41,7 +41,7 @@ def insert(conn: Conn, type: str, status: str = "queued", **cols: Any) -> int:
     ]
     params = [v for n, v in values.items() if not (isinstance(v, str) and v.startswith("now()"))]
     row = conn.execute(
-        f"INSERT INTO jobs ({', '.join(names)}) VALUES ({', '.join(exprs)}) RETURNING id",  # type: ignore[arg-type]
+        f"INSERT INTO pipeline.jobs ({', '.join(names)}) VALUES ({', '.join(exprs)}) RETURNING id",  # type: ignore[arg-type]
         params,
     ).fetchone()
     assert row is not None
@@ -49,7 +49,7 @@ def insert(conn: Conn, type: str, status: str = "queued", **cols: Any) -> int:
 
 
 def status_of(conn: Conn, job_id: int) -> str:
-    row = conn.execute("SELECT status FROM jobs WHERE id = %s", (job_id,)).fetchone()
+    row = conn.execute("SELECT status FROM pipeline.jobs WHERE id = %s", (job_id,)).fetchone()
     assert row is not None
     return str(row[0])
 
@@ -101,7 +101,7 @@ def test_overview_counts_match_the_monitoring_views(client: TestClient, conn: Co
     assert cell(html, "ocr", "failed_1h") == "1"
     assert (cell(html, "extract", "done_1h"), cell(html, "extract", "expired")) == ("2", "1")
     assert 'id="expired-total">1<' in html
-    views = dict(conn.execute("SELECT stage, queued FROM pipeline_stage_counts").fetchall())
+    views = dict(conn.execute("SELECT stage, queued FROM pipeline.stage_counts").fetchall())
     assert views == {"ocr": 3, "extract": 0}
     assert 'hx-trigger="every 2.0s"' in html  # refreshes itself, without reloading the page
 
@@ -123,13 +123,13 @@ def test_overview_lists_live_workers_with_what_they_run_and_schedules(
 ) -> None:
     worker = "00000000-0000-0000-0000-0000000000aa"
     conn.execute(
-        "INSERT INTO pipeline_workers (id, hostname, pid, stages, concurrency) "
+        "INSERT INTO pipeline.workers (id, hostname, pid, stages, concurrency) "
         "VALUES (%s, 'box-1', 4242, ARRAY['ocr'], 4)",
         (worker,),
     )
     insert(conn, "ocr", "running", worker_id=worker)
     conn.execute(
-        "INSERT INTO pipeline_schedules (name, stage, every_s, source, next_fire_at) "
+        "INSERT INTO pipeline.schedules (name, stage, every_s, source, next_fire_at) "
         "VALUES ('nightly', 'ocr', 60, 'cli', now() + interval '1 minute')"
     )
 
@@ -258,7 +258,7 @@ def test_a_document_run_shows_its_pages_and_extracted_fields(
         "extractor": "offline",
     }
     conn.execute(
-        "INSERT INTO job_outputs (root_id, stage, job_id, attempt, output) "
+        "INSERT INTO pipeline.outputs (root_id, stage, job_id, attempt, output) "
         "VALUES (%s, 'extract', %s, 1, %s)",
         (root, extract, json.dumps(output)),
     )
@@ -330,12 +330,12 @@ def test_retry_all_failed_of_a_stage(client: TestClient, conn: Conn) -> None:
 
 def test_pause_and_resume_a_schedule(client: TestClient, conn: Conn) -> None:
     conn.execute(
-        "INSERT INTO pipeline_schedules (name, stage, every_s, source, next_fire_at) "
+        "INSERT INTO pipeline.schedules (name, stage, every_s, source, next_fire_at) "
         "VALUES ('nightly/report', 'ocr', 60, 'cli', now())"
     )
 
     def paused() -> bool:
-        row = conn.execute("SELECT paused FROM pipeline_schedules").fetchone()
+        row = conn.execute("SELECT paused FROM pipeline.schedules").fetchone()
         return bool(row and row[0])
 
     token = csrf(client, "/schedules/pause?name=nightly%2Freport")
@@ -368,7 +368,9 @@ def test_off_loopback_without_a_token_actions_are_off(db_url: str, conn: Conn) -
 
 
 def test_tenants_page_shows_caps_queues_and_the_noisiest(client: TestClient, conn: Conn) -> None:
-    conn.execute("INSERT INTO tenant_caps (tenant_id, stage, cap) VALUES ('acme', 'ocr', 4)")
+    conn.execute(
+        "INSERT INTO pipeline.tenant_caps (tenant_id, stage, cap) VALUES ('acme', 'ocr', 4)"
+    )
     for _ in range(5):
         insert(conn, "ocr", tenant_id="acme")
     insert(conn, "ocr", tenant_id="zeta")
@@ -459,7 +461,9 @@ def test_a_finished_run_tells_htmx_to_stop_polling(client: TestClient, conn: Con
     root = insert(conn, "split", "done")
     insert(conn, "page", "running", parent_id=root, root_id=root)
     assert client.get(f"/runs/{root}", headers={"HX-Request": "true"}).status_code == 200
-    conn.execute("UPDATE jobs SET status = 'done', finished_at = now() WHERE root_id = %s", (root,))
+    conn.execute(
+        "UPDATE pipeline.jobs SET status = 'done', finished_at = now() WHERE root_id = %s", (root,)
+    )
 
     part = client.get(f"/runs/{root}", headers={"HX-Request": "true"})
 

@@ -36,7 +36,8 @@ def test_dashboard_queries_use_indexes_on_a_million_finished_jobs(
     # A second apart, the newest now: 200 tenants, three stages, one job in a thousand failed.
     conn.execute(
         """
-        INSERT INTO jobs (type, tenant_id, payload, status, attempts, created_at, finished_at,
+        INSERT INTO pipeline.jobs (type, tenant_id, payload, status, attempts, created_at,
+            finished_at,
                           last_error)
         SELECT (ARRAY['ocr', 'ocr', 'ocr', 'extract', 'upload'])[1 + g % 5], 't' || (g % 200),
                '{}', CASE WHEN g % 1000 = 0 THEN 'failed' ELSE 'done' END, 1,
@@ -46,9 +47,11 @@ def test_dashboard_queries_use_indexes_on_a_million_finished_jobs(
         FROM generate_series(1, 1000000) AS g
         """
     )
-    conn.execute("INSERT INTO jobs (type, tenant_id) SELECT 'ocr', 't1' FROM generate_series(1, 9)")
+    conn.execute(
+        "INSERT INTO pipeline.jobs (type, tenant_id) SELECT 'ocr', 't1' FROM generate_series(1, 9)"
+    )
     # What autovacuum does on a live table: statistics, and the BRIN summary of created_at.
-    conn.execute("VACUUM ANALYZE jobs")
+    conn.execute("VACUUM ANALYZE pipeline.jobs")
     hour_ago = datetime.now(UTC) - timedelta(hours=1)
     cases: list[tuple[str, dict[str, Any], str]] = [
         ("jobs_list", JOBS_ANY, "jobs_pkey"),

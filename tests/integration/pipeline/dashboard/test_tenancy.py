@@ -71,7 +71,7 @@ def test_a_tenant_token_counts_its_own_jobs_alone_on_the_overview(
     insert(conn, "ocr", "running", tenant_id="zeta", leased_until="now() - interval '1 minute'")
     insert(conn, "extract", "done", tenant_id="zeta")
     conn.execute(
-        "INSERT INTO pipeline_workers (id, hostname, pid, stages, concurrency) "
+        "INSERT INTO pipeline.workers (id, hostname, pid, stages, concurrency) "
         "VALUES ('00000000-0000-0000-0000-0000000000aa', 'box-of-zeta', 1, ARRAY['ocr'], 4)"
     )
 
@@ -163,14 +163,14 @@ def test_a_tenant_token_sees_its_own_caps_queues_and_schedules_alone(
     acme: TestClient, conn: Conn, token: str
 ) -> None:
     conn.execute(
-        "INSERT INTO tenant_caps (tenant_id, stage, cap) VALUES ('acme', 'ocr', 4), "
+        "INSERT INTO pipeline.tenant_caps (tenant_id, stage, cap) VALUES ('acme', 'ocr', 4), "
         "('zeta', 'ocr', 9)"
     )
     insert(conn, "ocr", tenant_id="acme")
     for _ in range(3):
         insert(conn, "ocr", tenant_id="zeta")
     conn.execute(
-        "INSERT INTO pipeline_schedules (name, stage, tenant_id, every_s, source, next_fire_at) "
+        "INSERT INTO pipeline.schedules (name, stage, tenant_id, every_s, source, next_fire_at) "
         "VALUES ('acme-nightly', 'ocr', 'acme', 60, 'cli', now()), "
         "('zeta-nightly', 'ocr', 'zeta', 60, 'cli', now())"
     )
@@ -183,7 +183,7 @@ def test_a_tenant_token_sees_its_own_caps_queues_and_schedules_alone(
     assert 'data-schedule="acme-nightly"' in overview
     assert "zeta-nightly" not in overview
     assert paused.status_code == 404
-    row = conn.execute("SELECT paused FROM pipeline_schedules WHERE name = 'zeta-nightly'")
+    row = conn.execute("SELECT paused FROM pipeline.schedules WHERE name = 'zeta-nightly'")
     assert row.fetchone() == (False,)
 
 
@@ -386,7 +386,7 @@ def test_a_runs_fields_come_in_the_output_models_order(db_url: str, conn: Conn) 
         "evidence": {"title": {"confidence": 0.9}},
     }
     conn.execute(
-        "INSERT INTO job_outputs (root_id, stage, job_id, attempt, output) "
+        "INSERT INTO pipeline.outputs (root_id, stage, job_id, attempt, output) "
         "VALUES (%s, 'extract', %s, 1, %s)",
         (root, job, json.dumps(output)),
     )

@@ -17,7 +17,7 @@ DEAD = WorkerInfo(uuid.UUID(int=2), ["noop"], 4)
 
 
 def worker_ids(conn: Conn) -> set[uuid.UUID]:
-    return {row[0] for row in conn.execute("SELECT id FROM pipeline_workers")}
+    return {row[0] for row in conn.execute("SELECT id FROM pipeline.workers")}
 
 
 def test_the_rows_of_workers_silent_past_the_cutoff_are_pruned_and_live_ones_kept(
@@ -27,7 +27,7 @@ def test_the_rows_of_workers_silent_past_the_cutoff_are_pruned_and_live_ones_kep
     store.register_worker(LIVE)
     store.register_worker(DEAD)
     conn.execute(
-        "UPDATE pipeline_workers SET last_seen = now() - interval '11 minutes' WHERE id = %s",
+        "UPDATE pipeline.workers SET last_seen = now() - interval '11 minutes' WHERE id = %s",
         (DEAD.id,),
     )
     pruner = DeadWorkerPruner(pool, after_s=600)

@@ -33,7 +33,7 @@ def fire_times(conn: Conn) -> list[datetime]:
     return [
         at
         for (at,) in conn.execute(
-            "SELECT created_at FROM jobs WHERE dedup_key IS NOT NULL ORDER BY created_at"
+            "SELECT created_at FROM pipeline.jobs WHERE dedup_key IS NOT NULL ORDER BY created_at"
         ).fetchall()
     ]
 
@@ -48,7 +48,7 @@ def test_a_long_retention_pass_delays_neither_a_one_second_schedule_nor_reclaim(
     db_url: str, conn: Conn, pool: ConnectionPool
 ) -> None:
     conn.execute(
-        "INSERT INTO jobs (type, status, attempts, finished_at) "
+        "INSERT INTO pipeline.jobs (type, status, attempts, finished_at) "
         "SELECT 'noop', 'done', 1, now() - interval '30 days' FROM generate_series(1, %s)",
         (BACKLOG,),
     )
@@ -81,17 +81,20 @@ def test_a_long_retention_pass_delays_neither_a_one_second_schedule_nor_reclaim(
             )
             # A worker died holding a job: its lease expires while the pass still waits.
             conn.execute(
-                "INSERT INTO jobs (type, status, attempts, leased_until, started_at) "
+                "INSERT INTO pipeline.jobs (type, status, attempts, leased_until, started_at) "
                 "VALUES ('noop', 'running', 1, now() - interval '1 second', now())"
             )
             wait_for(
-                lambda: count(conn, "SELECT count(*) FROM jobs WHERE suspect") == 1,
+                lambda: count(conn, "SELECT count(*) FROM pipeline.jobs WHERE suspect") == 1,
                 timeout=15,
                 what="the expired lease to be reclaimed while the retention pass waits",
             )
             other_pass.rollback()
             wait_for(
-                lambda: count(conn, "SELECT count(*) FROM jobs WHERE finished_at IS NOT NULL") == 0,
+                lambda: (
+                    count(conn, "SELECT count(*) FROM pipeline.jobs WHERE finished_at IS NOT NULL")
+                    == 0
+                ),
                 timeout=120,
                 what="the pass to delete the backlog",
             )
@@ -116,7 +119,7 @@ def test_a_stopping_maintainer_ends_a_retention_pass_between_batches(
     conn: Conn, pool: ConnectionPool
 ) -> None:
     conn.execute(
-        "INSERT INTO jobs (type, status, attempts, finished_at) "
+        "INSERT INTO pipeline.jobs (type, status, attempts, finished_at) "
         "SELECT 'noop', 'done', 1, now() - interval '30 days' FROM generate_series(1, %s)",
         (BACKLOG,),
     )
@@ -125,10 +128,10 @@ def test_a_stopping_maintainer_ends_a_retention_pass_between_batches(
     thread = threading.Thread(target=maintainer.run, daemon=True)
     thread.start()
     wait_for(
-        lambda: count(conn, "SELECT count(*) FROM jobs") < BACKLOG,
+        lambda: count(conn, "SELECT count(*) FROM pipeline.jobs") < BACKLOG,
         what="the pass to delete its first batch",
     )
     halt.set()
     thread.join(timeout=10)
     assert not thread.is_alive(), "the maintainer did not stop"
-    assert count(conn, "SELECT count(*) FROM jobs") > 0, "the pass went on to the end"
+    assert count(conn, "SELECT count(*) FROM pipeline.jobs") > 0, "the pass went on to the end"

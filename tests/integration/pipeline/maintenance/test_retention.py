@@ -49,9 +49,9 @@ def one_row(conn: Conn, sql: str, *params: Any) -> Any:
 def run_size(conn: Conn, root: int) -> tuple[int, int, int]:
     """(jobs, outputs, joins) of one run."""
     return (
-        count(conn, "SELECT count(*) FROM jobs WHERE id = %s OR root_id = %s", root, root),
-        count(conn, "SELECT count(*) FROM job_outputs WHERE root_id = %s", root),
-        count(conn, "SELECT count(*) FROM job_joins WHERE root_id = %s", root),
+        count(conn, "SELECT count(*) FROM pipeline.jobs WHERE id = %s OR root_id = %s", root, root),
+        count(conn, "SELECT count(*) FROM pipeline.outputs WHERE root_id = %s", root),
+        count(conn, "SELECT count(*) FROM pipeline.joins WHERE root_id = %s", root),
     )
 
 
@@ -59,13 +59,14 @@ def age(conn: Conn, days: float, *, root: int | None = None, ids: list[int] | No
     """Move finished jobs back in time: a run, or some jobs, finished `days` ago."""
     if root is not None:
         conn.execute(
-            "UPDATE jobs SET finished_at = now() - make_interval(days => %s) "
+            "UPDATE pipeline.jobs SET finished_at = now() - make_interval(days => %s) "
             "WHERE (id = %s OR root_id = %s) AND finished_at IS NOT NULL",
             (days, root, root),
         )
     if ids is not None:
         conn.execute(
-            "UPDATE jobs SET finished_at = now() - make_interval(days => %s) WHERE id = ANY(%s)",
+            "UPDATE pipeline.jobs SET finished_at = now() - make_interval(days => %s) WHERE id "
+            "= ANY(%s)",
             (days, ids),
         )
 
@@ -74,13 +75,13 @@ def fake_run(conn: Conn, *, children: list[str], days: float, tenant: str = "acm
     """A finished fan-out run as data: a root, one child per status in `children`, an output
     per done child and the join row; everything finished `days` ago."""
     [(root,)] = conn.execute(
-        "INSERT INTO jobs (type, tenant_id, status, attempts, finished_at) "
+        "INSERT INTO pipeline.jobs (type, tenant_id, status, attempts, finished_at) "
         "VALUES ('split', %s, 'done', 1, now() - make_interval(days => %s)) RETURNING id",
         (tenant, days),
     ).fetchall()
     finished = [s for s in children if s in ("done", "failed", "cancelled")]
     conn.execute(
-        "INSERT INTO job_joins (id, root_id, total, done, failed, finished_at) "
+        "INSERT INTO pipeline.joins (id, root_id, total, done, failed, finished_at) "
         "VALUES (%s, %s, %s, %s, %s, CASE WHEN %s THEN now() END)",
         (
             root,
@@ -93,7 +94,8 @@ def fake_run(conn: Conn, *, children: list[str], days: float, tenant: str = "acm
     )
     for part, status in enumerate(children):
         [(child,)] = conn.execute(
-            "INSERT INTO jobs (type, tenant_id, status, attempts, parent_id, root_id, join_id, "
+            "INSERT INTO pipeline.jobs (type, tenant_id, status, attempts, parent_id, root_id, "
+            "join_id, "
             "finished_at) VALUES ('page', %s, %s, 1, %s, %s, %s, "
             "CASE WHEN %s IN ('done', 'failed', 'cancelled') "
             "THEN now() - make_interval(days => %s) END) RETURNING id",
@@ -101,7 +103,7 @@ def fake_run(conn: Conn, *, children: list[str], days: float, tenant: str = "acm
         ).fetchall()
         if status == "done":
             conn.execute(
-                "INSERT INTO job_outputs (root_id, stage, part, job_id, attempt, output) "
+                "INSERT INTO pipeline.outputs (root_id, stage, part, job_id, attempt, output) "
                 "VALUES (%s, 'page', %s, %s, 1, '{}')",
                 (root, part, child),
             )
@@ -116,7 +118,10 @@ def test_prune_deletes_a_whole_finished_run_with_its_outputs_and_joins(
     with running_worker(db_url, ["split", "page", "assemble", "publish"], FAST):
         wait_for(
             lambda: (
-                count(conn, "SELECT count(*) FROM jobs WHERE type = 'publish' AND status = 'done'")
+                count(
+                    conn,
+                    "SELECT count(*) FROM pipeline.jobs WHERE type = 'publish' AND status = 'done'",
+                )
                 == 2
             ),
             what="both runs to finish",
@@ -137,17 +142,21 @@ def test_prune_keeps_every_job_and_output_of_a_run_that_is_still_live(conn: Conn
     queued_page = fake_run(conn, children=["done", "done", "queued"], days=30)
     running_page = fake_run(conn, children=["done", "running"], days=30)
     young_page = fake_run(conn, children=["done", "done"], days=30)
-    age(conn, 1, ids=[count(conn, "SELECT max(id) FROM jobs WHERE root_id = %s", young_page)])
+    age(
+        conn,
+        1,
+        ids=[count(conn, "SELECT max(id) FROM pipeline.jobs WHERE root_id = %s", young_page)],
+    )
     finished = fake_run(conn, children=["done", "failed", "cancelled"], days=30)
     # Never finished, however old: standalone queued and running jobs.
     conn.execute(
-        "INSERT INTO jobs (type, status, created_at, run_after) VALUES "
+        "INSERT INTO pipeline.jobs (type, status, created_at, run_after) VALUES "
         "('noop', 'queued', now() - interval '1 year', now() - interval '1 year'), "
         "('noop', 'running', now() - interval '1 year', now() - interval '1 year')"
     )
     # A queued job whose finished_at a hand-written UPDATE left behind is not finished either.
     conn.execute(
-        "INSERT INTO jobs (type, status, finished_at) "
+        "INSERT INTO pipeline.jobs (type, status, finished_at) "
         "VALUES ('noop', 'queued', now() - interval '1 year')"
     )
     before = {root: run_size(conn, root) for root in (queued_page, running_page, young_page)}
@@ -157,11 +166,11 @@ def test_prune_keeps_every_job_and_output_of_a_run_that_is_still_live(conn: Conn
     assert (report.jobs, report.outputs, report.joins) == (4, 1, 1)
     assert run_size(conn, finished) == (0, 0, 0)
     assert {root: run_size(conn, root) for root in before} == before
-    assert count(conn, "SELECT count(*) FROM jobs WHERE type = 'noop'") == 3
+    assert count(conn, "SELECT count(*) FROM pipeline.jobs WHERE type = 'noop'") == 3
 
     # Once the live run's last job finishes and ages past the cutoff, it goes whole.
     conn.execute(
-        "UPDATE jobs SET status = 'done', finished_at = now() "
+        "UPDATE pipeline.jobs SET status = 'done', finished_at = now() "
         "WHERE root_id = %s AND status = 'queued'",
         (queued_page,),
     )
@@ -174,7 +183,7 @@ def test_keep_failed_keeps_each_run_with_a_failed_job_whole(conn: Conn) -> None:
     failed_run = fake_run(conn, children=["done", "failed"], days=30)
     cancelled_run = fake_run(conn, children=["done", "cancelled"], days=30)
     conn.execute(
-        "INSERT INTO jobs (type, status, finished_at) "
+        "INSERT INTO pipeline.jobs (type, status, finished_at) "
         "VALUES ('noop', 'failed', now() - interval '30 days')"
     )
 
@@ -183,7 +192,7 @@ def test_keep_failed_keeps_each_run_with_a_failed_job_whole(conn: Conn) -> None:
     assert (report.jobs, report.outputs, report.joins) == (3, 1, 1)
     assert run_size(conn, cancelled_run) == (0, 0, 0)
     assert run_size(conn, failed_run) == (3, 1, 1)
-    assert count(conn, "SELECT count(*) FROM jobs WHERE status = 'failed'") == 2
+    assert count(conn, "SELECT count(*) FROM pipeline.jobs WHERE status = 'failed'") == 2
     assert prune(conn, WEEK).jobs == 4, "without --keep-failed they go too"
 
 
@@ -191,7 +200,7 @@ def test_prune_walks_past_rows_it_keeps_in_small_batches(conn: Conn) -> None:
     # The oldest finished rows belong to a live run: every batch must move past them.
     live = fake_run(conn, children=["done"] * 7 + ["queued"], days=60)
     conn.execute(
-        "INSERT INTO jobs (type, status, finished_at) "
+        "INSERT INTO pipeline.jobs (type, status, finished_at) "
         "SELECT 'noop', 'done', now() - interval '30 days' FROM generate_series(1, 20)"
     )
 
@@ -223,7 +232,7 @@ def test_pruner_run_once_reports_counts_and_concurrent_passes_never_collide(
     assert sum(r.jobs for r in reports) == 900
     assert sum(r.outputs for r in reports) == 600
     assert sum(r.joins for r in reports) == 300
-    assert count(conn, "SELECT count(*) FROM jobs WHERE id = ANY(%s)", roots) == 0
+    assert count(conn, "SELECT count(*) FROM pipeline.jobs WHERE id = ANY(%s)", roots) == 0
     assert Pruner(pool, older_than_s=WEEK).run_once() == PruneReport(batches=1)
 
 
@@ -232,12 +241,12 @@ def test_a_prune_batch_reads_jobs_finished_and_runs_by_index_on_a_million_rows(
 ) -> None:
     conn.execute(
         """
-        INSERT INTO jobs (type, status, attempts, finished_at)
+        INSERT INTO pipeline.jobs (type, status, attempts, finished_at)
         SELECT 'noop', 'done', 1, now() - make_interval(secs => g)
         FROM generate_series(1, 1000000) AS g
         """
     )
-    conn.execute("VACUUM ANALYZE jobs")
+    conn.execute("VACUUM ANALYZE pipeline.jobs")
     [(cutoff,)] = conn.execute(Q["prune_cutoff"], {"older_than_s": DAY}).fetchall()
     params = {"cutoff": cutoff, "keep_failed": False}
     scan = params | {"after_at": cutoff.replace(year=2000), "after_id": 0, "batch": 1000}
@@ -251,13 +260,16 @@ def test_a_prune_batch_reads_jobs_finished_and_runs_by_index_on_a_million_rows(
 
 def test_a_pass_that_deletes_many_rows_ends_with_a_vacuum(conn: Conn) -> None:
     conn.execute(
-        "INSERT INTO jobs (type, status, finished_at) "
+        "INSERT INTO pipeline.jobs (type, status, finished_at) "
         "SELECT 'noop', 'done', now() - interval '30 days' FROM generate_series(1, %s)",
         (PRUNE_VACUUM_AFTER,),
     )
     assert prune(conn, WEEK, batch=PRUNE_VACUUM_AFTER * 2).vacuumed
-    vacuumed = "SELECT last_vacuum IS NOT NULL FROM pg_stat_user_tables WHERE relname = %s"
-    for table in ("jobs", "job_outputs", "job_joins"):
+    vacuumed = (
+        "SELECT last_vacuum IS NOT NULL FROM pg_stat_user_tables "
+        "WHERE schemaname = 'pipeline' AND relname = %s"
+    )
+    for table in ("jobs", "outputs", "joins"):
 
         def done(table: str = table) -> bool:
             return bool(one_row(conn, vacuumed, table))
@@ -265,7 +277,7 @@ def test_a_pass_that_deletes_many_rows_ends_with_a_vacuum(conn: Conn) -> None:
         wait_for(done, what=f"{table} to be vacuumed")
 
     conn.execute(
-        "INSERT INTO jobs (type, status, finished_at) "
+        "INSERT INTO pipeline.jobs (type, status, finished_at) "
         "VALUES ('noop', 'done', now() - interval '30 days')"
     )
     assert prune(conn, WEEK).vacuumed is False, "a small pass leaves it to autovacuum"
@@ -290,13 +302,15 @@ def test_a_retry_between_two_batches_of_a_pass_finds_its_run_whole_or_gone(
     root = fake_run(conn, children=["done", "done", "failed", "done", "done"], days=30)
     pages = [
         int(i)
-        for (i,) in conn.execute("SELECT id FROM jobs WHERE root_id = %s ORDER BY id", (root,))
+        for (i,) in conn.execute(
+            "SELECT id FROM pipeline.jobs WHERE root_id = %s ORDER BY id", (root,)
+        )
     ]
     before = run_size(conn, root)
     reports: list[PruneReport] = []
     # An operator's open transaction holds page 1: a pass meets it after its first batch.
     with psycopg.connect(db_url) as holder:
-        holder.execute("SELECT 1 FROM jobs WHERE id = %s FOR UPDATE", (pages[1],))
+        holder.execute("SELECT 1 FROM pipeline.jobs WHERE id = %s FOR UPDATE", (pages[1],))
 
         def one_pass() -> None:
             with psycopg.connect(db_url, autocommit=True) as pruning:
@@ -316,10 +330,13 @@ def test_a_retry_between_two_batches_of_a_pass_finds_its_run_whole_or_gone(
 
     assert retried is Change.DONE
     assert run_size(conn, root) == before, "a live run keeps every job, output and join"
-    assert count(conn, "SELECT count(*) FROM jobs WHERE id = %s AND status = 'queued'", pages[2])
+    assert count(
+        conn, "SELECT count(*) FROM pipeline.jobs WHERE id = %s AND status = 'queued'", pages[2]
+    )
     # Once the page is done and old, the next pass deletes the run, whole.
     conn.execute(
-        "UPDATE jobs SET status = 'done', finished_at = now() - interval '30 days' WHERE id = %s",
+        "UPDATE pipeline.jobs SET status = 'done', finished_at = now() - interval '30 days' "
+        "WHERE id = %s",
         (pages[2],),
     )
     assert prune(conn, WEEK, batch=2).jobs == 6
@@ -330,7 +347,7 @@ def test_a_retry_waits_for_a_prune_batch_holding_its_run_then_says_it_was_pruned
     db_url: str, conn: Conn
 ) -> None:
     root = fake_run(conn, children=["done", "failed"], days=30)
-    [(failed,)] = conn.execute("SELECT id FROM jobs WHERE status = 'failed'").fetchall()
+    [(failed,)] = conn.execute("SELECT id FROM pipeline.jobs WHERE status = 'failed'").fetchall()
     [(cutoff,)] = conn.execute(Q["prune_cutoff"], {"older_than_s": WEEK}).fetchall()
     params = {"cutoff": cutoff, "keep_failed": False}
     results: list[Change] = []

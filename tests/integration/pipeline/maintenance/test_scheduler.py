@@ -46,7 +46,7 @@ def at(**delta: float) -> datetime:
 
 
 def row(conn: Conn, name: str) -> dict[str, Any]:
-    cur = conn.execute("SELECT * FROM pipeline_schedules WHERE name = %s", (name,))
+    cur = conn.execute("SELECT * FROM pipeline.schedules WHERE name = %s", (name,))
     found = cur.fetchone()
     assert found is not None, f"no schedule {name}"
     return dict(zip([d.name for d in cur.description or []], found, strict=True))
@@ -57,7 +57,8 @@ def jobs(conn: Conn) -> list[tuple[str, str | None, datetime, Any, str | None]]:
     return [
         (t, k, r, p, tenant)
         for t, k, r, p, tenant in conn.execute(
-            "SELECT type, dedup_key, run_after, payload, tenant_id FROM jobs ORDER BY run_after, id"
+            "SELECT type, dedup_key, run_after, payload, tenant_id FROM pipeline.jobs ORDER BY "
+            "run_after, id"
         ).fetchall()
     ]
 
@@ -151,7 +152,7 @@ def test_the_scheduled_job_is_the_stages_job_with_its_defaults(
     add(conn, "nap", stage="nap", every=60, payload={"seconds": 0.1})
     (fired,) = Scheduler(pool).run_once(now=at(minutes=1))
     found = conn.execute(
-        "SELECT type, status, max_attempts, lease_seconds FROM jobs WHERE id = %s",
+        "SELECT type, status, max_attempts, lease_seconds FROM pipeline.jobs WHERE id = %s",
         (fired.job_id,),
     ).fetchone()
     assert found == ("nap", "queued", 5, 2)
@@ -289,13 +290,13 @@ def test_the_unique_key_rejects_a_forced_duplicate_fire(conn: Conn, pool: Connec
     # A second job for the same fire time, forced in by hand, is refused by jobs_dedup.
     with pytest.raises(psycopg.errors.UniqueViolation):
         conn.execute(
-            "INSERT INTO jobs (type, payload, dedup_key) VALUES ('noop', '{}', %s)",
+            "INSERT INTO pipeline.jobs (type, payload, dedup_key) VALUES ('noop', '{}', %s)",
             (fire_key("once", at(minutes=1)),),
         )
     # A scheduler that sees the fire time as due again (its row rewound, as a lost update
     # would) enqueues nothing new either.
     conn.execute(
-        "UPDATE pipeline_schedules SET next_fire_at = %s WHERE name = 'once'", (at(minutes=1),)
+        "UPDATE pipeline.schedules SET next_fire_at = %s WHERE name = 'once'", (at(minutes=1),)
     )
     assert scheduler.run_once(now=at(minutes=1)) == []
     assert [k for _, k, _, _, _ in jobs(conn)] == [fire_key("once", at(minutes=1))]
@@ -352,7 +353,7 @@ def test_a_due_payload_no_worker_can_validate_is_skipped_after_the_bound_and_say
     conn: Conn, pool: ConnectionPool
 ) -> None:
     add(conn, "stale", every=60, payload={"n": 1})
-    conn.execute("UPDATE pipeline_schedules SET payload = '{\"n\": \"many\"}' WHERE name = 'stale'")
+    conn.execute("UPDATE pipeline.schedules SET payload = '{\"n\": \"many\"}' WHERE name = 'stale'")
     scheduler = Scheduler(pool, leave_for_others_s=120)
     for tick in (at(minutes=1), at(minutes=2), at(minutes=2, seconds=59)):
         assert scheduler.run_once(now=tick) == []
@@ -367,8 +368,8 @@ def test_a_due_payload_no_worker_can_validate_is_skipped_after_the_bound_and_say
 
 UNLOADABLE = {
     # Written by a worker whose tzdata knows the zone, or whose cronsim reads the expression.
-    "timezone": "UPDATE pipeline_schedules SET timezone = 'Mars/Olympus' WHERE name = 'a-alien'",
-    "cron": "UPDATE pipeline_schedules SET cron = '61 * * * *' WHERE name = 'a-alien'",
+    "timezone": "UPDATE pipeline.schedules SET timezone = 'Mars/Olympus' WHERE name = 'a-alien'",
+    "cron": "UPDATE pipeline.schedules SET cron = '61 * * * *' WHERE name = 'a-alien'",
 }
 
 
@@ -399,7 +400,7 @@ def test_rows_left_for_another_worker_do_not_hide_the_due_rows_behind_them(
 ) -> None:
     for name in ("a", "b", "c"):
         add(conn, name, cron="* * * * *")
-    conn.execute("UPDATE pipeline_schedules SET timezone = 'Mars/Olympus'")
+    conn.execute("UPDATE pipeline.schedules SET timezone = 'Mars/Olympus'")
     add(conn, "d-healthy", every=60)
     # Batches of two: the three rows left due come first (fire time, then name) every time.
     fired = Scheduler(pool, batch=2).run_once(now=at(minutes=1))
@@ -415,7 +416,7 @@ def test_a_job_the_database_refuses_skips_that_fire_and_holds_back_no_other_sche
         BEGIN
             RAISE EXCEPTION 'no jobs for tenant poison';
         END $$;
-        CREATE TRIGGER refuse_poison BEFORE INSERT ON jobs
+        CREATE TRIGGER refuse_poison BEFORE INSERT ON pipeline.jobs
             FOR EACH ROW WHEN (NEW.tenant_id = 'poison') EXECUTE FUNCTION refuse_poison();
         """
     )

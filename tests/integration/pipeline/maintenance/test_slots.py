@@ -22,7 +22,7 @@ WORKER = uuid.UUID(int=7)
 
 def pairs(conn: Conn) -> dict[tuple[str, str], int]:
     """Every counter row: (tenant, stage) -> running."""
-    rows = conn.execute("SELECT tenant_id, stage, running FROM tenant_slots").fetchall()
+    rows = conn.execute("SELECT tenant_id, stage, running FROM pipeline.tenant_slots").fetchall()
     return {(tenant, stage): running for tenant, stage, running in rows}
 
 
@@ -33,7 +33,7 @@ def claim(store: JobStore, limit: int = 10) -> list[ClaimedJob]:
 def many_pairs(conn: Conn, tenants: int) -> None:
     """A queued job for each of `tenants` tenants: as many counter rows, none of them idle."""
     conn.execute(
-        "INSERT INTO jobs (type, tenant_id) "
+        "INSERT INTO pipeline.jobs (type, tenant_id) "
         "SELECT 'capped', 't' || lpad(g::text, 6, '0') FROM generate_series(1, %s) AS g",
         (tenants,),
     )
@@ -51,7 +51,7 @@ def test_the_repair_removes_the_rows_of_idle_pairs_and_keeps_those_with_work(
     jobs = claim(store)
     store.complete([j.fence for j in jobs if j.tenant_id == "done"])
     # A counter left wrong by a hand-made write to an idle pair: corrected by going.
-    conn.execute("UPDATE tenant_slots SET running = 4 WHERE tenant_id = 'done'")
+    conn.execute("UPDATE pipeline.tenant_slots SET running = 4 WHERE tenant_id = 'done'")
     assert set(pairs(conn)) == {("busy", "capped"), ("done", "capped"), ("waiting", "noop")}
 
     report = SlotRepair(pool).run_pass()
@@ -78,7 +78,8 @@ def test_a_repair_pass_locks_one_short_batch_of_counters_at_a_time(
         # recounted too, and a capped claim of a pair it has done is served at once.
         with psycopg.connect(db_url) as claimer:
             free = claimer.execute(
-                "SELECT count(*) FROM (SELECT 1 FROM tenant_slots FOR UPDATE SKIP LOCKED) AS l"
+                "SELECT count(*) FROM (SELECT 1 FROM pipeline.tenant_slots FOR UPDATE SKIP "
+                "LOCKED) AS l"
             ).fetchone()
         assert free is not None
         free_between.append(int(free[0]))
@@ -140,7 +141,8 @@ def test_claimers_and_repair_passes_at_once_never_miscount_a_slot(
         while not stop.is_set():
             drifts.extend(repair.run_once())
             row = conn.execute(
-                "SELECT max(n) FROM (SELECT count(*) AS n FROM jobs WHERE status = 'running' "
+                "SELECT max(n) FROM (SELECT count(*) AS n FROM pipeline.jobs WHERE status = "
+                "'running' "
                 "GROUP BY tenant_id) AS r"
             ).fetchone()
             peak[0] = max(peak[0], (row[0] if row else None) or 0)
@@ -157,7 +159,7 @@ def test_claimers_and_repair_passes_at_once_never_miscount_a_slot(
 
     def queued() -> int:
         with pool.connection() as c:
-            row = c.execute("SELECT count(*) FROM jobs WHERE status = 'queued'").fetchone()
+            row = c.execute("SELECT count(*) FROM pipeline.jobs WHERE status = 'queued'").fetchone()
         return int(row[0]) if row else 0
 
     repairer = threading.Thread(target=repairing)
@@ -171,7 +173,9 @@ def test_claimers_and_repair_passes_at_once_never_miscount_a_slot(
     repairer.join(timeout=60)
 
     assert not any(t.is_alive() for t in claimers)
-    assert conn.execute("SELECT count(*) FROM jobs WHERE status <> 'done'").fetchone() == (0,)
+    assert conn.execute("SELECT count(*) FROM pipeline.jobs WHERE status <> 'done'").fetchone() == (
+        0,
+    )
     assert drifts == [], "the repair saw a counter the triggers had not kept right"
     assert peak[0] <= 3
     SlotRepair(pool).run_once()

@@ -44,7 +44,7 @@ def test_a_schedule_sync_does_not_wait_for_a_prune_batch(db_url: str, impatient:
         synced = sync_schedules(impatient, declared)
 
     assert synced.upserted == ["nightly-effect"]
-    rows = impatient.execute("SELECT name, stage FROM pipeline_schedules").fetchall()
+    rows = impatient.execute("SELECT name, stage FROM pipeline.schedules").fetchall()
     assert rows == [("nightly-effect", "effect")]
 
 

@@ -47,7 +47,7 @@ def claim(conn: Conn, store: JobStore) -> ClaimedJob:
 
 
 def status(conn: Conn, job_id: int) -> str:
-    row = conn.execute("SELECT status FROM jobs WHERE id = %s", (job_id,)).fetchone()
+    row = conn.execute("SELECT status FROM pipeline.jobs WHERE id = %s", (job_id,)).fetchone()
     return "" if row is None else str(row[0])
 
 
@@ -138,11 +138,11 @@ class Locker:
         self.conn = psycopg.connect(db_url)
 
     def lock_job(self, job_id: int) -> None:
-        self.conn.execute("SELECT 1 FROM jobs WHERE id = %s FOR UPDATE", (job_id,))
+        self.conn.execute("SELECT 1 FROM pipeline.jobs WHERE id = %s FOR UPDATE", (job_id,))
 
     def lock_slots(self, tenant: str, stage: str) -> None:
         self.conn.execute(
-            "SELECT 1 FROM tenant_slots WHERE tenant_id = %s AND stage = %s FOR UPDATE",
+            "SELECT 1 FROM pipeline.tenant_slots WHERE tenant_id = %s AND stage = %s FOR UPDATE",
             (tenant, stage),
         )
 

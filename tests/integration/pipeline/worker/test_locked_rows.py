@@ -32,21 +32,21 @@ def operator(db_url: str) -> Iterator[Conn]:
 
 
 def status(conn: Conn, job_id: int) -> str:
-    row = conn.execute("SELECT status FROM jobs WHERE id = %s", (job_id,)).fetchone()
+    row = conn.execute("SELECT status FROM pipeline.jobs WHERE id = %s", (job_id,)).fetchone()
     assert row is not None
     return str(row[0])
 
 
 def done(conn: Conn, ids: list[int]) -> int:
     row = conn.execute(
-        "SELECT count(*) FROM jobs WHERE id = ANY(%s) AND status = 'done'", (ids,)
+        "SELECT count(*) FROM pipeline.jobs WHERE id = ANY(%s) AND status = 'done'", (ids,)
     ).fetchone()
     return int(row[0]) if row else 0
 
 
 def lease_ran_out_twice(conn: Conn, job_id: int) -> bool:
     row = conn.execute(
-        "SELECT leased_until < now() - make_interval(secs => lease_seconds) FROM jobs "
+        "SELECT leased_until < now() - make_interval(secs => lease_seconds) FROM pipeline.jobs "
         "WHERE id = %s",
         (job_id,),
     ).fetchone()
@@ -59,7 +59,7 @@ def test_a_job_row_locked_for_two_leases_stalls_no_acknowledgement_and_no_job_ru
     held = enqueue(conn, "brief", {"seconds": 0.3})
     with workers.running_worker(db_url, ["brief"], SETTINGS) as worker:
         wait_for(lambda: status(conn, held) == "running", what="the job to start")
-        operator.execute("SELECT 1 FROM jobs WHERE id = %s FOR UPDATE", (held,))
+        operator.execute("SELECT 1 FROM pipeline.jobs WHERE id = %s FOR UPDATE", (held,))
         # Its run ends now and its completion waits for the lock; the jobs after it must not.
         others = enqueue_many(conn, [JobRequest("brief", {"seconds": 0.05}) for _ in range(40)])
         wait_for(
@@ -80,7 +80,7 @@ def test_a_job_row_locked_for_two_leases_stalls_no_acknowledgement_and_no_job_ru
         wait_for(lambda: status(conn, held) == "done", timeout=10, what="the locked job done")
         assert worker.fatal is None
     rows = conn.execute(
-        "SELECT count(*), max(claims), bool_or(suspect) FROM jobs WHERE id = ANY(%s)",
+        "SELECT count(*), max(claims), bool_or(suspect) FROM pipeline.jobs WHERE id = ANY(%s)",
         ([held, *others, *later],),
     ).fetchone()
     assert rows == (45, 1, False), "a job was reclaimed and run again"

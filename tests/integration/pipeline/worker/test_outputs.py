@@ -19,7 +19,7 @@ Conn = psycopg.Connection[Any]
 
 def store_output(conn: Conn, root_id: int, job_id: int, part: int | None, output: Any) -> None:
     conn.execute(
-        "INSERT INTO job_outputs (root_id, stage, part, job_id, attempt, output) "
+        "INSERT INTO pipeline.outputs (root_id, stage, part, job_id, attempt, output) "
         "VALUES (%s, 'page', %s, %s, 1, %s)",
         (root_id, part, job_id, Jsonb(output)),
     )

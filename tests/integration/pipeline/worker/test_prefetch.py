@@ -30,12 +30,12 @@ def conn(db_url: str) -> Iterator[Conn]:
 
 def rows(conn: Conn) -> list[tuple[Any, ...]]:
     return conn.execute(
-        "SELECT id, status, attempts, releases, last_error FROM jobs ORDER BY id"
+        "SELECT id, status, attempts, releases, last_error FROM pipeline.jobs ORDER BY id"
     ).fetchall()
 
 
 def running(conn: Conn) -> int:
-    row = conn.execute("SELECT count(*) FROM jobs WHERE status = 'running'").fetchone()
+    row = conn.execute("SELECT count(*) FROM pipeline.jobs WHERE status = 'running'").fetchone()
     return int(row[0]) if row else 0
 
 
@@ -68,13 +68,13 @@ def test_a_job_cancelled_while_claimed_ahead_never_runs(db_url: str, conn: Conn)
         after = enqueue(conn, "waiter", {"seconds": 0, "mark": "after"})
         wait_for(
             lambda: (
-                conn.execute("SELECT status FROM jobs WHERE id = %s", (after,)).fetchone()
+                conn.execute("SELECT status FROM pipeline.jobs WHERE id = %s", (after,)).fetchone()
                 == ("done",)
             ),
             what="the job enqueued after the cancels",
         )
     assert effects(conn) == ["after"]
-    statuses = dict(conn.execute("SELECT id, status FROM jobs").fetchall())
+    statuses = dict(conn.execute("SELECT id, status FROM pipeline.jobs").fetchall())
     assert statuses[parked] == "cancelled" and statuses[blocker] == "cancelled"
 
 
@@ -87,7 +87,9 @@ def test_the_timeout_of_a_job_claimed_ahead_counts_from_its_start(db_url: str, c
     with running_worker(db_url, ["waiter", "slowpoke"], settings):
         wait_for(
             lambda: (
-                conn.execute("SELECT status, attempts FROM jobs WHERE id = %s", (quick,)).fetchone()
+                conn.execute(
+                    "SELECT status, attempts FROM pipeline.jobs WHERE id = %s", (quick,)
+                ).fetchone()
                 == ("done", 1)
             ),
             what="the parked job to run to the end within its timeout",

@@ -47,7 +47,7 @@ def conn(db_url: str) -> Iterator[Conn]:
 
 
 def count(conn: Conn, where: str) -> int:
-    row = conn.execute(f"SELECT count(*) FROM jobs WHERE {where}").fetchone()
+    row = conn.execute(f"SELECT count(*) FROM pipeline.jobs WHERE {where}").fetchone()
     return int(row[0]) if row else 0
 
 
@@ -65,12 +65,12 @@ def test_an_old_worker_leaves_a_payload_of_the_new_version_to_a_new_worker_uncha
         registry=NEW,
     ):
         wait_for(
-            lambda: conn.execute("SELECT count(*) FROM pipeline_workers").fetchone() == (1,),
+            lambda: conn.execute("SELECT count(*) FROM pipeline.workers").fetchone() == (1,),
             what="the new worker to register",
         )
         with running_worker(db_url, ["reshaped"], quick, registry=OLD):
             conn.execute(
-                "INSERT INTO jobs (type, payload) "
+                "INSERT INTO pipeline.jobs (type, payload) "
                 "SELECT 'reshaped', jsonb_build_object('pages', jsonb_build_array(g, g + 1)) "
                 "FROM generate_series(1, 6) AS g"
             )

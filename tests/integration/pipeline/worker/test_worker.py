@@ -35,12 +35,12 @@ def running_worker(
 
 
 def statuses(conn: Conn) -> dict[str, int]:
-    return dict(conn.execute("SELECT status, count(*) FROM jobs GROUP BY 1").fetchall())
+    return dict(conn.execute("SELECT status, count(*) FROM pipeline.jobs GROUP BY 1").fetchall())
 
 
 def job(conn: Conn, job_id: int) -> tuple[Any, ...]:
     row = conn.execute(
-        "SELECT status, attempts, last_error FROM jobs WHERE id = %s", (job_id,)
+        "SELECT status, attempts, last_error FROM pipeline.jobs WHERE id = %s", (job_id,)
     ).fetchone()
     assert row is not None
     return tuple(row)
@@ -68,7 +68,7 @@ def test_follow_up_jobs_commit_with_the_completion(db_url: str, conn: Conn) -> N
     with running_worker(db_url, ["chain"]):
         wait_for(lambda: statuses(conn) == {"done": 4}, what="the chain to finish")
     rows = conn.execute(
-        "SELECT id, parent_id, tenant_id, payload->>'n' FROM jobs ORDER BY id"
+        "SELECT id, parent_id, tenant_id, payload->>'n' FROM pipeline.jobs ORDER BY id"
     ).fetchall()
     assert rows[0] == (root, None, "acme", "3")
     for parent, child in itertools.pairwise(rows):
@@ -78,7 +78,9 @@ def test_follow_up_jobs_commit_with_the_completion(db_url: str, conn: Conn) -> N
 
 def test_a_payload_that_no_longer_validates_fails_permanently(db_url: str, conn: Conn) -> None:
     job_id = enqueue(conn, "nap", {"seconds": 0})
-    conn.execute('UPDATE jobs SET payload = \'{"seconds": "later"}\' WHERE id = %s', (job_id,))
+    conn.execute(
+        'UPDATE pipeline.jobs SET payload = \'{"seconds": "later"}\' WHERE id = %s', (job_id,)
+    )
     with running_worker(db_url, ["nap"]):
         wait_for(lambda: job(conn, job_id)[0] == "failed", what="the job to fail")
     _, attempts, error = job(conn, job_id)
@@ -136,15 +138,19 @@ def test_a_worker_given_a_retention_prunes_old_finished_runs(db_url: str, conn: 
     old = enqueue(conn, "noop", {"n": 1})
     recent = enqueue(conn, "noop", {"n": 2})
     conn.execute(
-        "UPDATE jobs SET status = 'done', finished_at = now() - interval '2 days' WHERE id = %s",
+        "UPDATE pipeline.jobs SET status = 'done', finished_at = now() - interval '2 days' "
+        "WHERE id = %s",
         (old,),
     )
-    conn.execute("UPDATE jobs SET status = 'done', finished_at = now() WHERE id = %s", (recent,))
+    conn.execute(
+        "UPDATE pipeline.jobs SET status = 'done', finished_at = now() WHERE id = %s", (recent,)
+    )
     with running_worker(db_url, ["noop"], FAST.model_copy(update={"retention_s": 86_400})):
         wait_for(
             lambda: (
-                conn.execute("SELECT count(*) FROM jobs WHERE id = %s", (old,)).fetchone() == (0,)
+                conn.execute("SELECT count(*) FROM pipeline.jobs WHERE id = %s", (old,)).fetchone()
+                == (0,)
             ),
             what="the old run to be pruned",
         )
-    assert conn.execute("SELECT id FROM jobs").fetchall() == [(recent,)]
+    assert conn.execute("SELECT id FROM pipeline.jobs").fetchall() == [(recent,)]

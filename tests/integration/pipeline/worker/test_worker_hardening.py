@@ -41,7 +41,7 @@ def running_worker(
 
 def job(conn: Conn, job_id: int) -> tuple[Any, ...]:
     row = conn.execute(
-        "SELECT status, attempts, last_error FROM jobs WHERE id = %s", (job_id,)
+        "SELECT status, attempts, last_error FROM pipeline.jobs WHERE id = %s", (job_id,)
     ).fetchone()
     assert row is not None
     return tuple(row)
@@ -156,14 +156,15 @@ def test_every_job_of_a_stage_in_one_run_stores_its_own_output(db_url: str, conn
     with running_worker(db_url, ["repeat", "spread"]):
         wait_for(
             lambda: (
-                conn.execute("SELECT count(*) FROM jobs WHERE status <> 'done'").fetchone() == (0,)
-                and conn.execute("SELECT count(*) FROM jobs").fetchone() == (13,)
+                conn.execute("SELECT count(*) FROM pipeline.jobs WHERE status <> 'done'").fetchone()
+                == (0,)
+                and conn.execute("SELECT count(*) FROM pipeline.jobs").fetchone() == (13,)
             ),
             what="both runs to finish",
         )
     per_run = dict(
         conn.execute(
-            "SELECT root_id, count(*) FROM job_outputs WHERE stage = 'repeat' GROUP BY 1"
+            "SELECT root_id, count(*) FROM pipeline.outputs WHERE stage = 'repeat' GROUP BY 1"
         ).fetchall()
     )
     assert per_run == {root: 6, spread: 6}
@@ -175,13 +176,15 @@ def test_a_rerun_of_the_same_job_reuses_its_output_and_redoes_nothing(
     job_id = enqueue(conn, "repeat", {"left": 0})
     # An earlier run of this very job committed its output, then its worker died.
     conn.execute(
-        "INSERT INTO job_outputs (root_id, stage, part, job_id, attempt, output) "
+        "INSERT INTO pipeline.outputs (root_id, stage, part, job_id, attempt, output) "
         "VALUES (%s, 'repeat', NULL, %s, 1, '{\"left\": 42}')",
         (job_id, job_id),
     )
     with running_worker(db_url, ["repeat"]):
         wait_for(lambda: status(conn, job_id) == "done", what="the re-run")
-    rows = conn.execute("SELECT output FROM job_outputs WHERE job_id = %s", (job_id,)).fetchall()
+    rows = conn.execute(
+        "SELECT output FROM pipeline.outputs WHERE job_id = %s", (job_id,)
+    ).fetchall()
     assert rows == [({"left": 42},)]
 
 
@@ -190,12 +193,12 @@ def test_the_heartbeat_covers_a_lease_shorter_than_the_stage_default(
 ) -> None:
     # The nap stage beats every 0.5 s for its 2 s lease; this row was enqueued with 1 s.
     job_id = enqueue(conn, "nap", {"seconds": 2.5, "mark": "short lease"})
-    conn.execute("UPDATE jobs SET lease_seconds = 1 WHERE id = %s", (job_id,))
+    conn.execute("UPDATE pipeline.jobs SET lease_seconds = 1 WHERE id = %s", (job_id,))
     quick = FAST.model_copy(update={"reclaim_interval_s": 0.1})
     with running_worker(db_url, ["nap"], quick):
         wait_for(lambda: status(conn, job_id) == "done", timeout=15, what="the nap to finish")
     assert job(conn, job_id)[:2] == ("done", 1)
-    row = conn.execute("SELECT claims FROM jobs WHERE id = %s", (job_id,)).fetchone()
+    row = conn.execute("SELECT claims FROM pipeline.jobs WHERE id = %s", (job_id,)).fetchone()
     assert row == (1,), "the job was reclaimed mid-run"
 
 
@@ -203,11 +206,11 @@ def test_a_worker_whose_row_was_pruned_registers_again(db_url: str, conn: Conn) 
     with running_worker(db_url, ["nap"]) as worker:
         busy = enqueue(conn, "nap", {"seconds": 1.5})
         wait_for(lambda: status(conn, busy) == "running", what="the nap to start")
-        conn.execute("DELETE FROM pipeline_workers")
+        conn.execute("DELETE FROM pipeline.workers")
         wait_for(
             lambda: (
                 conn.execute(
-                    "SELECT count(*) FROM pipeline_workers WHERE id = %s", (worker.id,)
+                    "SELECT count(*) FROM pipeline.workers WHERE id = %s", (worker.id,)
                 ).fetchone()
                 == (1,)
             ),

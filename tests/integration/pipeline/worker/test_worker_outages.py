@@ -35,7 +35,7 @@ def conn(db_url: str) -> Iterator[Conn]:
 
 
 def row(conn: Conn, job_id: int, columns: str = "status") -> tuple[Any, ...]:
-    found = conn.execute(f"SELECT {columns} FROM jobs WHERE id = %s", (job_id,)).fetchone()
+    found = conn.execute(f"SELECT {columns} FROM pipeline.jobs WHERE id = %s", (job_id,)).fetchone()
     assert found is not None
     return tuple(found)
 

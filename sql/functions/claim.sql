@@ -3,31 +3,33 @@
 -- Concurrent claimers take disjoint jobs without waiting for each other.
 --
 -- This function deals the batch out; its parts, one file each, do the rest:
---   pipeline_claim_groups  which groups of ready work, in what order (group selection);
---   pipeline_lock_slots    how many a capped group may take, under its counter's lock;
---   pipeline_claim_pick    which jobs of each group (picking);
---   pipeline_take_slots    the counters raised by what was taken (with lock_slots: cap accounting).
+--   pipeline.claim_groups  which groups of ready work, in what order (group selection);
+--   pipeline.lock_slots    how many a capped group may take, under its counter's lock;
+--   pipeline.claim_pick    which jobs of each group (picking);
+--   pipeline.take_slots    the counters raised by what was taken (with lock_slots: cap accounting).
 -- Each group gets a fair share of the batch on a first pass, all groups in one go; what is left
 -- goes to the groups one at a time, in their order, on a second. A capped group never takes more
 -- than its free slots.
-CREATE OR REPLACE FUNCTION pipeline_claim(
+CREATE OR REPLACE FUNCTION pipeline.claim(
     p_types text[], p_limit integer, p_worker uuid, p_cap_stages text[], p_caps integer[]
-) RETURNS SETOF jobs
+) RETURNS SETOF pipeline.jobs
 LANGUAGE plpgsql
+-- Qualified names only: the caller's search_path has no say.
+SET search_path = pg_catalog, pg_temp
 -- Planned once per connection (0008): planning each call cost more than the claim itself. The
 -- setting holds for the parts it calls as well.
 SET plan_cache_mode = force_generic_plan
 AS $$
 DECLARE
-    groups pipeline_claim_group[];
+    groups pipeline.claim_group[];
     n integer;
     shares integer[];  -- each group's first-pass share
     budget integer;
     sharing integer := 0;  -- groups 1..sharing have a first-pass share
     quota integer;
     remaining integer := p_limit;
-    grp pipeline_claim_group;
-    batch pipeline_claim_group[];  -- the groups of this step, and what each is offered
+    grp pipeline.claim_group;
+    batch pipeline.claim_group[];  -- the groups of this step, and what each is offered
     takes integer[];
     tenanted boolean := false;  -- a group of the batch belongs to a tenant
     capped boolean := false;  -- a group of the batch has a cap
@@ -38,7 +40,7 @@ DECLARE
     first_picked_from integer[] := '{}';
     got integer;
 BEGIN
-    groups := ARRAY(SELECT g FROM pipeline_claim_groups(p_types, p_cap_stages, p_caps) AS g);
+    groups := ARRAY(SELECT g FROM pipeline.claim_groups(p_types, p_cap_stages, p_caps) AS g);
     n := coalesce(array_length(groups, 1), 0);
     IF n = 0 THEN
         RETURN;
@@ -75,18 +77,18 @@ BEGIN
             tenanted := grp.tenant_id IS NOT NULL;
             capped := grp.cap IS NOT NULL;
         END IF;
-        rooms := CASE WHEN capped THEN pipeline_lock_slots(batch, takes) ELSE takes END;
+        rooms := CASE WHEN capped THEN pipeline.lock_slots(batch, takes) ELSE takes END;
         SELECT array_agg(p.id),
                coalesce(array_agg(p.id) FILTER (WHERE (batch[p.group_at]).cap IS NOT NULL), '{}'),
                array_agg(p.group_at)
         INTO ids, capped_ids, picked_from
-        FROM pipeline_claim_pick(batch, rooms) AS p;
+        FROM pipeline.claim_pick(batch, rooms) AS p;
         IF step = 0 THEN
             first_picked_from := coalesce(picked_from, '{}');
         END IF;
         CONTINUE WHEN ids IS NULL;
         RETURN QUERY
-        UPDATE jobs AS j
+        UPDATE pipeline.jobs AS j
         SET status = 'running', attempts = j.attempts + 1, claims = j.claims + 1,
             leased_until = now() + make_interval(secs => j.lease_seconds),
             worker_id = p_worker, started_at = now(), holds_slot = j.id = ANY (capped_ids)
@@ -98,7 +100,7 @@ BEGIN
         GET DIAGNOSTICS got = ROW_COUNT;
         remaining := remaining - got;
         IF tenanted THEN
-            PERFORM pipeline_take_slots(batch, picked_from);
+            PERFORM pipeline.take_slots(batch, picked_from);
         END IF;
     END LOOP;
 END

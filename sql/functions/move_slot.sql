@@ -4,15 +4,18 @@
 -- tenant counts against no one. The trigger jobs_move_slot calls it; it runs after
 -- jobs_free_slot (triggers fire in name order), so a statement that also takes the job out of
 -- running frees the slot once, there, and moves nothing.
-CREATE OR REPLACE FUNCTION pipeline_move_slot() RETURNS trigger
-LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION pipeline.move_slot() RETURNS trigger
+LANGUAGE plpgsql
+-- Qualified names only: the caller's search_path has no say.
+SET search_path = pg_catalog, pg_temp
+AS $$
 BEGIN
-    UPDATE tenant_slots SET running = greatest(running - 1, 0)
+    UPDATE pipeline.tenant_slots SET running = greatest(running - 1, 0)
     WHERE tenant_id = OLD.tenant_id AND stage = OLD.type;
     IF NEW.tenant_id IS NULL THEN
         NEW.holds_slot := false;
     ELSE
-        INSERT INTO tenant_slots AS s (tenant_id, stage, running)
+        INSERT INTO pipeline.tenant_slots AS s (tenant_id, stage, running)
         VALUES (NEW.tenant_id, NEW.type, 1)
         ON CONFLICT (tenant_id, stage) DO UPDATE SET running = s.running + 1;
     END IF;

@@ -1,22 +1,24 @@
 -- The claim's group selection: the (stage, tenant) groups of ready work among p_types, each
--- with its cap (tenant_caps, else the worker's default for the stage, p_caps by p_cap_stages)
+-- with its cap (pipeline.tenant_caps, else the worker's default for the stage, p_caps by
+-- p_cap_stages)
 -- and its head, the best ready job, in the order the claim serves them: best priority first,
 -- then least recently served (round-robin across tenants within a priority level). Jobs without
 -- a tenant are one group per stage.
 --
 -- A SQL function of one SELECT, STABLE and without SET options, so that the planner inlines it
--- into pipeline_claim's statement: the plan, and its index conditions, are those of the query
--- spelled in place.
-CREATE OR REPLACE FUNCTION pipeline_claim_groups(
+-- into pipeline.claim's statement: the plan, and its index conditions, are those of the query
+-- spelled in place. Hence no fixed search_path, unlike every other function here: its names are
+-- qualified, and inlined, it runs under pipeline.claim's.
+CREATE OR REPLACE FUNCTION pipeline.claim_groups(
     p_types text[], p_cap_stages text[], p_caps integer[]
-) RETURNS SETOF pipeline_claim_group
+) RETURNS SETOF pipeline.claim_group
 LANGUAGE sql STABLE
 AS $$
 -- Distinct tenants with queued jobs per stage, found by skipping through jobs_ready one tenant at
 -- a time; then each one's best ready job, for the order. The skips order by jobs_ready's own
 -- order, which an index on tenant_id alone (jobs_tenant) could not give: it would tempt the
 -- planner into walking every row of a stage with none queued. Each group keeps its head's keys:
--- the picks start their index scans there (pipeline_claim_pick). The entries before a head are
+-- the picks start their index scans there (pipeline.claim_pick). The entries before a head are
 -- of jobs taken since the last vacuum: one probe a group steps over them (the skip, whose first
 -- row is the tenant's head unless that row waits for a later run_after), and no pick does.
 SELECT g.type, g.tenant_id, g.cap, g.priority, g.run_after, g.head_id
@@ -25,7 +27,7 @@ FROM (
         SELECT t.type, f.tenant_id, f.priority, f.run_after, f.id
         FROM unnest(p_types) AS t(type)
         CROSS JOIN LATERAL (
-            SELECT j.tenant_id, j.priority, j.run_after, j.id FROM jobs j
+            SELECT j.tenant_id, j.priority, j.run_after, j.id FROM pipeline.jobs j
             WHERE j.status = 'queued' AND j.type = t.type AND j.tenant_id IS NOT NULL
             ORDER BY j.tenant_id, j.priority DESC, j.run_after, j.id
             LIMIT 1
@@ -34,7 +36,7 @@ FROM (
         SELECT tn.type, f.tenant_id, f.priority, f.run_after, f.id
         FROM tenants tn
         CROSS JOIN LATERAL (
-            SELECT j.tenant_id, j.priority, j.run_after, j.id FROM jobs j
+            SELECT j.tenant_id, j.priority, j.run_after, j.id FROM pipeline.jobs j
             WHERE j.status = 'queued' AND j.type = tn.type
               AND j.tenant_id > tn.tenant_id
             ORDER BY j.tenant_id, j.priority DESC, j.run_after, j.id
@@ -50,19 +52,19 @@ FROM (
         SELECT tn.priority, tn.run_after, tn.id WHERE tn.run_after <= now()
         UNION ALL
         -- Its first job waits for later: its best ready one, if any, is further on.
-        (SELECT j.priority, j.run_after, j.id FROM jobs j
+        (SELECT j.priority, j.run_after, j.id FROM pipeline.jobs j
          WHERE tn.run_after > now() AND j.status = 'queued' AND j.type = tn.type
            AND j.tenant_id = tn.tenant_id AND j.run_after <= now()
          ORDER BY j.priority DESC, j.run_after, j.id
          LIMIT 1)
     ) AS head
-    LEFT JOIN tenant_slots s ON s.tenant_id = tn.tenant_id AND s.stage = tn.type
-    LEFT JOIN tenant_caps c ON c.tenant_id = tn.tenant_id AND c.stage = tn.type
+    LEFT JOIN pipeline.tenant_slots s ON s.tenant_id = tn.tenant_id AND s.stage = tn.type
+    LEFT JOIN pipeline.tenant_caps c ON c.tenant_id = tn.tenant_id AND c.stage = tn.type
     UNION ALL
     SELECT t.type, NULL, head.priority, head.run_after, head.id, NULL, NULL, 0
     FROM unnest(p_types) AS t(type)
     CROSS JOIN LATERAL (
-        SELECT j.priority, j.run_after, j.id FROM jobs j
+        SELECT j.priority, j.run_after, j.id FROM pipeline.jobs j
         WHERE j.status = 'queued' AND j.type = t.type AND j.tenant_id IS NULL
           AND j.run_after <= now()
         ORDER BY j.priority DESC, j.run_after, j.id
@@ -72,7 +74,7 @@ FROM (
 -- A pair at its cap is left out here, without taking its lock (a write): a tenant paused or
 -- full with a huge backlog costs the claim two index probes, no more. A stale count can only
 -- leave out a pair whose slot has just been freed, until the next claim; the count that
--- decides is read again under the lock (pipeline_lock_slots).
+-- decides is read again under the lock (pipeline.lock_slots).
 WHERE g.cap IS NULL OR g.running < g.cap
 ORDER BY g.priority DESC, g.served_at NULLS FIRST, g.run_after, g.tenant_id
 $$;

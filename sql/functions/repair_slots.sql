@@ -12,14 +12,17 @@
 --
 -- Idle: no job of the pair holds a slot or waits in the queue. Its row goes, so the table
 -- holds the pairs with work, not every pair ever seen; the next job enqueued for the pair
--- makes it again (pipeline_add_slots). A job enqueued while the batch runs, not committed yet,
+-- makes it again (pipeline.add_slots). A job enqueued while the batch runs, not committed yet,
 -- is not seen here: its pair may lose its row under it. The claim makes a capped pair's missing
 -- row and gives it no room until the next claim; an uncapped pair only loses its place in the
 -- least-recently-served order until its next enqueue.
-CREATE OR REPLACE FUNCTION pipeline_repair_slots(
+CREATE OR REPLACE FUNCTION pipeline.repair_slots(
     p_after_tenant text, p_after_stage text, p_limit integer
 ) RETURNS TABLE (tenant_id text, stage text, was integer, counted integer, removed boolean)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+-- Qualified names only: the caller's search_path has no say.
+SET search_path = pg_catalog, pg_temp
+AS $$
 DECLARE
     tenants text[];
     stages text[];
@@ -30,7 +33,7 @@ BEGIN
            array_agg(l.running ORDER BY l.tenant_id, l.stage)
     INTO tenants, stages, counters
     FROM (
-        SELECT s.tenant_id, s.stage, s.running FROM tenant_slots s
+        SELECT s.tenant_id, s.stage, s.running FROM pipeline.tenant_slots s
         WHERE (s.tenant_id, s.stage) > (p_after_tenant, p_after_stage)
         ORDER BY s.tenant_id, s.stage
         LIMIT p_limit
@@ -49,7 +52,7 @@ BEGIN
     -- never through jobs_tenant, which would read every finished job of a tenant.
     holding AS MATERIALIZED (
         SELECT j.tenant_id, j.type AS stage, count(*)::integer AS n
-        FROM jobs j
+        FROM pipeline.jobs j
         WHERE j.status = 'running' AND j.holds_slot
         GROUP BY 1, 2
     ),
@@ -57,19 +60,19 @@ BEGIN
         SELECT l.tenant_id, l.stage, l.was, coalesce(h.n, 0) AS counted,
                -- Idle: nothing holds a slot and nothing waits (jobs_ready, one probe a pair).
                coalesce(h.n, 0) = 0 AND NOT EXISTS (
-                   SELECT 1 FROM jobs j
+                   SELECT 1 FROM pipeline.jobs j
                    WHERE j.status = 'queued' AND j.type = l.stage AND j.tenant_id = l.tenant_id
                ) AS idle
         FROM locked l
         LEFT JOIN holding h ON h.tenant_id = l.tenant_id AND h.stage = l.stage
     ),
     gone AS (
-        DELETE FROM tenant_slots AS s
+        DELETE FROM pipeline.tenant_slots AS s
         USING recounted r
         WHERE r.idle AND s.tenant_id = r.tenant_id AND s.stage = r.stage
     ),
     fixed AS (
-        UPDATE tenant_slots AS s SET running = r.counted
+        UPDATE pipeline.tenant_slots AS s SET running = r.counted
         FROM recounted r
         WHERE NOT r.idle AND r.was <> r.counted
           AND s.tenant_id = r.tenant_id AND s.stage = r.stage

@@ -1,0 +1,12 @@
+-- After TRUNCATE pipeline.jobs no job holds a slot or waits for one: every counter row is idle, and
+-- goes. The trigger jobs_truncate_slots calls it.
+CREATE OR REPLACE FUNCTION pipeline.truncate_slots() RETURNS trigger
+LANGUAGE plpgsql
+-- Qualified names only: the caller's search_path has no say.
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    DELETE FROM pipeline.tenant_slots;
+    RETURN NULL;
+END
+$$;
