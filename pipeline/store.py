@@ -27,7 +27,7 @@ FREE_CRASH_RECLAIMS = 3
 
 
 class ClaimedJob(NamedTuple):
-    """One claimed job, as pipeline_claim returned it. A named tuple: made per claimed row,
+    """One claimed job, as pipeline.claim returned it. A named tuple: made per claimed row,
     where a frozen dataclass cost three times as much to build."""
 
     id: int

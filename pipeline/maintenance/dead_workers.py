@@ -1,5 +1,5 @@
 """Pruning of dead workers' rows: a worker that died unannounced (SIGKILL, a lost machine) leaves
-its row in pipeline_workers; its jobs come back through reclaim, its row through this."""
+its row in pipeline.workers; its jobs come back through reclaim, its row through this."""
 
 from __future__ import annotations
 

@@ -45,8 +45,8 @@ class PruneReport:
     """What one prune pass deleted."""
 
     jobs: int = 0
-    outputs: int = 0  #: job_outputs rows of the deleted jobs
-    joins: int = 0  #: job_joins rows of the deleted jobs' fan-outs
+    outputs: int = 0  #: pipeline.outputs rows of the deleted jobs
+    joins: int = 0  #: pipeline.joins rows of the deleted jobs' fan-outs
     batches: int = 0  #: transactions it took
     vacuumed: bool = False  #: whether it ended with a VACUUM (PRUNE_VACUUM_AFTER)
 

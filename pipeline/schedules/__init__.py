@@ -1,6 +1,6 @@
 """Recurring schedules: declared in code with `schedule()`, or with `pipeline schedule add`.
 
-A schedule is a row of `pipeline_schedules`: a stage, a payload and a timing (a cron expression
+A schedule is a row of `pipeline.schedules`: a stage, a payload and a timing (a cron expression
 read in a timezone, or a period in seconds), with the earliest fire time not yet enqueued.
 Code declarations collect in an in-memory registry at import time; `sync_schedules` writes them
 when a worker starts. Any worker's `Scheduler` (pipeline/maintenance/scheduler.py) fires due

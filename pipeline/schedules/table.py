@@ -1,4 +1,4 @@
-"""The table `pipeline_schedules`: the one home of its SQL. Code's schedules synced to it, the
+"""The table `pipeline.schedules`: the one home of its SQL. Code's schedules synced to it, the
 CLI's saved, listed, paused, resumed and removed, and due rows taken and advanced by the
 scheduler (pipeline/maintenance/scheduler.py)."""
 
@@ -28,7 +28,7 @@ class ScheduleOwnedByCode(PipelineError):
 
 @dataclass(frozen=True)
 class ScheduleRow:
-    """A row of pipeline_schedules, as `pipeline schedule list` shows it."""
+    """A row of pipeline.schedules, as `pipeline schedule list` shows it."""
 
     name: str
     stage: str

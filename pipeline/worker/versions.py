@@ -4,7 +4,7 @@ that runs another version of the stage.
 In a rolling deploy, old and new workers run side by side: a job enqueued by new code may carry
 a payload only the new model accepts, and a job queued before the deploy one only the old model
 accepts. Each worker advertises a version of each stage's input model (StageSpec.version, in
-pipeline_workers.stage_versions). A worker whose model rejects a payload gives the job back,
+pipeline.workers.stage_versions). A worker whose model rejects a payload gives the job back,
 uncharged, while a live worker advertises another version of the stage (it may accept it), for
 up to LEAVE_FOR_OTHERS_S from when this worker first rejected the job; then, or when every live
 worker runs this version, the job fails with the validation error, as it always did.
