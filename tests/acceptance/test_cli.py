@@ -60,6 +60,34 @@ def test_enqueue_run_inspect_cancel_and_retry(
     assert run_cli(env, "jobs", "show", "999999").returncode == 1
 
 
+def test_an_installation_in_the_schema_pipeline_schema_names_runs_apart_from_the_default(
+    env: dict[str, str], conn: Conn, start_worker: Callable[..., WorkerProcess]
+) -> None:
+    other = {**env, "PIPELINE_SCHEMA": "queue_b"}
+    migrated = run_cli(other, "migrate")
+    assert migrated.returncode == 0, migrated.stderr
+    enqueued = run_cli(other, "enqueue", "effect", '{"n": 1}')
+    assert enqueued.returncode == 0, enqueued.stderr
+    job_id = int(enqueued.stdout)
+
+    worker = start_worker("--stage", "effect", environ=other)
+    wait_for(
+        lambda: (
+            conn.execute("SELECT status FROM queue_b.jobs WHERE id = %s", (job_id,)).fetchone()
+            == ("done",)
+        ),
+        what="the job to run in queue_b",
+    )
+    status = run_cli(other, "status").stdout
+    row = next(line.split() for line in status.splitlines() if line.startswith("effect"))
+    assert row[:9] == ["effect", "0", "0", "0", "0", "-", "0", "0", "1"]
+    worker.signal(signal.SIGTERM)
+    assert worker.wait() == 0
+    # The default installation saw none of it.
+    assert conn.execute("SELECT count(*) FROM pipeline.jobs").fetchone() == (0,)
+    assert "effect" not in run_cli(env, "status").stdout
+
+
 def test_bad_payloads_exit_2_with_the_reason_and_insert_nothing(
     env: dict[str, str], conn: Conn
 ) -> None:
