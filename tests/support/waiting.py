@@ -9,8 +9,15 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
-def wait_for(check: Callable[[], T], *, timeout: float = 30.0, what: str = "condition") -> T:
-    """Poll `check` with a growing interval until it returns something truthy."""
+def wait_for(
+    check: Callable[[], T],
+    *,
+    timeout: float = 30.0,
+    what: str = "condition",
+    max_interval: float = 0.25,
+) -> T:
+    """Poll `check` with a growing interval (at most `max_interval`) until it returns something
+    truthy. A condition that holds only for a moment needs a short `max_interval`."""
     deadline = time.monotonic() + timeout
     delay = 0.01
     while True:
@@ -20,4 +27,4 @@ def wait_for(check: Callable[[], T], *, timeout: float = 30.0, what: str = "cond
         if time.monotonic() >= deadline:
             raise AssertionError(f"timed out after {timeout} s waiting for {what}")
         time.sleep(delay)
-        delay = min(0.25, delay * 1.5)
+        delay = min(max_interval, delay * 1.5)

@@ -51,6 +51,13 @@ def scanned_pdf(path: Path, lines: str, *, size_px: tuple[int, int] = (1275, 165
 
 
 NOTICE = "Invoice number 12345\nTender for road maintenance"
+# A page tesseract reads for a while (about a second), so that a test can find the child at
+# work: the two lines of NOTICE alone were read between two polls on a quick machine.
+BUSY_NOTICE = NOTICE + "".join(
+    f"\nLot {n}: resurfacing of road {n}, drainage and signs" for n in range(1, 25)
+)
+# The steps a test catches the child in last a second or less: look often.
+QUICK = 0.01
 
 
 @pytest.fixture(autouse=True)
@@ -65,6 +72,11 @@ def _fork_servers_stopped() -> Iterator[None]:
 @pytest.fixture
 def scan(tmp_path: Path) -> Path:
     return scanned_pdf(tmp_path / "scan.pdf", NOTICE)
+
+
+@pytest.fixture
+def busy_scan(tmp_path: Path) -> Path:
+    return scanned_pdf(tmp_path / "busy.pdf", BUSY_NOTICE)
 
 
 def _words(text: str) -> set[str]:
@@ -194,7 +206,7 @@ def _child_in(workroot: Path, program: str) -> int:
     def find() -> int | None:
         return next((p for p in _pids_mentioning(str(workroot)) if _runs(p, program)), None)
 
-    pid = wait_for(find, timeout=30, what=f"the OCR child to run {program}")
+    pid = wait_for(find, timeout=30, what=f"the OCR child to run {program}", max_interval=QUICK)
     assert pid is not None
     return pid
 
@@ -211,7 +223,12 @@ def _reading(workroot: Path) -> bool:
 
 def _child_reading(workroot: Path) -> int:
     """The pid of the sandboxed child once tesseract reads the page in it (no exec)."""
-    wait_for(lambda: _reading(workroot), timeout=30, what="tesseract to read the page")
+    wait_for(
+        lambda: _reading(workroot),
+        timeout=30,
+        what="tesseract to read the page",
+        max_interval=QUICK,
+    )
     [pid] = [p for p in _pids_mentioning(str(workroot)) if _runs(p, "sandbox.py")]
     return pid
 
@@ -235,16 +252,16 @@ def workroot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     ],
 )
 def test_a_child_killed_from_outside_is_retryable(
-    scan: Path, workroot: Path, monkeypatch: pytest.MonkeyPatch, step: str, who: str
+    busy_scan: Path, workroot: Path, monkeypatch: pytest.MonkeyPatch, step: str, who: str
 ) -> None:
     # What the kernel's OOM killer (or an operator's kill -9) does: SIGKILL, from outside,
     # while the page renders, or while tesseract reads it (in the child, or as the command the
     # child became where there is no tesseract library).
     if step == "tesseract command":
         monkeypatch.setattr(ocr_engine, "tesseract_library", lambda: None)
-    inspect_pdf(scan)  # the fork server is up: the render is all there is before tesseract
+    inspect_pdf(busy_scan)  # the fork server is up: the render is all there is before tesseract
     with ThreadPoolExecutor(max_workers=1) as pool:
-        future = pool.submit(ocr_page, scan, 0, dpi=300, timeout_s=60)
+        future = pool.submit(ocr_page, busy_scan, 0, dpi=300, timeout_s=60)
         if step == "tesseract in the child":
             pid = _child_reading(workroot)
         else:
@@ -305,7 +322,7 @@ def test_which_signal_deaths_are_retried(signum: int, permanent: bool, wording: 
 
 
 def test_the_child_sees_none_of_the_workers_secrets(
-    scan: Path, workroot: Path, monkeypatch: pytest.MonkeyPatch
+    busy_scan: Path, workroot: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     secrets = {
         "DATABASE_URL": "postgresql://app:hunter2-db@db.internal/app",
@@ -316,10 +333,10 @@ def test_the_child_sees_none_of_the_workers_secrets(
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("LC_ALL", "C.UTF-8")
     seen: dict[str, dict[str, str]] = {}
-    inspect_pdf(scan)  # the fork server is up: the render is all there is before tesseract
+    inspect_pdf(busy_scan)  # the fork server is up: the render is all there is before tesseract
 
     with ThreadPoolExecutor(max_workers=1) as pool:
-        future = pool.submit(ocr_page, scan, 0, dpi=300, timeout_s=60)
+        future = pool.submit(ocr_page, busy_scan, 0, dpi=300, timeout_s=60)
         pid = _child_reading(workroot)
         with _paused(pid):
             raw = (Path("/proc") / str(pid) / "environ").read_bytes().decode()
@@ -328,7 +345,7 @@ def test_the_child_sees_none_of_the_workers_secrets(
     # Without the library, the child execs the tesseract command: before and after the exec.
     monkeypatch.setattr(ocr_engine, "tesseract_library", lambda: None)
     with ThreadPoolExecutor(max_workers=1) as pool:
-        future = pool.submit(ocr_page, scan, 0, dpi=300, timeout_s=60)
+        future = pool.submit(ocr_page, busy_scan, 0, dpi=300, timeout_s=60)
         for program in ("sandbox.py", "tesseract"):
             pid = _child_in(workroot, program)
             with _paused(pid):
