@@ -12,8 +12,10 @@ unambiguous pattern such as a CPV code) says what the value is.
 Modules by concern: ``normalise`` (text clean-up and bounds), ``furniture`` (running headers,
 footers and page numbers, blanked first), ``labels`` (the vocabulary per family and language, as
 data), ``lines`` (finding labelled values), ``dates``, ``amounts``, ``codes`` (CPV, references,
-e-mail), ``names`` (title and authority), ``lots``, ``evidence`` (what each rule returns) and
-``fields`` (the other fields' rules and the entry point).
+e-mail), ``names`` (title and authority), ``statements`` (the buyer and the title a dossier's
+sentences state when no label does), ``lots``, ``evidence`` (what each rule returns) and
+``fields`` (the other fields' rules and the entry point). The vocabulary holds English, French,
+German and Cyrillic (Russian, Ukrainian, Bulgarian) labels; other scripts are warned about.
 """
 
 from stages.extract_offline.fields import extract_offline, extract_offline_explained

@@ -1,4 +1,5 @@
 """Amounts and currencies: number formats, currency codes, symbols and words."""
+# ruff: noqa: RUF001  (Cyrillic words are data here, not look-alikes)
 
 from __future__ import annotations
 
@@ -15,10 +16,14 @@ _ISO_CURRENCIES = frozenset(
     {"EUR", "GBP", "USD", "CHF", "SEK", "NOK", "DKK", "ISK", "PLN", "CZK", "HUF", "RON", "BGN"}
     | {"HRK", "RSD", "MKD", "BAM", "MDL", "UAH", "CAD", "AUD", "NZD", "JPY", "CNY", "INR", "ZAR"}
     | {"SGD", "HKD", "AED", "QAR", "KES", "NGN", "GHS", "EGP", "BRL", "MXN"}
+    | {"KZT", "RUB", "BYN", "UZS", "GEL", "AMD", "AZN"}
 )
 
 
-_SYMBOLS = {"€": "EUR", "£": "GBP", "US$": "USD", "$": "USD", "₹": "INR"}
+_SYMBOLS = {
+    **{"€": "EUR", "£": "GBP", "US$": "USD", "$": "USD", "₹": "INR"},
+    **{"₸": "KZT", "₽": "RUB", "₴": "UAH"},
+}
 
 
 _WORD_CURRENCIES = {
@@ -35,13 +40,23 @@ _WORD_CURRENCIES = {
     "rs": "INR",
     "rs.": "INR",
     "rupees": "INR",
+    "тенге": "KZT",
+    "руб": "RUB",
+    "руб.": "RUB",
+    "рублей": "RUB",
+    "грн": "UAH",
+    "грн.": "UAH",
+    "гривень": "UAH",
+    "лв": "BGN",
+    "лв.": "BGN",
+    "лева": "BGN",
 }
 
 
 _CUR = (
-    r"(?:US\$|[€£$₹]|\b(?:" + "|".join(sorted(_ISO_CURRENCIES)) + r")\b|\bRs\.?(?=\s?\d)"
+    r"(?:US\$|[€£$₹₸₽₴]|\b(?:" + "|".join(sorted(_ISO_CURRENCIES)) + r")\b|\bRs\.?(?=\s?\d)"
     r"|(?:\bd')?\b(?:euros?|pounds? sterling|sterling|pounds|(?:us )?dollars|swiss francs"
-    r"|rupees)\b)"
+    r"|rupees|тенге|рублей|руб\.?|гривень|грн\.?|лева|лв\.?)(?!\w))"
 )
 
 

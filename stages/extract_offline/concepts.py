@@ -50,7 +50,8 @@ def fold(text: str) -> str:
 
 
 def words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9]+", fold(text))
+    # Letters of any script: a Cyrillic label is words too ("Срок подачи заявок").
+    return re.findall(r"[^\W_]+", fold(text))
 
 
 @dataclass(frozen=True)
@@ -144,7 +145,10 @@ def label_is_ambiguous(label: str) -> bool:
 #: Words that name whatever follows them ("Name of the buyer", "Bezeichnung des Auftraggebers"):
 #: beside another field's words they say what that field is called, not that the label is a
 #: title.
-_NAMING_WORDS = frozenset({"name", "namen", "bezeichnung", "benennung", "nom", "designation"})
+_NAMING_WORDS = frozenset(
+    {"name", "namen", "bezeichnung", "benennung", "nom", "designation"}
+    | {"наименование", "наименования", "назва", "наименування", "наименованието"}
+)
 
 
 def names_lot(label: str) -> bool:
@@ -271,6 +275,7 @@ def labelled(lines: Sequence[str], field: str, skip: set[int] | None = None) -> 
             out.append(Labelled(i, field, split.label, split.value, i, split.separated))
             alone = (
                 not split.separated
+                and not split.value.isupper()  # a name in capitals beside its label
                 and not sentence_tail(line)
                 and not re.search(r"\d", line)
                 and len(line.split()) <= MAX_LABEL_WORDS // 2

@@ -56,7 +56,7 @@ def _month_names() -> dict[str, int]:
     return names
 
 
-MONTH_LOCALES = ("de", "fr", "nl", "it", "es", "pt", "sv", "da", "pl")
+MONTH_LOCALES = ("de", "fr", "nl", "it", "es", "pt", "sv", "da", "pl", "ru", "uk", "bg")
 _MONTHS = _month_names()
 
 

@@ -1,4 +1,5 @@
 """The fields of a notice, each from its own rule, and the entry point."""
+# ruff: noqa: RUF001  (Cyrillic words are data here, not look-alikes)
 
 from __future__ import annotations
 
@@ -48,11 +49,14 @@ from stages.extract_offline.lines import _cell_wrapped
 from stages.extract_offline.lots import _LotDraft, _lots
 from stages.extract_offline.names import (
     _authority,
+    _mixed_case,
     _plausible_title,
     _title,
     reads_as_sentence,
+    split_buyer_from_title,
 )
 from stages.extract_offline.normalise import _clean_text_value, _normalise, _restore_eszett
+from stages.extract_offline.statements import buyer_from_statements, title_from_invitation
 from stages.layout import PageLayout
 from stages.tender import FieldEvidence, Lot, TenderExtraction, TenderFields
 
@@ -297,6 +301,12 @@ def extract_offline_explained(
     authority = keep(
         "issuing_authority", authority, authority_ev, penalty=_suspicious_name(authority)
     )
+    if authority is None and "authority" not in owned:
+        # No label names the buyer: a dossier's sentences may, when two kinds agree.
+        said, said_ev = buyer_from_statements(lines)
+        if said is not None and said.isupper():
+            said = _mixed_case(lines, said)
+        authority = keep("issuing_authority", said, said_ev, penalty=_suspicious_name(said))
     if form is not None and form.title is not None:
         title, title_ev = form.title
     elif "title" in owned:
@@ -333,6 +343,26 @@ def extract_offline_explained(
         if named is not None:
             title, title_penalty = named, None
             title_ev = _Ev(-1, "running header beside the reference", 0.7, source=named)
+    weak = title is None or title_penalty is not None or (title_ev and title_ev.confidence < 0.6)
+    if weak and form is None:
+        # "Tenders are invited ... for <what is bought>.": the invitation says what it is for.
+        said_title, said_ev = _zoned(title_from_invitation, front, lines)
+        if (
+            said_title is not None
+            # In lower case as a sentence prints it: only what else makes a value no title.
+            and (_not_a_title(said_title) or _suspicious(said_title)) is None
+            and not _same_name(said_title, authority)
+        ):
+            title, title_ev, title_penalty = said_title, said_ev, None
+    if title is not None and title_ev is not None and _from_heading(title_ev, title_penalty):
+        # "London Borough of Barnet - Waste Transfer Station": a heading that names its buyer
+        # (a labelled title is kept as printed, buyer's name and all).
+        parts = split_buyer_from_title(title, authority)
+        if parts is not None and (authority is not None or _printed_again(lines, parts[1], title)):
+            title = parts[0]
+            if authority is None:
+                buyer_ev = _Ev(title_ev.line, "buyer's name beside the title", 0.6, source=title)
+                authority = keep("issuing_authority", parts[1], buyer_ev)
     cpv, cpv_ev = _pick(form, "cpv", lambda: _located_cpv(lines, joined))
     email, email_ev = _pick(
         form,
@@ -382,6 +412,20 @@ def _pick(
         if name in form.owned:
             return None, None
     return rules()
+
+
+def _from_heading(ev: _Ev, penalty: str | None) -> bool:
+    """Whether a title was read from a heading or a running header, not under a label."""
+    return penalty is None and ("heading" in ev.rule or "running header" in ev.rule)
+
+
+def _printed_again(lines: Sequence[str], name: str, beside: str) -> bool:
+    """Whether a name is printed in the text apart from the line that holds ``beside``."""
+    key, own = f" {_words_of(name)} ", _words_of(beside)
+    return any(
+        key in f" {flat} " and own not in flat
+        for flat in (_words_of(line) for line in lines if line)
+    )
 
 
 def _title_in_running_header(running: Sequence[str], reference: str) -> str | None:
@@ -628,16 +672,22 @@ def _input_warnings(lines: Sequence[str]) -> list[str]:
     letters = [c for c in text if c.isalpha()]
     if not letters:
         return ["the document has no text (a blank or unreadable scan?)"]
-    latin = sum("LATIN" in unicodedata.name(c, "") for c in letters[:20_000])
-    if latin < 0.6 * min(len(letters), 20_000):
-        return ["the text is mostly in a script the rules do not read (not Latin)"]
-    # Words of the Latin script only: a bilingual form's other script is not OCR noise.
-    words = _LATIN_WORDS.findall(text[:200_000])
+    read = sum(unicodedata.name(c, "").startswith(_READ_SCRIPTS) for c in letters[:20_000])
+    if read < 0.6 * min(len(letters), 20_000):
+        return ["the text is mostly in a script the rules do not read (not Latin or Cyrillic)"]
+    # Words of the scripts read only: a bilingual form's other script is not OCR noise.
+    words = _READ_WORDS.findall(text[:200_000])
     wordlike = sum(bool(_WORDLIKE.fullmatch(w)) for w in words)
     if len(words) >= 20 and wordlike < 0.5 * len(words):
         return [f"the text looks like OCR {_GARBAGE}: few word-like tokens"]
     return []
 
 
-_LATIN_WORDS = re.compile(r"(?<![^\W\d_])[A-Za-zÀ-ÖØ-öø-ɏ]+(?![^\W\d_])")
-_WORDLIKE = re.compile(r"(?i:[a-zß-ÿ]*[aeiouyàâäéèêëîïôöûüÿ][a-zß-ÿ]*)|[A-Z]{2,6}")
+#: Scripts the label tables hold words of (see ``labels`` and ``label_roots``).
+_READ_SCRIPTS = ("LATIN", "CYRILLIC")
+_READ_WORDS = re.compile(r"(?<![^\W\d_])[A-Za-zÀ-ÖØ-öø-ɏЀ-ԯ]+(?![^\W\d_])")
+_WORDLIKE = re.compile(
+    r"(?i:[a-zß-ÿ]*[aeiouyàâäéèêëîïôöûüÿ][a-zß-ÿ]*)|[A-Z]{2,6}"
+    # A Cyrillic word has a vowel of its own alphabet (Russian, Ukrainian, Kazakh, Bulgarian).
+    r"|(?i:[Ѐ-ԯ]*[аеёиоуыэюяіїєұүөәі][Ѐ-ԯ]*)|[А-ЯЁІЇЄ]{2,6}"
+)

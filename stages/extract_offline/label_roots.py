@@ -15,6 +15,7 @@ A field's blockers are roots that make a label something else even when a patter
 "Nachprüfungsbehörde" is no buyer, "Bruttoauftragswert" no net value, "Bieterfragen bis" no
 submission deadline. A label that matches two fields means neither (see ``concepts``).
 """
+# ruff: noqa: RUF001  (Cyrillic words are data here, not look-alikes)
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ PATTERNS: Roots = {
     "title": {
         "en": (
             "title",
-            "name contract|tender|project|procurement|requirement|scheme|bid|solicitation",
+            "=name contract|tender|project|procurement|requirement|scheme|bid|solicitation",
             "subject|object contract|procurement|tender|matter|purchase",
         ),
         "de": (
@@ -43,6 +44,12 @@ PATTERNS: Roots = {
             "designation",
             "=sujet",
             "nom marche|consultation|projet|procedure|contrat|operation",
+        ),
+        # Cyrillic: Russian, Ukrainian, Bulgarian, Serbian ("Предмет закупки", "Наименование
+        # тендера", "Предмет закупівлі", "Предмет на поръчката", "Предмет јавне набавке").
+        "cyrl": (
+            "наименовани|назва|предмет|обект|объект закуп|тендер|конкурс|аукцион|поръчк|набавк"
+            "|договор|контракт",
         ),
     },
     "authority": {
@@ -69,6 +76,9 @@ PATTERNS: Roots = {
             "autorite contractant|adjudicat",
             "organisme",
         ),
+        # "Заказчик", "Замовник", "Възложител", "Наручилац". Not the organiser ("Организатор
+        # закупок"): an agent or a central purchasing body may organise for the buyer.
+        "cyrl": ("заказчик", "замовник", "възложител", "наручилац"),
     },
     "reference": {
         "en": (
@@ -90,6 +100,8 @@ PATTERNS: Roots = {
             "numero|=n|=no|identifiant marche|consultation|procedure|dossier",
             "numero",
         ),
+        # "Номер закупки", "№ тендера" ("№" folds to "no"), "Номер на поръчката".
+        "cyrl": ("номер|=no|реестров закуп|тендер|конкурс|аукцион|процедур|поръчк|набавк",),
     },
     "deadline": {
         "en": (
@@ -111,6 +123,12 @@ PATTERNS: Roots = {
             "limite|remise|depot|reception|parvenir|cloture offre|pli|candidature|proposition",
             "date|heure limite",
         ),
+        # "Дата и время окончания подачи заявок", "Кінцевий строк подання тендерних
+        # пропозицій", "Срок за получаване на оферти".
+        "cyrl": (
+            "окончан|окончател|срок|строк|дата|кінцев|краи подач|подан|подаван|прием|представлен"
+            "|предоставлен|получаван заяв|предложен|оферт|пропозиц",
+        ),
     },
     # An amount that estimates the contract's (or, in a lot's block, the lot's) worth.
     "value": {
@@ -125,11 +143,23 @@ PATTERNS: Roots = {
         ),
         "de": ("*wert", "*schatz", "*budget", "*volumen"),
         "fr": ("valeur", "montant", "estimation", "budget"),
+        # "Начальная (максимальная) цена договора", "Сумма, выделенная для закупки",
+        # "Очікувана вартість", "Прогнозна стойност".
+        "cyrl": (
+            "начальн|максимальн|ожидаем|очікуван|планируем|выделен|прогнозн|оценочн|общ"
+            " цен|стоимост|сумм|вартіст|стоиност|бюджет",
+            "=нмцк",
+        ),
     },
 }
 
 BLOCKERS: dict[str, tuple[str, ...]] = {
     "title": (
+        # Whoever answers the tender: "Name of contractor" is no title.
+        "contractor",
+        "tenderer",
+        "bidder",
+        "supplier",
         "lot",
         "=los",
         "=loses",
@@ -153,6 +183,15 @@ BLOCKERS: dict[str, tuple[str, ...]] = {
         "*wert",
         "value",
         "montant",
+        "лот",
+        "номер",
+        "дата",
+        "срок",
+        "сумм",
+        "цен",
+        "стоимост",
+        "заказчик",
+        "организатор",
     ),
     "authority": (
         "review",
@@ -188,6 +227,16 @@ BLOCKERS: dict[str, tuple[str, ...]] = {
         "ansprech",
         "correspondant",
         "*zeichen",
+        # A buyer's address, contacts, bank details, representative or requirements.
+        "адрес",
+        "телефон",
+        "почт",
+        "контакт",
+        "реквизит",
+        "представител",
+        "требовани",
+        "жалоб",
+        "номер",
     ),
     "reference": (
         "notice",
@@ -225,6 +274,18 @@ BLOCKERS: dict[str, tuple[str, ...]] = {
         "submi",
         "deadline",
         "date",
+        # A notice's publication number, a lot's number, a phone, a tax or company number.
+        "извещени",
+        "объявлени",
+        "публикаци",
+        "лот",
+        "телефон",
+        "=инн",
+        "=бин",
+        "=бик",
+        "счет",
+        "дата",
+        "срок",
     ),
     "deadline": (
         "question",
@@ -277,6 +338,21 @@ BLOCKERS: dict[str, tuple[str, ...]] = {
         "debut",
         "execution",
         "duree",
+        # Clarifications, opening, evaluation, publication, validity, start, delivery.
+        "разъяснен",
+        "роз",
+        "вскрыт",
+        "рассмотрен",
+        "итог",
+        "опубликов",
+        "размещен",
+        "деистви",  # "действия", folded
+        "начал",
+        "исполнен",
+        "выполнен",
+        "поставк",
+        "отзыв",
+        "обеспечен",
     ),
     "value": (
         "turnover",
@@ -317,6 +393,18 @@ BLOCKERS: dict[str, tuple[str, ...]] = {
         "minimal",
         "*referenz",
         "referen",
+        # A bid or performance security, a guarantee, a value including VAT, a penalty.
+        "обеспечен",
+        "забезпечен",
+        "гаранти",
+        "гаранці",
+        "=учетом",
+        "=включая",
+        "=включно",
+        "штраф",
+        "неустоик",
+        "пен",
+        "оборот",
     ),
 }
 
@@ -330,6 +418,7 @@ def _word_set(*groups: str) -> frozenset[str]:
 CONNECTORS = _word_set(
     "of the for and to by at on in no later than be must shall will are is a an or with this s",
     "de du des la le les l d et au aux plus tard en pour par sur",
+    "и в на для по до за о об к с та і з",
     "der die das den dem und fur zur zum bis sind ist spatestens am um von im",
 )
 
@@ -343,7 +432,8 @@ QUALIFIERS = _word_set(
     "contract tender procurement project notice call procedure framework",
     "auftrag auftrags ausschreibung vergabe leistung leistungen verfahren verfahrens angebote",
     "marche consultation offres plis dossier",
+    "закупки закупок закупівлі тендера конкурса аукциона договора поръчката",
 )
 
 #: Words that mark the lot a label speaks of: a value under such a label is the lot's.
-LOT_WORDS = ("lot", "=los", "=loses", "*loswert", "=lose")
+LOT_WORDS = ("lot", "=los", "=loses", "*loswert", "=lose", "лот")

@@ -1,4 +1,5 @@
 """The label vocabulary as data: which words mean title, authority, deadline, value, lot."""
+# ruff: noqa: RUF001  (Cyrillic words are data here, not look-alikes)
 
 from __future__ import annotations
 
@@ -77,6 +78,11 @@ VOCABULARY: dict[str, dict[str, tuple[str, ...]]] = {
             r"intitul[ée]",
             r"objet",
         ),
+        # Cyrillic (Russian, Ukrainian, Bulgarian): "Предмет закупки", "Наименование тендера".
+        "cyrl": (
+            r"предмет\s+(?:закупки|закупівлі|договора|контракта|на\s+поръчката)",
+            r"наименование\s+(?:закупки|тендера|конкурса|объекта\s+закупки)",
+        ),
     },
     "authority": {
         "en": (r"buyer", r"purchaser"),
@@ -91,6 +97,11 @@ VOCABULARY: dict[str, dict[str, tuple[str, ...]]] = {
             r"pouvoir\s+adjudicateur",
             r"acheteur",
         ),
+        "cyrl": (
+            r"заказчик",
+            r"замовник",
+            r"възложител",
+        ),
     },
     "reference": {
         "en": (r"internal\s+identifier", r"reference", r"RFP\s+No\.?", r"solicitation\s+no\.?"),
@@ -100,6 +111,7 @@ VOCABULARY: dict[str, dict[str, tuple[str, ...]]] = {
             r"r[ée]f[ée]rence\s+du\s+march[ée]",
             r"r[ée]f[ée]rence\s+acheteur",
         ),
+        "cyrl": (r"(?:номер|№)\s*(?:закупки|закупівлі|тендера|конкурса|процедуры|на\s+поръчката)",),
     },
     "deadline": {
         "en": (r"tender\s+submission\s+deadline", r"proposals?\s+due", r"bids?\s+due"),
@@ -112,6 +124,12 @@ VOCABULARY: dict[str, dict[str, tuple[str, ...]]] = {
             r"date\s+limite\s+de\s+r[ée]ception\s+des\s+(?:offres|plis|candidatures)",
             r"date\s+et\s+heure\s+limites?\s+de\s+r[ée]ception\s+des\s+(?:offres|plis)",
             r"date\s+limite\s+de\s+remise\s+des\s+(?:offres|plis)",
+        ),
+        "cyrl": (
+            r"(?:дата\s+и\s+время\s+)?окончани[ея]\s+(?:срока\s+)?(?:подачи|приема)\s+заявок",
+            r"срок\s+подачи\s+(?:заявок|предложений)",
+            r"кінцевий\s+строк\s+подання",
+            r"срок\s+за\s+получаване\s+на\s+оферти",
         ),
     },
     # Words that make a dated line something else than the submission deadline.
@@ -137,6 +155,15 @@ VOCABULARY: dict[str, dict[str, tuple[str, ...]]] = {
         ),
         "de": (r"fragen", r"er[öo]ffnung", r"bindefrist", r"ver[öo]ffentlich", r"zuschlag"),
         "fr": (r"questions", r"validit[ée]", r"ouverture", r"envoi", r"renseignements"),
+        "cyrl": (
+            r"разъяснени",
+            r"вскрыти",
+            r"рассмотрени",
+            r"подведени",
+            r"срок\s+действия",
+            r"опубликова",
+            r"роз'?яснен",
+        ),
     },
     "total_value": {
         "en": (r"total\s+value\s+\(estimated\)",),
@@ -147,6 +174,12 @@ VOCABULARY: dict[str, dict[str, tuple[str, ...]]] = {
         "en": (r"not[\s-]+to[\s-]+exceed", r"lot\s+value", r"value\s+\(estimated\)"),
         "de": (r"gesch[äa]tzter\s+wert", r"auftragswert", r"wert\s+des\s+loses"),
         "fr": (r"montant\s+estim[ée]", r"valeur\s+estim[ée]e"),
+        "cyrl": (
+            r"начальная\s+\(?максимальная\)?\s+цена",
+            r"ожидаемая\s+стоимость",
+            r"очікувана\s+вартість",
+            r"прогнозна\s+стойност",
+        ),
     },
     # Identifiers of the publication, not of the procurement: never its reference.
     "not_reference": {
@@ -157,6 +190,7 @@ VOCABULARY: dict[str, dict[str, tuple[str, ...]]] = {
         ),
         "de": (r"bekanntmachungs-?(?:id|nummer)", r"ver[öo]ffentlichungsnummer"),
         "fr": (r"\bavis\s+n", r"identifiant\s+de\s+l'avis"),
+        "cyrl": (r"номер\s+(?:извещения|объявления|публикации)",),
     },
     # Amounts that sit beside a value but are something else: never the estimated value.
     "not_value": {
@@ -210,6 +244,16 @@ VOCABULARY: dict[str, dict[str, tuple[str, ...]]] = {
             r"p[ée]nalit[ée]s?",
             r"indemnit[ée]",
             r"frais\s+de",
+        ),
+        # A bid or performance security, a guarantee, an amount with VAT, a penalty.
+        "cyrl": (
+            r"обеспечени",
+            r"забезпечен",
+            r"гаранти",
+            r"с\s+учетом\s+НДС",
+            r"включая\s+НДС",
+            r"штраф",
+            r"неустойк",
         ),
     },
     # The words in front of a lot number: "Lot 2", "Los 2", "Lot: LOT-0002".
@@ -355,7 +399,8 @@ _INLINE_REF = re.compile(
 _TED_NUMBER = re.compile(r"\b\d{4}/S\s?\d{3}-\d{6}\b")
 
 
-_REF_TOKEN = re.compile(r"^[A-Z0-9À-ÖØ-Þ][A-Z0-9À-ÖØ-Þ/._\-]*$")
+# Capitals of the Latin and Cyrillic scripts, digits and the marks inside identifiers.
+_REF_TOKEN = re.compile(r"^[A-Z0-9À-ÖØ-ÞА-ЯЁІЇЄҐ][A-Z0-9À-ÖØ-ÞА-ЯЁІЇЄҐ/._\-]*$")
 
 
 _DEADLINE_SPECIFIC = [

@@ -363,7 +363,54 @@ def _authority(lines: Sequence[str]) -> _Result[str]:
     parts = [p.strip() for p in value.split(",")]
     kept = [parts[0]]
     for part in parts[1:]:
-        if re.search(r"\d", part) or "@" in part:
+        # A number, an e-mail, or the next label ('... "Name", postal address: ...').
+        if re.search(r"\d", part) or "@" in part or _looks_like_label(part):
             break
         kept.append(part)
     return _clean_text_value(", ".join(kept)), ev
+
+
+# What joins a buyer's name and a title in one heading: "London Borough of Barnet - Waste
+# Transfer Station", "Highways Maintenance | Northshire County Council".
+_NAME_TITLE_JOIN = re.compile(r"\s+[-\u2013\u2014|]\s+|\s*\|\s*")
+
+
+def split_buyer_from_title(title: str, authority: str | None) -> tuple[str, str] | None:
+    """A title printed as "Buyer - Title" (or "Title - Buyer"), split: (title, buyer).
+
+    The part taken for the buyer must be the authority read elsewhere, or, when none was, name
+    a public body in words no title uses for what it buys while the other part does name a
+    purchase; a title with a dash of its own ("Roads - Lot 2") is left whole.
+    """
+    joins = list(_NAME_TITLE_JOIN.finditer(title))
+    if not joins:
+        return None
+    first, last = joins[0], joins[-1]
+    for buyer, rest in (
+        (title[: first.start()], title[first.end() :]),
+        (title[last.end() :], title[: last.start()]),
+    ):
+        buyer, rest = buyer.strip(), _clean_text_value(rest) or ""
+        if len(rest.split()) < 2:
+            continue
+        if authority is not None:
+            if _same_body(buyer, authority):
+                return rest, buyer
+            continue
+        if (
+            _AUTHORITY_WORDS.search(buyer)
+            and not says_what_is_bought(buyer)
+            and says_what_is_bought(rest)
+            and len(buyer.split()) <= 8
+            and not re.search(r"\d", buyer)
+        ):
+            return rest, buyer
+    return None
+
+
+def _same_body(a: str, b: str) -> bool:
+    """Whether two names are one body's: equal words, or one holds the other whole (a name
+    with its acronym, "London Borough of Barnet (LBB)")."""
+    ka, kb = f" {_words(a)} ", f" {_words(b)} "
+    short = min(ka, kb, key=len)
+    return len(short.split()) >= 2 and (ka in kb or kb in ka)

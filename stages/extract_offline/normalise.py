@@ -84,12 +84,18 @@ def _clean_text_value(value: str) -> str | None:
     value = _fix_numeric_tokens(re.sub(r"\s+", " ", value))
     if value.count("'") == 1:  # a lone quote speck before a word: "city 'centre"
         value = re.sub(r"(?<=\s)'(?=\w)", "", value)
-    value = _TRAILING_JUNK.sub("", _LEADING_JUNK.sub("", value))
+    value = _LEADING_JUNK.sub("", value)
+    tail = _TRAILING_JUNK.search(value)
+    if tail is not None:
+        value = value[: tail.start()]
+        # A quote that closes one opened in the value is the name's own: 'LLP "Name"'.
+        closing = next((q for q in "\"'" if q in tail.group() and value.count(q) % 2), "")
+        value += closing
     return value or None
 
 
 def _words(value: str) -> str:
-    return " ".join(re.findall(r"[a-z0-9]+", value.lower()))
+    return " ".join(re.findall(r"[^\W_]+", value.lower()))
 
 
 _GERMAN_WORDS = re.compile(r"\b(?:der|die|das|und|für|fiir|fur|Uhr|Angebote|Vergabe\w*)\b")

@@ -37,7 +37,8 @@ def _roots() -> list[str]:
 
 def test_every_root_is_written_as_the_folded_words_it_is_compared_with() -> None:
     for root in _roots():
-        assert re.fullmatch(r"[*=]?[a-z0-9]+", root), root
+        assert re.fullmatch(r"[*=]?[^\W_]+", root), root
+        assert root.lstrip("*=") == fold(root.lstrip("*=")), root
     assert all(word == fold(word) for word in CONNECTORS)
     assert set(BLOCKERS) == set(PATTERNS)
 

@@ -1,5 +1,6 @@
 """The offline extractor on wording and layouts that vary: synonyms, separators, table cells,
 page furniture and distractors (the rules behind the corpus' "varied" split)."""
+# ruff: noqa: RUF001  (Cyrillic words are data here, not look-alikes)
 
 from __future__ import annotations
 
@@ -253,3 +254,96 @@ def test_a_close_date_and_time() -> None:
 def test_a_letterhead_naming_a_public_body_of_more_kinds(letterhead: str) -> None:
     text = f"{letterhead}\nRÈGLEMENT DE LA CONSULTATION\nObjet : Réfection du gymnase\n"
     assert extract_offline(text).issuing_authority == letterhead
+
+
+# --- Cyrillic labels -------------------------------------------------------------------------
+
+_RU_NOTICE = """ИЗВЕЩЕНИЕ О ПРОВЕДЕНИИ ОТКРЫТОГО ТЕНДЕРА
+Номер извещения: 0373200001224000123
+Заказчик: Государственное бюджетное учреждение здравоохранения «Областная больница»
+Предмет закупки: Поставка медицинского оборудования для отделения реанимации
+Номер закупки: ЗК-2024/17
+Начальная (максимальная) цена договора: 4 500 000,00 руб.
+Обеспечение заявки: 45 000,00 руб.
+Дата и время окончания подачи заявок: 15 марта 2024 г. в 10:00
+Дата вскрытия конвертов: 16.03.2024 10:00
+"""
+
+_UK_NOTICE = """ОГОЛОШЕННЯ ПРО ПРОВЕДЕННЯ ВІДКРИТИХ ТОРГІВ
+Замовник: Виконавчий комітет Броварської міської ради
+Предмет закупівлі: Капітальний ремонт покрівлі будівлі школи
+Очікувана вартість: 2 750 000,00 грн
+Кінцевий строк подання тендерних пропозицій: 12.04.2024 09:00
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            _RU_NOTICE,
+            {
+                "title": "Поставка медицинского оборудования для отделения реанимации",
+                "issuing_authority": "Государственное бюджетное учреждение здравоохранения "
+                "«Областная больница»",
+                "reference": "ЗК-2024/17",
+                "submission_deadline": datetime(2024, 3, 15, 10, 0),
+                "estimated_value": Decimal("4500000.00"),
+                "currency": "RUB",
+            },
+        ),
+        (
+            _UK_NOTICE,
+            {
+                "title": "Капітальний ремонт покрівлі будівлі школи",
+                "issuing_authority": "Виконавчий комітет Броварської міської ради",
+                "reference": None,
+                "submission_deadline": datetime(2024, 4, 12, 9, 0),
+                "estimated_value": Decimal("2750000.00"),
+                "currency": "UAH",
+            },
+        ),
+    ],
+)
+def test_a_notice_in_cyrillic_is_read_by_its_labels(text: str, expected: dict[str, object]) -> None:
+    got = extract_offline_explained(text)
+    assert got.warnings == []
+    for name, value in expected.items():
+        assert getattr(got, name) == value, name
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        ("Обеспечение заявки: 45 000,00 руб.\nГарантия исполнения: 90 000 руб.", "estimated_value"),
+        ("Сумма договора с учетом НДС: 1 200 000,00 тенге", "estimated_value"),
+        (
+            "Дата окончания срока предоставления разъяснений: 10.03.2024 18:00",
+            "submission_deadline",
+        ),
+        ("Номер извещения: 0373200001224000123", "reference"),
+        ("Адрес заказчика: г. Алматы, ул. Абая, 10", "issuing_authority"),
+    ],
+)
+def test_cyrillic_labels_of_other_things_give_no_value(text: str, field: str) -> None:
+    assert getattr(extract_offline(text), field) is None
+
+
+def test_a_name_in_capitals_beside_its_label_does_not_take_the_line_below() -> None:
+    # Two rows of a table: the buyer's row holds its value, the organiser's is no buyer's name.
+    got = extract_offline_explained("Заказчик СЕВЕРТРАНС\nОрганизатор закупок СЕВЕРТРАНС\n")
+    assert got.issuing_authority is None
+
+
+@pytest.mark.parametrize(
+    ("line", "name"),
+    [
+        (
+            'Заказчик (наименование): АО "Горводоканал", юридический адрес: Шымкент',
+            'АО "Горводоканал"',
+        ),
+        ("Buyer: Northshire Council, postal address: Market Street", "Northshire Council"),
+    ],
+)
+def test_the_next_label_after_a_buyers_name_ends_the_name(line: str, name: str) -> None:
+    assert extract_offline(line).issuing_authority == name
