@@ -204,96 +204,127 @@ about this notice may be\u2019sent to vergabe @ravensdorf.examiple, quoting the 
 """
 
 
-def test_ted_notice() -> None:
-    f = extract_offline(TED_NOTICE)
-    assert f.title == (
-        "Resurfacing and maintenance of municipal roads in the northern and southern districts"
-        " 2027-2029"
-    )
-    assert f.issuing_authority == "Westbridge City Council"
-    assert f.reference == "WB/2027/0042"
-    assert f.submission_deadline == datetime(2027, 3, 15, 12, 0)  # "Local time": naive
-    assert f.submission_deadline.tzinfo is None
-    assert f.estimated_value == Decimal("1250000.00")
-    assert f.currency == "GBP"
-    assert f.cpv_codes == ["45233142-6", "45233141-9"]
-    assert f.lots == [
-        Lot(number=1, title="Northern district", estimated_value=Decimal("750000")),
-        Lot(number=2, title="Southern district", estimated_value=Decimal("500000")),
-    ]
-    assert f.contact_email == "procurement@westbridge.gov.uk"
+def _offset(value: datetime | None) -> timedelta | None:
+    return value.utcoffset() if value is not None else None
 
 
-def test_free_form_invitation() -> None:
-    f = extract_offline(ITT_NOTICE)
-    assert f.title == "Supply and delivery of laboratory equipment for regional hospitals"
-    assert f.issuing_authority == "Ministry of Health, Procurement Directorate"
-    assert f.reference == "MOH-LAB-2027-017"
-    # Not the clarification deadline of 1 March.
-    assert f.submission_deadline == datetime(2027, 3, 15, 12, 0, tzinfo=CET)
-    assert f.estimated_value == Decimal("1200000")
-    assert f.currency == "EUR"
-    assert f.cpv_codes == ["38000000-5", "33100000-1"]
-    assert f.lots == [
-        Lot(number=1, title="Microscopes", estimated_value=Decimal("400000")),
-        Lot(number=2, title="Centrifuges and accessories", estimated_value=Decimal("800000")),
-    ]
-    assert f.contact_email == "tenders@health.eastland.example.org"
-
-
-def test_ocr_noisy_notice() -> None:
-    f = extract_offline(NOISY_RFP)
-    assert f.title == "Framework agreement for the provision of hydraulic modelling services"
-    assert f.issuing_authority == "North River Water Authority"
-    assert f.reference == "NRWA/2027/009"
-    assert f.submission_deadline == datetime(2027, 4, 30, 17, 0, tzinfo=CET)
-    assert f.estimated_value == Decimal("2450000.00")
-    assert f.currency == "EUR"
-    assert f.cpv_codes == ["71311300-4", "90713000-8"]
-    assert f.lots == []
-    assert f.contact_email == "tenders@nrwa.example.eu"
-
-
-def test_uk_notice_with_lot_table() -> None:
-    f = extract_offline(UK_ITT)
-    assert f.title == "Supply of School Catering Services"
-    assert f.issuing_authority == "Eastshire County Council"
-    assert f.reference == "ECC/CAT/2027/05"
-    bst = timezone(timedelta(hours=1))  # 9 April is summer time in the UK
-    assert f.submission_deadline == datetime(2027, 4, 9, 12, 0, tzinfo=bst)
-    assert f.estimated_value == Decimal("3500000")
-    assert f.currency == "GBP"
-    assert f.cpv_codes == []
-    assert f.lots == [
-        Lot(number=1, title="Primary schools", estimated_value=Decimal("2000000")),
-        Lot(number=2, title="Secondary schools", estimated_value=Decimal("1500000")),
-    ]
-    assert f.contact_email == "catering.procurement@eastshire.gov.uk"
-
-
-def test_real_ocr_of_a_poor_scan() -> None:
-    f = extract_offline(REAL_OCR_POOR)
-    assert f.title == "Replacement of Street Lighting with LED Luminaires"
-    assert f.issuing_authority == "Municipality of Ravensdorf"
-    assert f.reference == "RAV-VG-27-0087"
-    assert f.submission_deadline == datetime(2027, 6, 30, 11, 0, tzinfo=CEST)
-    assert f.estimated_value == Decimal("2480000.00")
-    assert f.currency == "EUR"
-    # The misread check digit (-3) leaves the stem: the digit is not what the page prints.
-    assert f.cpv_codes == ["45316110", "34993000-4", "50232100-1"]
-    assert f.lots == [
-        Lot(
-            number=1,
-            title="Supply and installation of LED luminaires",
-            estimated_value=Decimal("1980000"),
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(
+            TED_NOTICE,
+            TenderFields(
+                title="Resurfacing and maintenance of municipal roads in the northern and"
+                " southern districts 2027-2029",
+                issuing_authority="Westbridge City Council",
+                reference="WB/2027/0042",
+                submission_deadline=datetime(2027, 3, 15, 12, 0),  # "Local time": naive
+                estimated_value=Decimal("1250000.00"),
+                currency="GBP",
+                cpv_codes=["45233142-6", "45233141-9"],
+                lots=[
+                    Lot(number=1, title="Northern district", estimated_value=Decimal("750000")),
+                    Lot(number=2, title="Southern district", estimated_value=Decimal("500000")),
+                ],
+                contact_email="procurement@westbridge.gov.uk",
+            ),
+            id="ted-notice",
         ),
-        Lot(
-            number=2,
-            title="Maintenance and monitoring for five years",
-            estimated_value=Decimal("500000"),
+        pytest.param(
+            ITT_NOTICE,
+            TenderFields(
+                title="Supply and delivery of laboratory equipment for regional hospitals",
+                issuing_authority="Ministry of Health, Procurement Directorate",
+                reference="MOH-LAB-2027-017",
+                # Not the clarification deadline of 1 March.
+                submission_deadline=datetime(2027, 3, 15, 12, 0, tzinfo=CET),
+                estimated_value=Decimal("1200000"),
+                currency="EUR",
+                cpv_codes=["38000000-5", "33100000-1"],
+                lots=[
+                    Lot(number=1, title="Microscopes", estimated_value=Decimal("400000")),
+                    Lot(
+                        number=2,
+                        title="Centrifuges and accessories",
+                        estimated_value=Decimal("800000"),
+                    ),
+                ],
+                contact_email="tenders@health.eastland.example.org",
+            ),
+            id="free-form-invitation",
         ),
-    ]
-    assert f.contact_email == "vergabe@ravensdorf.example"
+        pytest.param(
+            NOISY_RFP,
+            TenderFields(
+                title="Framework agreement for the provision of hydraulic modelling services",
+                issuing_authority="North River Water Authority",
+                reference="NRWA/2027/009",
+                submission_deadline=datetime(2027, 4, 30, 17, 0, tzinfo=CET),
+                estimated_value=Decimal("2450000.00"),
+                currency="EUR",
+                cpv_codes=["71311300-4", "90713000-8"],
+                lots=[],
+                contact_email="tenders@nrwa.example.eu",
+            ),
+            id="ocr-noisy-notice",
+        ),
+        pytest.param(
+            UK_ITT,
+            TenderFields(
+                title="Supply of School Catering Services",
+                issuing_authority="Eastshire County Council",
+                reference="ECC/CAT/2027/05",
+                # 9 April is summer time in the UK.
+                submission_deadline=datetime(
+                    2027, 4, 9, 12, 0, tzinfo=timezone(timedelta(hours=1))
+                ),
+                estimated_value=Decimal("3500000"),
+                currency="GBP",
+                cpv_codes=[],
+                lots=[
+                    Lot(number=1, title="Primary schools", estimated_value=Decimal("2000000")),
+                    Lot(number=2, title="Secondary schools", estimated_value=Decimal("1500000")),
+                ],
+                contact_email="catering.procurement@eastshire.gov.uk",
+            ),
+            id="uk-notice-with-lot-table",
+        ),
+        pytest.param(
+            REAL_OCR_POOR,
+            TenderFields(
+                title="Replacement of Street Lighting with LED Luminaires",
+                issuing_authority="Municipality of Ravensdorf",
+                reference="RAV-VG-27-0087",
+                submission_deadline=datetime(2027, 6, 30, 11, 0, tzinfo=CEST),
+                estimated_value=Decimal("2480000.00"),
+                currency="EUR",
+                # The misread check digit (-3) leaves the stem: the digit is not what the page
+                # prints.
+                cpv_codes=["45316110", "34993000-4", "50232100-1"],
+                lots=[
+                    Lot(
+                        number=1,
+                        title="Supply and installation of LED luminaires",
+                        estimated_value=Decimal("1980000"),
+                    ),
+                    Lot(
+                        number=2,
+                        title="Maintenance and monitoring for five years",
+                        estimated_value=Decimal("500000"),
+                    ),
+                ],
+                contact_email="vergabe@ravensdorf.example",
+            ),
+            id="real-ocr-of-a-poor-scan",
+        ),
+    ],
+)
+def test_a_whole_notice_gives_every_field(text: str, expected: TenderFields) -> None:
+    got = extract_offline(text)
+    for name in TenderFields.model_fields:
+        assert getattr(got, name) == getattr(expected, name), name
+    # The deadline keeps the offset the notice states, and has none where it states none.
+    assert _offset(got.submission_deadline) == _offset(expected.submission_deadline)
 
 
 def test_unknown_fields_stay_empty() -> None:
@@ -337,7 +368,7 @@ def test_questions_deadline_alone_is_not_the_submission_deadline() -> None:
 def test_deadline_formats(line: str, expected: datetime) -> None:
     got = extract_offline(line).submission_deadline
     assert got == expected
-    assert (got.utcoffset() if got else None) == expected.utcoffset()
+    assert _offset(got) == expected.utcoffset()
 
 
 @pytest.mark.parametrize(
@@ -369,10 +400,16 @@ def test_lot_value_is_not_the_total() -> None:
     assert [lot.estimated_value for lot in f.lots] == [Decimal("40000"), Decimal("25000")]
 
 
-def test_references_with_o_for_zero() -> None:
-    assert extract_offline("Reference: ITT-2O27-OO17").reference == "ITT-2027-0017"
-    assert extract_offline("Tender No. CPB / 2027 / 118").reference == "CPB/2027/118"
-    assert extract_offline("Notice reference: M0H-2027-5").reference == "MOH-2027-5"
+@pytest.mark.parametrize(
+    ("line", "reference"),
+    [
+        ("Reference: ITT-2O27-OO17", "ITT-2027-0017"),
+        ("Tender No. CPB / 2027 / 118", "CPB/2027/118"),
+        ("Notice reference: M0H-2027-5", "MOH-2027-5"),
+    ],
+)
+def test_references_with_o_for_zero(line: str, reference: str) -> None:
+    assert extract_offline(line).reference == reference
 
 
 def test_cpv_codes_dedup_in_order() -> None:
