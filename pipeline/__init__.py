@@ -1,6 +1,14 @@
 """pg-pipeline: durable, typed job pipelines on the Postgres you already run."""
 
 from pipeline import inputs  # the value checks, for plug-ins' own input too
+from pipeline.aio import (
+    aenqueue,
+    aenqueue_many,
+    aenqueue_once,
+    alive_workers,
+    arun_output,
+    arun_progress,
+)
 from pipeline.blobs import (
     BlobNotFound,
     BlobStore,
@@ -72,6 +80,12 @@ __all__ = [
     "UnknownStage",
     "Worker",
     "WorkerSettings",
+    "aenqueue",
+    "aenqueue_many",
+    "aenqueue_once",
+    "alive_workers",
+    "arun_output",
+    "arun_progress",
     "blob_store_from_env",
     "connect",
     "data_dir",

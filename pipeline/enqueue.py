@@ -9,6 +9,7 @@ from typing import Any, NamedTuple
 import psycopg
 
 from pipeline.errors import InvalidPayload
+from pipeline.plans import Plan, Statement, Steps, execute, sync_api
 from pipeline.queries import Q
 from pipeline.stage import REGISTRY, Registry
 from pipeline.validation import (
@@ -80,8 +81,7 @@ def job_row(request: JobRequest, registry: Registry) -> dict[str, Any]:
     }
 
 
-def enqueue(
-    conn: psycopg.Connection[Any],
+def enqueue_plan(
     type: str,
     payload: Any,
     *,
@@ -93,7 +93,7 @@ def enqueue(
     parent_id: int | None = None,
     root_id: int | None = None,
     registry: Registry | None = None,
-) -> int:
+) -> Plan[int]:
     """Insert one job on `conn` (inside its open transaction, if any) and return its id.
 
     The payload is validated first: an unknown stage, a bad payload or one over the payload
@@ -103,11 +103,10 @@ def enqueue(
     request = JobRequest(
         type, payload, tenant_id, priority, run_after, dedup_key, max_attempts, parent_id, root_id
     )
-    return insert_row(conn, job_row(request, registry or REGISTRY))[0]
+    return Plan(insert_row_steps(job_row(request, registry or REGISTRY))).then(_first)
 
 
-def enqueue_once(
-    conn: psycopg.Connection[Any],
+def enqueue_once_plan(
     type: str,
     payload: Any,
     *,
@@ -115,34 +114,48 @@ def enqueue_once(
     tenant_id: str | int | None = None,
     priority: int | None = None,
     registry: Registry | None = None,
-) -> tuple[int, bool]:
+) -> Plan[tuple[int, bool]]:
     """Like enqueue with a dedup key, and says whether the job is new (True) or was there."""
     request = JobRequest(type, payload, tenant_id, priority, dedup_key=dedup_key)
-    return insert_row(conn, job_row(request, registry or REGISTRY))
+    return Plan(insert_row_steps(job_row(request, registry or REGISTRY)))
 
 
-def insert_row(conn: psycopg.Connection[Any], row: dict[str, Any]) -> tuple[int, bool]:
-    """Insert one row from job_row: (id, True), or (the holder's id, False) on a dedup key."""
-    found = conn.execute(Q["enqueue"], row).fetchone()
-    if found is not None:
-        return int(found[0]), True
-    existing = conn.execute(Q["find_by_dedup_key"], row).fetchone()
-    if existing is None:  # the holder of the key was deleted between the two statements
-        raise RuntimeError(f"dedup key {row['dedup_key']!r} vanished while enqueueing")
-    return int(existing[0]), False
-
-
-def enqueue_many(
-    conn: psycopg.Connection[Any],
+def enqueue_many_plan(
     requests: Iterable[JobRequest],
     *,
     registry: Registry | None = None,
-) -> list[int]:
+) -> Plan[list[int]]:
     """Insert many jobs in one statement; returns the ids inserted (dedup conflicts are skipped).
 
     Every payload is validated before anything is sent, so one bad job inserts none.
     """
-    return insert_rows(conn, [job_row(r, registry or REGISTRY) for r in requests])
+    return insert_rows_plan([job_row(r, registry or REGISTRY) for r in requests])
+
+
+# The public functions: `enqueue(conn, ...)` runs enqueue_plan(...) on what `conn` holds;
+# pipeline.aio makes the async ones from the same plans.
+enqueue = sync_api(enqueue_plan)
+enqueue_once = sync_api(enqueue_once_plan)
+enqueue_many = sync_api(enqueue_many_plan)
+
+
+def _first(found: tuple[int, bool]) -> int:
+    return found[0]
+
+
+def insert_row(conn: psycopg.Connection[Any], row: dict[str, Any]) -> tuple[int, bool]:
+    """Insert one row from job_row: (id, True), or (the holder's id, False) on a dedup key."""
+    return execute(conn, Plan(insert_row_steps(row)))
+
+
+def insert_row_steps(row: dict[str, Any]) -> Steps[tuple[int, bool]]:
+    found = yield Statement(Q["enqueue"], row)
+    if found:
+        return int(found[0][0]), True
+    existing = yield Statement(Q["find_by_dedup_key"], row)
+    if not existing:  # the holder of the key was deleted between the two statements
+        raise RuntimeError(f"dedup key {row['dedup_key']!r} vanished while enqueueing")
+    return int(existing[0][0]), False
 
 
 #: Payload characters per statement: the JSON array the payloads travel in is one jsonb value,
@@ -152,13 +165,20 @@ _STATEMENT_PAYLOAD_CHARS = 64 * 1024 * 1024
 
 def insert_rows(conn: psycopg.Connection[Any], rows: Sequence[dict[str, Any]]) -> list[int]:
     """Insert rows from job_row, in one statement unless huge; returns the ids inserted."""
-    if not rows:
-        return []
-    chunks = list(_chunks(rows))
-    if len(chunks) == 1:
-        return _insert_chunk(conn, rows)
-    with conn.transaction():  # all or nothing, on an autocommit connection too
-        return [job_id for chunk in chunks for job_id in _insert_chunk(conn, chunk)]
+    return execute(conn, insert_rows_plan(rows))
+
+
+def insert_rows_plan(rows: Sequence[dict[str, Any]]) -> Plan[list[int]]:
+    chunks = list(_chunks(rows)) if rows else []
+    # Several statements: all or nothing, on an autocommit connection too.
+    return Plan(_insert_chunks(chunks), atomic=len(chunks) > 1)
+
+
+def _insert_chunks(chunks: list[Sequence[dict[str, Any]]]) -> Steps[list[int]]:
+    ids: list[int] = []
+    for chunk in chunks:
+        ids += [int(r[0]) for r in (yield _chunk_statement(chunk))]
+    return ids
 
 
 def _chunks(rows: Sequence[dict[str, Any]]) -> Iterator[Sequence[dict[str, Any]]]:
@@ -186,7 +206,7 @@ _COLUMNS = (
 )
 
 
-def _insert_chunk(conn: psycopg.Connection[Any], rows: Sequence[dict[str, Any]]) -> list[int]:
+def _chunk_statement(rows: Sequence[dict[str, Any]]) -> Statement:
     params: dict[str, Any] = {
         # Each payload is JSON text already (job_row), so the array is a join away.
         "payloads": "[" + ",".join([r["payload"] for r in rows]) + "]",
@@ -202,4 +222,4 @@ def _insert_chunk(conn: psycopg.Connection[Any], rows: Sequence[dict[str, Any]])
             params[key], params[each] = None, values
     keyed = params["dedup_key"] is not None or params["dedup_keys"] is not None
     query = Q["enqueue_many"] if keyed else Q["enqueue_many_keyless"]
-    return [int(r[0]) for r in conn.execute(query, params).fetchall()]
+    return Statement(query, params)

@@ -7,6 +7,7 @@ from typing import Any
 
 import psycopg
 
+from pipeline.plans import Plan, Rows, Statement, one, sync_api
 from pipeline.queries import Q
 
 TERMINAL = frozenset({"done", "failed", "cancelled"})
@@ -31,10 +32,14 @@ class StageProgress:
         return self.counts.get("failed", 0) + self.counts.get("cancelled", 0)
 
 
-def run_progress(conn: psycopg.Connection[Any], root_id: int) -> list[StageProgress]:
+def run_progress_plan(root_id: int) -> Plan[list[StageProgress]]:
     """Stages of the run in the order they first appeared, with job counts by status."""
+    return Plan(one(Statement(Q["run_progress"], {"root_id": root_id}))).then(_progress)
+
+
+def _progress(rows: Rows) -> list[StageProgress]:
     stages: dict[str, StageProgress] = {}
-    for stage, status, jobs, error in conn.execute(Q["run_progress"], {"root_id": root_id}):
+    for stage, status, jobs, error in rows:
         progress = stages.setdefault(stage, StageProgress(stage))
         progress.counts[status] = int(jobs)
         if error and progress.error is None:
@@ -48,14 +53,14 @@ def job_output(conn: psycopg.Connection[Any], job_id: int) -> Any | None:
     return None if row is None else row[0]
 
 
-def run_output(
-    conn: psycopg.Connection[Any], root_id: int, stage: str, part: int | None = None
-) -> Any | None:
+def run_output_plan(root_id: int, stage: str, part: int | None = None) -> Plan[Any | None]:
     """The run's output of `stage` (and `part`, for a stage with parts), as JSON, or None."""
-    row = conn.execute(
-        Q["run_output"], {"root_id": root_id, "stage": stage, "part": part}
-    ).fetchone()
-    return None if row is None else row[0]
+    params = {"root_id": root_id, "stage": stage, "part": part}
+    return Plan(one(Statement(Q["run_output"], params))).then(_first_value)
+
+
+def _first_value(rows: Rows) -> Any | None:
+    return rows[0][0] if rows else None
 
 
 def run_outputs(
@@ -65,7 +70,18 @@ def run_outputs(
     return [(row[0], row[1]) for row in rows]
 
 
-def live_workers(conn: psycopg.Connection[Any], stage: str, *, alive_s: float = 180) -> int:
+def live_workers_plan(stage: str, *, alive_s: float = 180) -> Plan[int]:
     """Workers serving `stage` whose heartbeat is recent."""
-    row = conn.execute(Q["live_workers_for_stage"], {"stage": stage, "alive_s": alive_s}).fetchone()
-    return int(row[0]) if row else 0
+    params = {"stage": stage, "alive_s": alive_s}
+    return Plan(one(Statement(Q["live_workers_for_stage"], params))).then(_count)
+
+
+def _count(rows: Rows) -> int:
+    return int(rows[0][0]) if rows else 0
+
+
+# The public readers: `run_progress(conn, root_id)` runs run_progress_plan(root_id) on what
+# `conn` holds; pipeline.aio makes the async ones from the same plans.
+run_progress = sync_api(run_progress_plan)
+run_output = sync_api(run_output_plan)
+live_workers = sync_api(live_workers_plan)
