@@ -32,6 +32,7 @@ from pipeline.errors import (
     PermanentError,
     PipelineError,
     RetryableError,
+    SchemaMissing,
     UnknownStage,
 )
 from pipeline.migrate import migrate
@@ -75,6 +76,7 @@ __all__ = [
     "RetryableError",
     "Schedule",
     "ScheduleRegistry",
+    "SchemaMissing",
     "StageProgress",
     "StageSpec",
     "UnknownStage",

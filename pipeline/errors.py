@@ -39,3 +39,8 @@ class RetryableError(Exception):
 
 class LeaseLost(Exception):
     """The worker no longer owns the job: its attempt was reclaimed, cancelled or timed out."""
+
+
+class SchemaMissing(PipelineError):
+    """The database lacks pg-pipeline's tables or functions (never migrated, or behind the
+    package): the message names what is missing and how to migrate, without the SQL."""

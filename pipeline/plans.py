@@ -27,6 +27,7 @@ from psycopg.types.json import JsonbLoader, JsonLoader
 
 from pipeline.connections import AsyncConnectable, Connectable, async_connection, sync_connection
 from pipeline.db import PoolerAwareCursor
+from pipeline.errors import SchemaMissing
 
 T = TypeVar("T")
 U = TypeVar("U")
@@ -138,7 +139,10 @@ def sync_api(planner: Callable[P, Plan[T]]) -> Callable[Concatenate[Connectable,
     @functools.wraps(planner)
     def call(conn: Connectable, /, *args: P.args, **kwargs: P.kwargs) -> T:
         plan = planner(*args, **kwargs)  # the arguments are checked before anything connects
-        return execute(sync_connection(conn, api=name), plan)
+        try:
+            return execute(sync_connection(conn, api=name), plan)
+        except _UNDEFINED as exc:
+            raise _schema_missing(exc) from None
 
     _name(call, planner, name, "Connectable")
     return call
@@ -153,10 +157,31 @@ def async_api(
     @functools.wraps(planner)
     async def call(conn: AsyncConnectable, /, *args: P.args, **kwargs: P.kwargs) -> T:
         plan = planner(*args, **kwargs)
-        return await aexecute(await async_connection(conn, api=name), plan)
+        try:
+            return await aexecute(await async_connection(conn, api=name), plan)
+        except _UNDEFINED as exc:
+            raise _schema_missing(exc) from None
 
     _name(call, planner, name, "AsyncConnectable")
     return call
+
+
+#: What a database without pg-pipeline's schema (or with an older one) answers our statements.
+_UNDEFINED = (
+    psycopg.errors.UndefinedTable,
+    psycopg.errors.UndefinedFunction,
+    psycopg.errors.InvalidSchemaName,
+)
+
+
+def _schema_missing(exc: psycopg.Error) -> SchemaMissing:
+    # psycopg's own message quotes the statement ("LINE 2: INSERT INTO pipeline.jobs ..."),
+    # which tells an application's developer nothing they can act on; this says what to run.
+    return SchemaMissing(
+        f"this database lacks pg-pipeline's schema or is behind it ({exc.diag.message_primary}):"
+        " run `pipeline migrate`, or in Django `manage.py migrate` with"
+        " pipeline.contrib.django installed"
+    )
 
 
 def _name(call: Callable[..., Any], planner: Callable[..., Any], name: str, conn: str) -> None:

@@ -110,3 +110,17 @@ def test_the_async_api_on_a_django_connection_says_to_use_the_sync_one(conn: Con
         asyncio.run(aenqueue(connection, "noop", {"n": 1}))  # type: ignore[arg-type]
     assert "Django's connections are not async" in str(refused.value)
     assert "use pipeline.enqueue(...)" in str(refused.value)
+
+
+def test_the_queues_connection_is_the_one_of_the_alias_the_setting_names(conn: Conn) -> None:
+    from django.test import override_settings
+
+    from pipeline.contrib.django import connection as queue_connection
+
+    assert queue_connection() is connections["default"]
+    with transaction.atomic():
+        job_id = enqueue(queue_connection(), "noop", {"n": 1})
+    assert job_ids(conn) == [job_id]
+    with override_settings(PG_PIPELINE_DATABASE=["default"]), pytest.raises(TypeError) as bad:
+        queue_connection()
+    assert "PG_PIPELINE_DATABASE must be a database alias" in str(bad.value)
