@@ -41,10 +41,14 @@ MAX_LABEL_WORDS = 12
 MAX_LEADING_WORDS = 2
 
 
+_UNMARKED = str.maketrans({"ß": "ss", "œ": "oe", "æ": "ae", "ł": "l", "đ": "d", "ø": "o"})
+
+
 @lru_cache(maxsize=65536)
 def fold(text: str) -> str:
     """Lower case without accents: "Schätzwert" -> "schatzwert", "Dépôt" -> "depot"."""
-    text = text.lower().replace("ß", "ss").replace("œ", "oe")
+    # Letters that carry no combining mark to drop: "składania" -> "skladania", "søknad".
+    text = text.lower().translate(_UNMARKED)
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
@@ -147,6 +151,7 @@ def label_is_ambiguous(label: str) -> bool:
 #: title.
 _NAMING_WORDS = frozenset(
     {"name", "namen", "bezeichnung", "benennung", "nom", "designation"}
+    | {"nombre", "denominacion", "denominazione", "nome", "designacao", "naam", "nazwa"}
     | {"наименование", "наименования", "назва", "наименування", "наименованието"}
 )
 

@@ -64,11 +64,12 @@ _MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")"
 
 
 _DATE_PATTERNS = [
-    # 15 March 2027, 15th of March 2027, the 15th day of March 2027, 15-Mar-2027
+    # 15 March 2027, 15th of March 2027, the 15th day of March 2027, 15-Mar-2027, 15 de marzo
+    # de 2027
     re.compile(
-        r"\b(?P<day>\d{1,2})(?:st|nd|rd|th)?[\s./-]*(?:day\s+)?(?:of\s+)?"
+        r"\b(?P<day>\d{1,2})(?:st|nd|rd|th)?[\s./-]*(?:day\s+)?(?:of\s+|de\s+)?"
         + _MONTH
-        + r"\b\.?[\s,./-]*(?P<year>\d{4})\b",
+        + r"\b\.?[\s,./-]*(?:de\s+)?(?P<year>\d{4})\b",
         re.I,
     ),
     # March 15, 2027

@@ -48,6 +48,9 @@ def test_words_are_folded_without_accents_and_split_at_marks() -> None:
     assert words("Maître d'ouvrage") == ["maitre", "d", "ouvrage"]
     assert words("E-Mail-Adresse:") == ["e", "mail", "adresse"]
     assert words("Straße") == ["strasse"]
+    # Letters without a mark to drop, and other scripts' words.
+    assert words("Termin składania ofert") == ["termin", "skladania", "ofert"]
+    assert words("Срок подачи заявок") == ["срок", "подачи", "заявок"]
 
 
 # --- which field a label names ---------------------------------------------------------------

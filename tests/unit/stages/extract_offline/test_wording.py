@@ -4,8 +4,10 @@ page furniture and distractors (the rules behind the corpus' "varied" split)."""
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
@@ -347,3 +349,46 @@ def test_a_name_in_capitals_beside_its_label_does_not_take_the_line_below() -> N
 )
 def test_the_next_label_after_a_buyers_name_ends_the_name(line: str, name: str) -> None:
     assert extract_offline(line).issuing_authority == name
+
+
+# --- Spanish, Italian, Dutch, Polish and Portuguese labels -----------------------------------
+
+# Notices of our own writing, one per language: their lines and the fields they state.
+_MORE_LANGUAGES = json.loads(
+    (Path(__file__).parent / "notices_in_more_languages.json").read_text(encoding="utf-8")
+)
+
+
+@pytest.mark.parametrize("language", sorted(_MORE_LANGUAGES))
+def test_a_notice_in_more_languages_is_read_by_its_label_roots(language: str) -> None:
+    case = _MORE_LANGUAGES[language]
+    got = extract_offline("\n".join(case["text"]))
+    assert got.title == case["title"]
+    assert got.issuing_authority == case["issuing_authority"]
+    assert got.reference == case["reference"]
+    assert got.submission_deadline == datetime.fromisoformat(case["submission_deadline"])
+    assert got.estimated_value == Decimal(case["estimated_value"])
+
+
+@pytest.mark.parametrize(
+    ("line", "field"),
+    [
+        # The winner, a security, an amount with VAT or gross, a turnover, safety costs.
+        ("Adjudicatario: Limpiezas Martínez Hermanos S.L.", "issuing_authority"),
+        ("Garantía provisional: 9.600,00 euros", "estimated_value"),
+        ("Presupuesto base de licitación (IVA incluido): 580.800,00 euros", "estimated_value"),
+        ("Cauzione provvisoria: € 25.000,00", "estimated_value"),
+        ("Importo oneri per la sicurezza: € 15.000,00", "estimated_value"),
+        ("Voorwaarden: minimaal EUR 500.000 omzet", "estimated_value"),
+        ("Wartość zamówienia brutto: 2 952 000,00 PLN", "estimated_value"),
+        # Openings, validity, publication, clarifications.
+        ("Fecha de apertura de ofertas: 20/03/2024 10:00", "submission_deadline"),
+        ("Termin związania ofertą: 09.07.2024", "submission_deadline"),
+        ("Data di pubblicazione del bando: 01/03/2024", "submission_deadline"),
+        ("Richiesta chiarimenti entro: 01/04/2024 ore 12:00", "submission_deadline"),
+        # The buyer's name is no title.
+        ("Nazwa zamawiającego: Gmina Zielony Bór", "title"),
+    ],
+)
+def test_labels_of_other_things_in_more_languages_give_no_value(line: str, field: str) -> None:
+    assert getattr(extract_offline(line), field) is None
