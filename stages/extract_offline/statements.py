@@ -34,11 +34,21 @@ _INVITED_BY = re.compile(
     r"\b(?:are|is)\s+(?:hereby\s+)?invited\s+by)\s+" + _NAME
 )
 _ON_BEHALF = re.compile(r"(?i:\bon\s+behalf\s+of)\s+" + _NAME)
+# "The Ministry of Health invites sealed bids", "This RFQ is issued by the Port Authority".
+_INVITES = re.compile(
+    _NAME + r"\s+(?i:(?:hereby\s+)?invites\s+(?:sealed\s+|online\s+|electronic\s+|e-)?"
+    r"(?:tenders|bids|quotations|proposals|offers|applications))\b"
+)
+_ISSUED_BY = re.compile(r"(?i:\b(?:is|are|was|were|being)\s+issued\s+by)\s+" + _NAME)
 # "between BANK OF INDIA (client) and", "the Port Authority (hereinafter called the Employer)".
 _PARTY = re.compile(
     _NAME + r"\s*\((?i:(?:hereinafter\s+(?:called|referred\s+to\s+as)\s+)?(?:the\s+)?"
     r"[\"'\u201c\u2018]?(?:client|employer|purchaser|buyer|owner|contracting\s+authority)"
     r"[\"'\u201d\u2019]?)\)"
+    # ... or without brackets: 'the Port Authority, hereinafter referred to as the "Employer"'.
+    r"|" + _NAME.replace("?P<name>", "?P<name2>") + r",?\s+(?i:hereinafter\s+(?:called|referred"
+    r"\s+to\s+as|known\s+as)\s+(?:the\s+)?[\"'\u201c\u2018]?(?:client|employer|purchaser|"
+    r"buyer|owner|authority|contracting\s+authority|procuring\s+entity))\b"
 )
 # '"BOI" shall mean Bank of India': a short name defined as the body's.
 _DEFINED = re.compile(
@@ -73,11 +83,23 @@ _NOT_A_PURCHASE = re.compile(
 _TENDERS = re.compile(r"\b(?:tenders?|bids?|quotations?|proposals?|offers?)\b", re.I)
 
 
+#: The kinds of statement that name the buyer, and their patterns ("invited" and "invites"
+#: are one kind: an invitation).
+_STATEMENTS = (
+    ("invitation", _INVITED_BY),
+    ("invitation", _INVITES),
+    ("issued", _ISSUED_BY),
+    ("behalf", _ON_BEHALF),
+    ("party", _PARTY),
+)
+
+
 def _on_its_line(m: re.Match[str], end: int) -> str:
     """The name as far as it is printed on the statement's line, unless the line breaks
     inside it after a small word ("on behalf of the Ministry of" / "Health")."""
-    name = m.group("name")
-    inside = max(end - m.start("name"), 0)
+    group = "name" if m.group("name") is not None else "name2"
+    name = m.group(group)
+    inside = max(end - m.start(group), 0)
     if inside >= len(name) or re.search(r"\b(?:" + _JOINERS + r")\s*$", name[:inside], re.I):
         return name
     return name[:inside]
@@ -118,7 +140,7 @@ def buyer_from_statements(lines: Sequence[str]) -> _Result[str]:
         # A sentence wraps: read each line with the next one.
         window = f"{line} {next((ln for ln in text_lines[i + 1 : i + 3] if ln), '')}"
         found: list[tuple[str, str]] = []
-        for kind, pattern in (("invited", _INVITED_BY), ("behalf", _ON_BEHALF), ("party", _PARTY)):
+        for kind, pattern in _STATEMENTS:
             for m in pattern.finditer(window):
                 if m.start() < len(line):  # the statement opens on this line
                     found.append((kind, _on_its_line(m, len(line))))

@@ -27,7 +27,21 @@ def test_the_buyer_is_the_body_statements_of_different_kinds_agree_on() -> None:
     name, ev = buyer_from_statements(_DOSSIER.splitlines())
     assert name is not None and ev is not None
     assert name.casefold() == "port authority of westhaven"
-    assert ev.confidence >= 0.6 and "invited" in ev.rule and "defined" in ev.rule
+    assert ev.confidence >= 0.6 and "invitation" in ev.rule and "defined" in ev.rule
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The Eastmoor Water Board invites sealed bids for the supply of water meters.\n"
+        "This Request for Quotation is issued by the Eastmoor Water Board.",
+        "This contract is made between the Eastmoor Water Board, hereinafter referred to as the"
+        ' "Employer", and the Contractor.\nFor and on behalf of the Eastmoor Water Board',
+    ],
+)
+def test_an_invitation_an_issuer_or_a_defined_party_are_statements_too(text: str) -> None:
+    name, _ev = buyer_from_statements(text.splitlines())
+    assert name is not None and name.casefold() == "eastmoor water board"
 
 
 @pytest.mark.parametrize(
