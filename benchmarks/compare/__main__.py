@@ -32,7 +32,7 @@ from benchmarks.compare.pgpipeline_side import PgPipelineSide
 from benchmarks.compare.pgqueuer_side import PgQueuerSide
 from benchmarks.compare.procrastinate_side import ProcrastinateSide
 from benchmarks.compare.results import Results
-from benchmarks.compare.runner import FULL, QUICK, Runner, Sizes, say
+from benchmarks.compare.runner import FULL, QUICK, Runner, Sizes, add_quiet_pct, say
 from benchmarks.compare.sides import Side
 
 FIGURES = ("drain", "enqueue", "wake", "flatness", "fairness", "pgbench")
@@ -48,12 +48,7 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--only", default=",".join(FIGURES), help="figures, comma-separated")
     parser.add_argument("--libs", default=",".join(LIBS), help="libraries, comma-separated")
     parser.add_argument("--drain-jobs", type=int, help="jobs per drain (default 20,000)")
-    parser.add_argument(
-        "--quiet-pct",
-        type=float,
-        default=25,
-        help="before each measurement, wait up to 30 s for other load below this %% of all cores",
-    )
+    add_quiet_pct(parser)
     parser.add_argument("--out", type=Path, help="also write the markdown report here")
     args = parser.parse_args()
     for flag, known in (("only", FIGURES), ("libs", LIBS)):

@@ -35,13 +35,19 @@ def _children() -> dict[int, list[int]]:
     return tree
 
 
-def tree_ticks(root: int, *, exclude: frozenset[int] = frozenset()) -> int:
+def tree_ticks(
+    root: int,
+    *,
+    exclude: frozenset[int] = frozenset(),
+    tree: dict[int, list[int]] | None = None,
+) -> int:
     """CPU ticks of `root` and its live descendants, with the children they have reaped.
 
     A child that exits between two readings moves from the live sum into its parent's
-    cutime/cstime, so the difference of two readings is the tree's CPU in between.
+    cutime/cstime, so the difference of two readings is the tree's CPU in between. `tree`:
+    the process tree (_children()) when the caller reads several roots at one moment.
     """
-    tree = _children()
+    tree = _children() if tree is None else tree
     total = 0
     stack = [root]
     while stack:
@@ -117,13 +123,19 @@ class Meter:
         self.exclude = exclude_backends
 
     def read(self) -> Reading:
+        # One pass over /proc for every tree: a pass takes tens of milliseconds on a busy
+        # machine, and one per worker made a reading of 16 workers last half a second, most
+        # of a drain, so that their CPU was read after they had spent it.
+        tree = _children()
         busy, total = machine_busy_ticks()
-        workers = sum(tree_ticks(pid) for pid in self.worker_pids)
-        postgres = tree_ticks(self.postmaster, exclude=self.exclude) if self.postmaster else 0
+        workers = sum(tree_ticks(pid, tree=tree) for pid in self.worker_pids)
+        postgres = (
+            tree_ticks(self.postmaster, exclude=self.exclude, tree=tree) if self.postmaster else 0
+        )
         excluded = sum(pid_ticks(pid) for pid in self.exclude)
         # Ours: this process's whole tree (workers and child scripts included), Postgres and the
         # polling backend; the postmaster is not our descendant (pg_ctl daemonizes it).
-        ours = tree_ticks(os.getpid()) + postgres + excluded
+        ours = tree_ticks(os.getpid(), tree=tree) + postgres + excluded
         return Reading(time.monotonic(), busy, total, ours, workers, postgres, loadavg())
 
     @staticmethod
@@ -145,12 +157,17 @@ def wait_idle(
 ) -> None:
     """Wait until the processes' trees have been (nearly) idle for `quiet_s`: imports, connects
     and schema checks done, waiting on LISTEN or a poll timer. At least `least_s` seconds."""
+
+    def ticks() -> int:
+        tree = _children()
+        return sum(tree_ticks(pid, tree=tree) for pid in pids)
+
     start = time.monotonic()
-    last = sum(tree_ticks(pid) for pid in pids)
+    last = ticks()
     quiet_since = time.monotonic()
     while time.monotonic() - start < most_s:
         time.sleep(0.1)
-        now = sum(tree_ticks(pid) for pid in pids)
+        now = ticks()
         if now - last > 1:  # more than one tick per 100 ms: still busy
             quiet_since = time.monotonic()
         last = now

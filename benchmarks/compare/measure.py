@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import subprocess
 import time
+from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import psycopg
 
@@ -66,20 +68,42 @@ def check_alive(procs: list[subprocess.Popen[bytes]]) -> None:
         raise RuntimeError(f"workers exited with {dead} (see the worker log)")
 
 
+class Watch(Protocol):
+    """Something that watches the database during a drain on a connection of its own."""
+
+    pid: int  # its backend, whose CPU is not the drain's
+
+    def __enter__(self) -> Watch: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+
 def drain(
-    server: Server, side: Side, config: WorkerConfig, n: int, template: str | None = None
+    server: Server,
+    side: Side,
+    config: WorkerConfig,
+    n: int,
+    template: str | None = None,
+    *,
+    idle_most_s: float = 60,
+    watch: Callable[[str], Watch] | None = None,
 ) -> Drain:
-    """Workers first, on an empty queue, until idle; then `n` jobs in one insert; the clock
-    runs from its commit to the moment no job is left (wall clock, polled)."""
+    """Workers first, on an empty queue, until idle (given `idle_most_s`); then `n` jobs in one
+    insert; the clock runs from its commit to the moment no job is left (wall clock, polled).
+    `watch(url)`, if given, is entered once the workers are idle and left when it is over."""
     with server.database(side.prefix, template or side.template) as url:
         procs = side.start_workers(url, config)
         try:
-            wait_idle([p.pid for p in procs])
+            wait_idle([p.pid for p in procs], most_s=idle_most_s)
             check_alive(procs)
-            with psycopg.connect(url, autocommit=True) as conn:
+            with (
+                psycopg.connect(url, autocommit=True) as conn,
+                watch(url) if watch else nullcontext() as watcher,
+            ):
                 poller = int(scalar(conn, "SELECT pg_backend_pid()"))
                 succeeded = int(scalar(conn, side.succeeded_sql))
-                meter = Meter([p.pid for p in procs], server.postmaster, frozenset({poller}))
+                ours = {poller} if watcher is None else {poller, watcher.pid}
+                meter = Meter([p.pid for p in procs], server.postmaster, frozenset(ours))
                 readings: list[Reading] = []
                 committed = side.enqueue_drain(url, n, lambda: readings.append(meter.read()))
                 finished = wait_drained(conn, side.remaining_sql, n, committed, procs)
@@ -113,15 +137,23 @@ def enqueue(server: Server, side: Side, n: int, per_call: int | None) -> Timed:
 
 
 def wake(
-    server: Server, side: Side, config: WorkerConfig, samples: int, interval: float, scratch: Path
+    server: Server,
+    side: Side,
+    config: WorkerConfig,
+    samples: int,
+    interval: float,
+    scratch: Path,
+    *,
+    idle_most_s: float = 60,
 ) -> tuple[list[float], Usage]:
-    """Latencies (ms) from the enqueue call to the stage's first line, one idle worker."""
+    """Latencies (ms) from the enqueue call to the stage's first line, into the idle workers
+    (given `idle_most_s` to become idle)."""
     latency_file = scratch / f"{side.prefix}-latency.txt"
     latency_file.unlink(missing_ok=True)
     with server.database(side.prefix, side.template) as url:
         procs = side.start_workers(url, config, latency_file)
         try:
-            wait_idle([p.pid for p in procs])
+            wait_idle([p.pid for p in procs], most_s=idle_most_s)
             check_alive(procs)
             meter = Meter([p.pid for p in procs], server.postmaster)
             before = meter.read()

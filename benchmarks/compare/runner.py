@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,6 +15,16 @@ from benchmarks.compare.cpu import Meter, wait_quiet
 from benchmarks.compare.measure import Drain
 from benchmarks.compare.results import Results
 from benchmarks.compare.sides import NotApplicable, Side, WorkerConfig
+
+
+def add_quiet_pct(parser: argparse.ArgumentParser) -> None:
+    """--quiet-pct: how quiet the shared machine should be before each measurement."""
+    parser.add_argument(
+        "--quiet-pct",
+        type=float,
+        default=25,
+        help="before each measurement, wait up to 30 s for other load below this %% of all cores",
+    )
 
 
 def say(message: str) -> None:
