@@ -367,7 +367,15 @@ _AUTHORITY_WORDS = re.compile(
     r"district|borough|service|directorate|administration|town\s+of|village\s+of|"
     r"stadt|gemeinde|landkreis|commune|d[ée]partement|m[ée]tropole|syndicat|"
     r"communaut[ée]|conseil|mairie|ville\s+de|centre\s+hospitalier|minist[eè]re|ministerium|"
-    r"landratsamt|kreis|verband|housing\s+association|college|police|fire\s+and\s+rescue)\b",
+    r"landratsamt|kreis|verband|housing\s+association|college|police|fire\s+and\s+rescue"
+    # Spanish, Italian, Dutch, Polish, Portuguese bodies.
+    r"|ayuntamiento|diputaci[óo]n|consejer[íi]a|ministerio|universidad|comune|provincia|regione"
+    r"|ministero|azienda\s+sanitaria|universit[àa]|gemeente|provincie|ministerie|waterschap"
+    r"|universiteit|gmina|powiat|wojew[óo]dztwo|urz[ąa]d|ministerstwo|uniwersytet|munic[íi]pio"
+    r"|c[âa]mara\s+municipal|minist[ée]rio|universidade"
+    # Cyrillic: ministries, administrations, akimats, committees, universities, hospitals.
+    r"|министерств[оа]|міністерств[оа]|администраци[яи]|адміністраці[яї]|акимат|комитет"
+    r"|университет|університет|больниц[аы]|лікарн[яі]|община)\b",
     re.I,
 )
 

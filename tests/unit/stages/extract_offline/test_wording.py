@@ -251,6 +251,10 @@ def test_a_close_date_and_time() -> None:
         "COMMUNAUTÉ D'AGGLOMÉRATION DU PAYS DE MORLAIX",
         "Northbridge Housing Association",
         "Landratsamt Oberwald",
+        "Ayuntamiento de Villanueva del Río",
+        "Gemeente Waterveld",
+        "Urząd Miasta Zielony Bór",
+        "Администрация города Северск",
     ],
 )
 def test_a_letterhead_naming_a_public_body_of_more_kinds(letterhead: str) -> None:
