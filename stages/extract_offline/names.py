@@ -378,9 +378,10 @@ _NAME_TITLE_JOIN = re.compile(r"\s+[-\u2013\u2014|]\s+|\s*\|\s*")
 def split_buyer_from_title(title: str, authority: str | None) -> tuple[str, str] | None:
     """A title printed as "Buyer - Title" (or "Title - Buyer"), split: (title, buyer).
 
-    The part taken for the buyer must be the authority read elsewhere, or, when none was, name
-    a public body in words no title uses for what it buys while the other part does name a
-    purchase; a title with a dash of its own ("Roads - Lot 2") is left whole.
+    The part taken for the buyer must be the authority read elsewhere, or name a public body in
+    words no title uses for what it buys while the other part does name a purchase; a title
+    with a dash of its own ("Roads - Lot 2") is left whole. The caller takes the buyer's part
+    for the authority only where none was read.
     """
     joins = list(_NAME_TITLE_JOIN.finditer(title))
     if not joins:
@@ -393,10 +394,8 @@ def split_buyer_from_title(title: str, authority: str | None) -> tuple[str, str]
         buyer, rest = buyer.strip(), _clean_text_value(rest) or ""
         if len(rest.split()) < 2:
             continue
-        if authority is not None:
-            if _same_body(buyer, authority):
-                return rest, buyer
-            continue
+        if authority is not None and _same_body(buyer, authority):
+            return rest, buyer
         if (
             _AUTHORITY_WORDS.search(buyer)
             and not says_what_is_bought(buyer)
@@ -404,6 +403,8 @@ def split_buyer_from_title(title: str, authority: str | None) -> tuple[str, str]
             and len(buyer.split()) <= 8
             and not re.search(r"\d", buyer)
         ):
+            # A body's name that is not the authority read elsewhere (a department, a short
+            # form of it): the title is the rest all the same.
             return rest, buyer
     return None
 

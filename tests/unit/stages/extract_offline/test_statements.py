@@ -104,6 +104,12 @@ def test_a_dossier_without_labels_gets_its_buyer_and_title_from_its_sentences() 
             ("School transport services", "Westshire County Council"),
         ),
         (
+            # Not the authority's name as read elsewhere, but a body's all the same.
+            "Northgate Council - Delivery of a Waste Transfer Station",
+            "London Borough of Northgate",
+            ("Delivery of a Waste Transfer Station", "Northgate Council"),
+        ),
+        (
             "Westshire County Council \u2013 Supply of road salt",
             None,
             ("Supply of road salt", "Westshire County Council"),
