@@ -56,11 +56,13 @@ _DEFINED = re.compile(
     r"(?i:shall\s+mean|means|refers\s+to)\s+" + _NAME
 )
 
-# The words a statement uses for a party that is not the buyer: whoever answers the tender.
+# The words a statement uses for a party that is not the buyer: whoever answers the tender,
+# or acts for one ("M/s", an agent, an architect's firm). Not "Agency" or "Engineers": public
+# bodies are called so ("Environment Agency", "Corps of Engineers").
 _ROLE = re.compile(
     r"\b(?:tenderers?|bidders?|contractors?|suppliers?|consultants?|compan(?:y|ies)|firms?|"
     r"applicants?|vendors?|offerors?|proposers?|undersigned|service\s+providers?|"
-    r"agency|agents?|architects?|engineers?|M/s)\b",
+    r"agents?|architects?|M/s)\b",
     re.I,
 )
 
