@@ -77,3 +77,8 @@ def test_migrate_leaves_a_database_the_setting_does_not_name_alone(empty_db: str
         call_command("migrate", verbosity=0)
     assert pipeline_versions(empty_db) == []
     assert django_applied(empty_db) == [("pg_pipeline", "0001_initial")]
+
+
+def test_the_app_has_no_model_changes_for_makemigrations_to_write(empty_db: str) -> None:
+    # --check exits non-zero when a migration would be written (the app has no models).
+    call_command("makemigrations", "pg_pipeline", check=True, dry_run=True, verbosity=0)
