@@ -56,6 +56,8 @@ from benchmarks.compare.sides import WorkerConfig
 #: Sixteen interpreters importing pg-pipeline on two shared cores take a while to go idle.
 IDLE_MOST_S = 300
 SAMPLE_EVERY_S = 0.02
+#: A drain's CPU figures are kept when its first reading ended within this share of it.
+MAX_MISSED = 0.1
 #: The roles of a worker's connections, by the application_name pipeline/db.py gives them.
 ROLES = {
     "pg-pipeline worker": "pool",
@@ -219,6 +221,12 @@ def collapses(rates: dict[Config, list[float]]) -> list[tuple[Config, Config]]:
     return sorted(found, key=lambda pair: (pair[0].processes, pair[0].threads))
 
 
+def on_time(runs: list[FleetDrain]) -> list[measure.Drain]:
+    """The drains whose first CPU reading ended within MAX_MISSED of the drain: the others'
+    CPU per job is too low (and their other load too high) to keep."""
+    return [d.drain for d in runs if d.drain.cpu_missed <= MAX_MISSED]
+
+
 def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
@@ -231,7 +239,7 @@ def render(
     args: argparse.Namespace,
     errors: list[str],
 ) -> str:
-    other = [d.drain.usage.other_busy_pct for runs in drains.values() for d in runs]
+    other = [d.usage.other_busy_pct for runs in drains.values() for d in on_time(runs)]
     other += [w.usage.other_busy_pct for runs in wakes.values() for w in runs]
     lines = [
         f"Command: `{command}`; {args.rounds} round(s), medians [min-max].",
@@ -243,13 +251,15 @@ def render(
         "",
         f"**Drain** ({args.jobs:,} no-op jobs per drain; connections are the workers', from "
         "pg_stat_activity: idle before the jobs, and the highest total seen during the drain, "
-        "as pool + listener; most active: the most worker backends seen running a statement in one "
+        "as pool + listener; CPU per job and other load from the drains whose first CPU reading "
+        "ended within 10 % of the drain, the CPU read late column counts the others; "
+        "most active: the most worker backends seen running a statement in one "
         "sample; waits: the active worker backends' wait events, CPU = none)",
         "",
         "| config | jobs/s | worker ms/job | Postgres ms/job | connections idle | "
         "connections peak | peak per process | most active at once | active backends' waits "
-        "| other load % |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| other load % | CPU read late |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for config, runs in drains.items():
         if not runs:
@@ -260,12 +270,13 @@ def render(
         waits = max(runs, key=lambda d: d.activity.active_samples).activity.top_waits()
         lines.append(
             f"| {config.label} | {fmt(median(jobs_s))} [{fmt(min(jobs_s))}-{fmt(max(jobs_s))}] | "
-            f"{fmt(median([d.drain.worker_ms for d in runs]))} | "
-            f"{fmt(median([d.drain.postgres_ms for d in runs]))} | {split(idle)} | "
+            f"{fmt(median([d.worker_ms for d in on_time(runs)]))} | "
+            f"{fmt(median([d.postgres_ms for d in on_time(runs)]))} | {split(idle)} | "
             f"{split(peak.peak)} | "
             f"{peak.peak_total / config.processes:.1f} | "
             f"{max(d.activity.most_active for d in runs)} | {waits} | "
-            f"{fmt(median([d.drain.usage.other_busy_pct for d in runs]))} |"
+            f"{fmt(median([d.usage.other_busy_pct for d in on_time(runs)]))} | "
+            f"{sum(d.drain.cpu_missed > MAX_MISSED for d in runs)} of {len(runs)} |"
         )
     rates = {c: [d.drain.jobs_s for d in runs] for c, runs in drains.items()}
     found = collapses(rates)
@@ -341,7 +352,8 @@ def main() -> None:
             f"  {d.jobs_s:,.0f} jobs/s, worker {d.worker_ms:.3f} ms/job, postgres "
             f"{d.postgres_ms:.3f} ms/job, connections idle {split(act.idle)} peak "
             f"{split(act.peak)}, {act.most_active} active at most; waits {act.top_waits()}; "
-            f"other load {d.usage.other_busy_pct:.1f} %"
+            f"other load {d.usage.other_busy_pct:.1f} %; first CPU reading ended "
+            f"{100 * d.cpu_missed:.0f} % into the drain"
         )
 
     def one_wake(processes: int) -> None:

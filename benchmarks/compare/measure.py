@@ -23,6 +23,10 @@ class Drain:
     worker_ms: float  # worker CPU per job (processes and their children)
     postgres_ms: float  # Postgres CPU per job, less this benchmark's polling backend
     usage: Usage
+    #: The share of the drain that passed from the commit to the end of the first CPU reading:
+    #: CPU spent then is missed. A busy machine can starve the benchmark's own process for
+    #: most of a short drain; CPU per job is then too low, and other load too high.
+    cpu_missed: float = 0.0
 
 
 @dataclass
@@ -105,7 +109,13 @@ def drain(
                 ours = {poller} if watcher is None else {poller, watcher.pid}
                 meter = Meter([p.pid for p in procs], server.postmaster, frozenset(ours))
                 readings: list[Reading] = []
-                committed = side.enqueue_drain(url, n, lambda: readings.append(meter.read()))
+                at_commit: list[float] = []  # monotonic, to see how late the reading ended
+
+                def read() -> None:
+                    at_commit.append(time.monotonic())
+                    readings.append(meter.read())
+
+                committed = side.enqueue_drain(url, n, read)
                 finished = wait_drained(conn, side.remaining_sql, n, committed, procs)
                 after = meter.read()
                 succeeded = int(scalar(conn, side.succeeded_sql)) - succeeded
@@ -120,6 +130,7 @@ def drain(
         worker_ms=1000 * usage.worker_s / n,
         postgres_ms=1000 * usage.postgres_s / n if server.postmaster else float("nan"),
         usage=usage,
+        cpu_missed=(readings[0].wall - at_commit[0]) / max(1e-6, finished - committed),
     )
 
 

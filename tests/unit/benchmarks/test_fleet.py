@@ -4,7 +4,20 @@ from __future__ import annotations
 
 from collections import Counter
 
-from benchmarks.fleet import Activity, Config, collapses, split, tally
+from benchmarks.compare.cpu import Usage
+from benchmarks.compare.measure import Drain
+from benchmarks.fleet import (
+    MAX_MISSED,
+    Activity,
+    Config,
+    FleetDrain,
+    collapses,
+    on_time,
+    split,
+    tally,
+)
+
+USAGE = Usage(1.0, 0.5, 0.5, 0.0, 0.0, 0.0)
 
 
 def test_tally_counts_worker_connections_by_role_and_ignores_others() -> None:
@@ -71,3 +84,9 @@ def test_more_threads_in_as_many_processes_counts_as_more() -> None:
 def test_split_shows_pool_and_listener_and_what_else_was_there() -> None:
     assert split(Counter({"pool": 5, "listener": 1})) == "6 (5 + 1)"
     assert split(Counter({"pool": 5, "listener": 1, "probe": 1})) == "7 (5 + 1 + 1 other)"
+
+
+def test_drains_whose_first_cpu_reading_came_late_are_left_out_of_cpu_figures() -> None:
+    prompt = FleetDrain(Drain(5000, 0.06, 0.08, USAGE, cpu_missed=0.02), Activity())
+    late = FleetDrain(Drain(6500, 0.03, 0.02, USAGE, cpu_missed=MAX_MISSED + 0.3), Activity())
+    assert on_time([prompt, late]) == [prompt.drain]
