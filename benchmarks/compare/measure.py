@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 import psycopg
 
-from benchmarks.compare.cpu import Meter, Reading, Usage, wait_idle
+from benchmarks.compare.cpu import Meter, Reading, Usage, ahead_of_workers, wait_idle
 from benchmarks.compare.server import Server, scalar
 from benchmarks.compare.sides import Side, WorkerConfig, stop
 
@@ -115,7 +115,8 @@ def drain(
                     at_commit.append(time.monotonic())
                     readings.append(meter.read())
 
-                committed = side.enqueue_drain(url, n, read)
+                with ahead_of_workers():
+                    committed = side.enqueue_drain(url, n, read)
                 finished = wait_drained(conn, side.remaining_sql, n, committed, procs)
                 after = meter.read()
                 succeeded = int(scalar(conn, side.succeeded_sql)) - succeeded

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import threading
 from pathlib import Path
 
 import pytest
 
 from benchmarks.compare import nodejs, report
 from benchmarks.compare.__main__ import make_sides
-from benchmarks.compare.cpu import Usage
+from benchmarks.compare.cpu import Usage, ahead_of_workers
 from benchmarks.compare.graphile_worker_side import GraphileWorkerSide
 from benchmarks.compare.measure import Drain
 from benchmarks.compare.pgboss_side import PgBossSide
@@ -112,3 +114,11 @@ def test_a_failed_npm_install_skips_the_node_libraries_with_a_note(
     sides = make_sides(tmp_path, QUICK, ["graphile-worker", "pg-boss"], notes)
     assert sides == []
     assert notes == ["Node.js competitors skipped: they could not be installed (npm ci exited 1)"]
+
+
+def test_the_reading_thread_gets_its_own_priority_back() -> None:
+    tid = threading.get_native_id()
+    before = os.getpriority(os.PRIO_PROCESS, tid)
+    with ahead_of_workers():
+        assert os.getpriority(os.PRIO_PROCESS, tid) <= before
+    assert os.getpriority(os.PRIO_PROCESS, tid) == before
