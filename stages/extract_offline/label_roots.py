@@ -592,4 +592,8 @@ QUALIFIERS = _word_set(
 )
 
 #: Words that mark the lot a label speaks of: a value under such a label is the lot's.
-LOT_WORDS = ("lot", "=los", "=loses", "*loswert", "=lose", "лот")
+LOT_WORDS = (
+    *("lot", "=los", "=loses", "*loswert", "=lose"),
+    # Spanish and Portuguese "lote", Italian "lotto", Dutch "perceel", Polish "część".
+    *("=lote", "=lotes", "=lotto", "=lotti", "perceel", "czesc", "лот"),
+)

@@ -385,6 +385,10 @@ def test_a_notice_in_more_languages_is_read_by_its_label_roots(language: str) ->
         ("Importo oneri per la sicurezza: € 15.000,00", "estimated_value"),
         ("Voorwaarden: minimaal EUR 500.000 omzet", "estimated_value"),
         ("Wartość zamówienia brutto: 2 952 000,00 PLN", "estimated_value"),
+        # A lot's value is not the contract's.
+        ("Geraamde waarde perceel 1: EUR 100.000", "estimated_value"),
+        ("Wartość części 1: 50 000,00 PLN", "estimated_value"),
+        ("Importo lotto 1: € 500.000,00", "estimated_value"),
         # Openings, validity, publication, clarifications.
         ("Fecha de apertura de ofertas: 20/03/2024 10:00", "submission_deadline"),
         ("Termin związania ofertą: 09.07.2024", "submission_deadline"),
