@@ -448,6 +448,9 @@ BLOCKERS: dict[str, tuple[str, ...]] = {
         "esclareciment",
         "vragen",
         "pytan",
+        "quesit",
+        "pregunta",
+        "pergunta",
         "validez",
         "validita",
         "validade",
@@ -522,6 +525,11 @@ BLOCKERS: dict[str, tuple[str, ...]] = {
         "*referenz",
         "referen",
         # A bid or performance security, a guarantee, a value including VAT, a penalty.
+        # An award's amount, once the contract is let.
+        "aggiudicazion",
+        "adjudicacion",
+        "adjudicad",
+        "*gunning",
         "garanti",
         "garanzi",
         "cauzion",

@@ -394,6 +394,8 @@ def test_a_notice_in_more_languages_is_read_by_its_label_roots(language: str) ->
         ("Termin związania ofertą: 09.07.2024", "submission_deadline"),
         ("Data di pubblicazione del bando: 01/03/2024", "submission_deadline"),
         ("Richiesta chiarimenti entro: 01/04/2024 ore 12:00", "submission_deadline"),
+        ("Scadenza presentazione quesiti: 02/04/2024 ore 12:00", "submission_deadline"),
+        ("Importo di aggiudicazione: € 1.180.000,00", "estimated_value"),
         # The buyer's name is no title.
         ("Nazwa zamawiającego: Gmina Zielony Bór", "title"),
     ],
