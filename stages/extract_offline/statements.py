@@ -70,8 +70,17 @@ _TENDER_WORD = r"\b(?:tenders?|bids?|quotations?|proposals?|offers?)\b"
 _INVITED_FOR = re.compile(
     # The subject nearest to "invited": "NOTICE INVITING TENDER / Sealed tenders are invited".
     _TENDER_WORD + r"(?:(?!" + _TENDER_WORD + r")[^.;:]){0,40}?"
-    r"\b(?:are|is)\s+(?:hereby\s+)?invited\b(?P<who>[^.;:]{0,120}?)\s+for\s+(?:the\s+)?"
+    r"\b(?:are|is)\s+(?:hereby\s+)?invited\b(?P<who>[^.;:]{0,120}?)\s+for\s+"
+    # "invited for and on behalf of the President of India for <what>": the next "for".
+    r"(?!(?:and\s+)?on\s+behalf\b)(?:the\s+)?"
     r"(?P<what>[^.;:]{8,220}?)(?:\.(?:\s|$)|;|:|$)",
+    re.I,
+)
+# Where the name of the purchase ends and the sentence goes on to how it is to be done:
+# "Supply of water meters *as per the specifications in Annexure A*".
+_QUALIFIED = re.compile(
+    r"\s+(?:as\s+per|in\s+accordance\s+with|as\s+(?:detailed|specified|described)|through|via"
+    r"|under\s+the)\b",
     re.I,
 )
 # What follows "invited ... for" when it is no purchase: a period, a list announced below.
@@ -182,7 +191,7 @@ def title_from_invitation(lines: Sequence[str]) -> _Result[str]:
         m = _INVITED_FOR.search(window)
         if m is None or m.start() >= len(line):
             continue
-        what = _clean_text_value(m.group("what"))
+        what = _clean_text_value(_QUALIFIED.split(m.group("what"), maxsplit=1)[0])
         if what is None or _NOT_A_PURCHASE.search(what) or len(what.split()) < 2:
             continue
         return what, _Ev(i, "what the invitation to tender is for", 0.6, span=len(following))

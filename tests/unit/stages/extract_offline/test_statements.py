@@ -65,6 +65,24 @@ def test_no_buyer_without_two_kinds_of_statement_naming_one_body(text: str) -> N
     assert buyer_from_statements(text.splitlines()) == (None, None)
 
 
+@pytest.mark.parametrize(
+    ("line", "title"),
+    [
+        (
+            "Online bids are invited for and on behalf of the President of India for "
+            "Construction of a boundary wall at the depot.",
+            "Construction of a boundary wall at the depot",
+        ),
+        (
+            "Quotations are invited for supply of water meters as per the specifications given.",
+            "supply of water meters",
+        ),
+    ],
+)
+def test_the_invitation_names_the_purchase_without_whom_for_or_how(line: str, title: str) -> None:
+    assert title_from_invitation([line])[0] == title
+
+
 def test_the_invitation_says_what_the_tenders_are_for_across_line_breaks() -> None:
     title, ev = title_from_invitation(_DOSSIER.splitlines())
     assert title == "maintenance dredging of the inner harbour basin, Westhaven"
