@@ -108,15 +108,22 @@ class Complete:
         return self.output is None and not self.steps
 
 
+#: Why a job is retried, failed or given back, as the settlement log line says it (not compared:
+#: the transition is the same write whatever the cause).
+Cause = str
+
+
 @dataclass(frozen=True)
 class Retry:
     delay_s: float
     error: str
+    cause: Cause = field(default="raised", compare=False)
 
 
 @dataclass(frozen=True)
 class Fail:
     error: str
+    cause: Cause = field(default="raised", compare=False)
 
 
 @dataclass(frozen=True)
@@ -126,6 +133,7 @@ class GiveBack:
 
     delay_s: float
     error: str
+    cause: Cause = field(default="not run", compare=False)
 
 
 @dataclass(frozen=True)
@@ -162,8 +170,8 @@ def decide(
         return GiveBack(NOT_RUN_DELAY_S, clean_error(outcome.reason))
     if isinstance(outcome, Unfit):
         if outcome.left is not None:
-            return GiveBack(LEFT_DELAY_S, clean_error(outcome.left))
-        return Fail(clean_error(outcome.reason))
+            return GiveBack(LEFT_DELAY_S, clean_error(outcome.left), "left")
+        return Fail(clean_error(outcome.reason), "unfit")
     if isinstance(outcome, Succeeded):
         if outcome.reused:
             return Complete()
@@ -171,20 +179,20 @@ def decide(
         problem = None if output is None else find_unstorable(output)
         if problem is not None:
             # jsonb would refuse it inside the completing transaction; say why, and fail now.
-            return Fail(clean_error(f"output cannot be stored: {problem}"))
+            return Fail(clean_error(f"output cannot be stored: {problem}"), "unstorable")
         return Complete(output, outcome.part, outcome.steps)
     if isinstance(outcome, TimedOut):
-        error, permanent = f"timed out after {outcome.after_s:g} s", False
+        error, permanent, cause = f"timed out after {outcome.after_s:g} s", False, "timed out"
     elif isinstance(outcome, Crashed):
         error = f"crashed its worker process ({outcome.how}) while running in isolation"
-        permanent = False
+        permanent, cause = False, "crashed"
     else:
-        error, permanent = outcome.message, outcome.permanent
+        error, permanent, cause = outcome.message, outcome.permanent, "raised"
     error = clean_error(error)
     if permanent or job.attempts >= job.max_attempts:
-        return Fail(error)
+        return Fail(error, cause)
     delay = retry_delay(job.attempts, base_s=spec.backoff_base_s, cap_s=spec.backoff_cap_s, rng=rng)
-    return Retry(delay, error)
+    return Retry(delay, error, cause)
 
 
 def clean_error(text: str) -> str:

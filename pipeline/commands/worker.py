@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import gc
 import logging
+import os
 import signal
 from types import FrameType
 
@@ -25,6 +26,7 @@ from pipeline.commands.api import (
     text_arg,
 )
 from pipeline.errors import UnknownStage
+from pipeline.logs import LOG_FORMAT_ENV, LOG_FORMATS, LogSetup, configure
 from pipeline.settings import WorkerSettings
 from pipeline.worker import Worker
 
@@ -115,11 +117,26 @@ def add_commands(sub: Subcommands) -> None:
         "0.0.0.0 for every interface)",
     )
     w.add_argument(
+        "--log-format",
+        type=log_format_arg,
+        default=os.environ.get(LOG_FORMAT_ENV, "text"),
+        help=f"text, or json: one JSON object per line, a job's fields as keys (default: "
+        f"{LOG_FORMAT_ENV}, else text)",
+    )
+    w.add_argument(
         "--tenant-cap",
         type=cap_arg,
         default=None,
         help="running jobs one tenant may hold per stage, for stages that declare no cap",
     )
+
+
+def log_format_arg(text: str) -> str:
+    if text not in LOG_FORMATS:
+        raise argparse.ArgumentTypeError(
+            f"unknown log format {text!r}; expected one of {', '.join(LOG_FORMATS)}"
+        )
+    return text
 
 
 def run(args: argparse.Namespace) -> int:
@@ -144,6 +161,7 @@ def run(args: argparse.Namespace) -> int:
             for e in exc.errors()
         )
         raise CliError(reasons, EXIT_USAGE) from exc
+    configure(LogSetup(args.log_format, args.log_level))
     load_apps(args.app)
     dsn, conn = open_db()
     conn.close()

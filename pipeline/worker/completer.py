@@ -36,6 +36,7 @@ from psycopg.types.json import Jsonb
 from pipeline.db import outage
 from pipeline.errors import LeaseLost
 from pipeline.executor import describe_error
+from pipeline.logs import log_settlement
 from pipeline.outcomes import (
     Complete,
     Discard,
@@ -136,12 +137,13 @@ class Completer:
         if isinstance(transition, Complete) and transition.plain:
             self._acks.put(_Ack(job, until))
             return Settled.BATCHED
+        written = transition
         try:
             settled = self._write(job, transition, until)
         except _Refused as refused:
             log.warning("job %s (%s): %s", job.id, job.type, refused.reason)
-            settled = self._fail_refused(job, transition, refused.reason, until)
-        self.publish(job, settled)
+            settled, written = self._fail_refused(job, transition, refused.reason, until)
+        self.publish(job, settled, written)
         return settled
 
     def _write(self, job: ClaimedJob, transition: Transition, until: float) -> Settled:
@@ -169,19 +171,22 @@ class Completer:
 
     def _fail_refused(
         self, job: ClaimedJob, transition: Transition, reason: str, until: float
-    ) -> Settled:
+    ) -> tuple[Settled, Transition]:
         """The first write was refused: fail the job with the reason, and if even that is
-        refused (the reason itself cannot be stored), with a reason that surely can."""
-        attempts: list[Transition] = [Fail(clean_error(reason))]
+        refused (the reason itself cannot be stored), with a reason that surely can. Returns
+        what was written."""
+        error = clean_error(reason)
+        attempts: list[Transition] = [Fail(error, "refused")]
         if isinstance(transition, Retry | Fail):
-            attempts = [type(transition)(**{**transition.__dict__, "error": clean_error(reason)})]
-        attempts.append(Fail("the job's result and its error could not be stored"))
+            fields = {**transition.__dict__, "error": error, "cause": "refused"}
+            attempts = [type(transition)(**fields)]
+        attempts.append(Fail("the job's result and its error could not be stored", "refused"))
         for fallback in attempts:
             try:
-                return self._write(job, fallback, until)
+                return self._write(job, fallback, until), fallback
             except _Refused as again:
                 log.error("job %s (%s): fallback write refused: %s", job.id, job.type, again)
-        return Settled.UNKNOWN
+        return Settled.UNKNOWN, transition
 
     def _complete_with(self, job: ClaimedJob, transition: Complete) -> Settled:
         steps: list[TransactionStep] = []
@@ -203,10 +208,22 @@ class Completer:
         except psycopg.Error as exc:  # retry_db lets only refusals through
             raise _Refused(f"the database refused the write: {_db_reason(exc)}") from exc
 
-    def publish(self, job: ClaimedJob, settled: Settled) -> None:
+    def publish(
+        self,
+        job: ClaimedJob,
+        settled: Settled,
+        transition: Transition | None = None,
+        *,
+        logged: bool = False,
+    ) -> None:
         """This claim's settling is over: say so to the log, the metrics and the subscribers.
-        The completer calls it for what it writes; the worker, for what a child process wrote."""
-        _log_settled(job, settled)
+        The completer calls it for what it writes, with the transition when it knows it; the
+        worker, for what a child process wrote (`logged`: the child logged its own line)."""
+        if not logged:
+            try:
+                log_settlement(job, settled, transition)
+            except Exception:  # a log line must not skip the bookkeeping below
+                log.exception("job %s: logging its settling failed", job.id)
         for subscriber in self._subscribers:
             try:
                 subscriber.settled(job, settled)
@@ -404,41 +421,28 @@ class Completer:
                 raise
             reason = f"the database refused the write: {_db_reason(exc)}"
             lease = time.monotonic() + ack.job.lease_seconds
-            return self._fail_refused(ack.job, Complete(), reason, lease)
+            return self._fail_refused(ack.job, Complete(), reason, lease)[0]
         return Settled.DONE if confirmed else Settled.LOST
 
     def apply_now(self, job: ClaimedJob, transition: Transition, *, until: float) -> Settled:
         """Like apply, but a plain completion is written at once instead of batched."""
         if isinstance(transition, Complete) and transition.plain:
             settled: Settled
+            written: Transition = transition
             try:
                 ok = self._guarded(
                     f"complete job {job.id}", lambda: self.store.complete([job.fence]), until
                 )
                 settled = Settled.UNKNOWN if ok is None else (Settled.DONE if ok else Settled.LOST)
             except _Refused as refused:
-                settled = self._fail_refused(job, transition, refused.reason, until)
-            self.publish(job, settled)
+                settled, written = self._fail_refused(job, transition, refused.reason, until)
+            self.publish(job, settled, written)
             return settled
         return self.apply(job, transition, until=until)
 
     def close(self) -> None:
         """Flush: the acknowledger writes what is buffered, then returns."""
         self._acks.put(None)
-
-
-def _log_settled(job: ClaimedJob, settled: Settled) -> None:
-    if settled == Settled.LOST:
-        log.warning(
-            "job %s (%s) claim %d lost its lease: its result was discarded",
-            job.id,
-            job.type,
-            job.claim,
-        )
-    elif settled == Settled.UNKNOWN:
-        log.warning("job %s (%s): database unavailable, leaving it to reclaim", job.id, job.type)
-    else:
-        log.debug("job %s (%s) attempt %d: %s", job.id, job.type, job.attempts, settled)
 
 
 def _save_output(job: ClaimedJob, transition: Complete) -> TransactionStep:

@@ -19,6 +19,7 @@ from typing import Any
 from pipeline.context import Context
 from pipeline.db import make_pool
 from pipeline.executor import run_job, validated
+from pipeline.logs import LogSetup, configure, current_setup, running
 from pipeline.outcomes import (
     NOT_RUN_DELAY_S,
     Crashed,
@@ -41,9 +42,20 @@ log = logging.getLogger(__name__)
 CHILD_RETRY_MAX_S = 2.0  #: longest wait between reconnects inside the child
 
 
-def run_alone(dsn: str, module: str, stage_name: str, job: ClaimedJob) -> Settled:
+def run_alone(
+    dsn: str, module: str, stage_name: str, job: ClaimedJob, logs: LogSetup | None = None
+) -> Settled:
     """The child's entry point (by reference, through the fork server): returns what the
-    database confirmed for the job."""
+    database confirmed for the job. `logs`: the worker's log setup, which the child (whose
+    logging starts unconfigured) takes on, so its lines, the stage's and the settlement's,
+    look like the worker's and carry the job."""
+    if logs is not None:
+        configure(logs)
+    with running(job):
+        return _run_alone(dsn, module, stage_name, job)
+
+
+def _run_alone(dsn: str, module: str, stage_name: str, job: ClaimedJob) -> Settled:
     importlib.import_module(module)
     spec = REGISTRY.get(stage_name)
     pool = make_pool(dsn, max_size=2, name="pg-pipeline isolated job")
@@ -118,7 +130,7 @@ class IsolatedRunner:
         try:
             result = self._isolator_for().run(
                 run_alone,
-                (self.dsn, spec.fn.__module__, spec.name, job),
+                (self.dsn, spec.fn.__module__, spec.name, job, current_setup()),
                 timeout_s=spec.timeout_s,
                 stop=entry.ctx.lost_lease,
             )

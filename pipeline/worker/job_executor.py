@@ -11,10 +11,24 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
+from typing import Protocol
 
 from pipeline.context import Context
 from pipeline.executor import run_job
-from pipeline.outcomes import LostWhileRunning, Outcome, RunResult, Unfit, decide
+from pipeline.logs import running
+from pipeline.outcomes import (
+    Complete,
+    Discard,
+    Fail,
+    GiveBack,
+    LostWhileRunning,
+    Outcome,
+    Retry,
+    RunResult,
+    Transition,
+    Unfit,
+    decide,
+)
 from pipeline.stage import Registry
 from pipeline.store import ClaimedJob
 from pipeline.worker.completer import Completer, Settled
@@ -28,6 +42,28 @@ from pipeline.worker.versions import StageVersions
 
 log = logging.getLogger(__name__)
 
+#: The `result` label of a run's duration: what its transition writes, or what the child
+#: process confirmed; "abandoned" when a timeout or a cancel settled the job before its run ended.
+RUN_RESULTS: dict[type[Transition], str] = {
+    Complete: "completed",
+    Retry: "retried",
+    Fail: "failed",
+    GiveBack: "given_back",
+    Discard: "lost",
+}
+CHILD_RESULTS = {
+    Settled.DONE: "completed",
+    Settled.QUEUED: "retried",
+    Settled.FAILED: "failed",
+    Settled.LOST: "lost",
+    Settled.UNKNOWN: "unknown",
+}
+
+
+class RunMetrics(Protocol):
+    def ran(self, stage: str, result: str, seconds: float) -> None:
+        """One run of a job of `stage` took `seconds` and ended as `result`."""
+
 
 @dataclass
 class JobExecutor:
@@ -40,6 +76,7 @@ class JobExecutor:
     prefetch: Prefetch  #: told how long each run took
     completer: Completer
     versions: StageVersions  #: whether a payload this worker rejects is left to another worker
+    metrics: RunMetrics | None = None  #: told how long each run took, by stage and result
 
     def dispatch(self, job: ClaimedJob) -> None:
         """A claimed job: hold it, and queue it for a runner."""
@@ -57,7 +94,12 @@ class JobExecutor:
         self.runners.submit(entry)
 
     def execute(self, entry: InFlight) -> None:
-        """One job, start to settle; runs on a runner thread."""
+        """One job, start to settle; runs on a runner thread, with the job's fields on every
+        log record meanwhile (pipeline/logs.py)."""
+        with running(entry.job):
+            self._execute(entry)
+
+    def _execute(self, entry: InFlight) -> None:
         started = time.monotonic()
         if not self.table.start(entry, started):
             return  # given back or cancelled while it waited for a runner
@@ -68,15 +110,28 @@ class JobExecutor:
             ran = run_job(entry.spec, entry.job, entry.ctx, self.outputs.job_output)
         if isinstance(ran, Unfit):
             ran = self.versions.judge(entry.job, ran)
-        self.prefetch.observe(entry.spec.name, time.monotonic() - started)
+        took = time.monotonic() - started
+        self.prefetch.observe(entry.spec.name, took)
         if not self.table.finish_run(entry):
+            self._observe(entry, "abandoned", took)
             return  # a timeout or a cancel settled it already; this late result is dropped
         if isinstance(ran, Settled):
-            self.completer.publish(entry.job, ran)  # the child process settled it
+            self._observe(entry, CHILD_RESULTS.get(ran, "unknown"), took)
+            # The child process settled it, and logged its line.
+            self.completer.publish(entry.job, ran, logged=True)
             return
         outcome: Outcome = LostWhileRunning(ran) if entry.ctx.lost_lease.is_set() else ran
         transition = decide(entry.spec, entry.job, outcome)
+        self._observe(entry, RUN_RESULTS[type(transition)], took)
         self.completer.apply(entry.job, transition, until=entry.lease_until)
+
+    def _observe(self, entry: InFlight, result: str, seconds: float) -> None:
+        if self.metrics is None:
+            return
+        try:
+            self.metrics.ran(entry.spec.name, result, seconds)
+        except Exception:  # a metric must not keep a job from settling
+            log.exception("job %s: timing its run failed", entry.job.id)
 
     def let_go(self, entry: InFlight) -> None:
         """A runner failed on this job (a bug of ours): free its slot and stop heartbeating

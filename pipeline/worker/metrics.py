@@ -6,6 +6,10 @@ What the endpoint serves, and how N workers scraped side by side stay meaningful
   and result, claim and acknowledgement latency. They carry a `worker` label (the worker's id),
   so `sum()` across workers is the fleet's total. A restarted worker has a new id and starts its
   series from zero, as Prometheus expects of a restarted process.
+* **Job durations** (`pipeline_job_duration_seconds{stage,result}`): how long each run of a
+  stage took, by how it ended (pipeline/worker/job_executor.py RUN_RESULTS): the stage's own
+  time, from a runner taking the job to the run's end, without the write that settles it.
+* **Process metrics** (`process_*`: CPU, resident memory, open files), prometheus_client's.
 * **Queue-wide gauges** (`pipeline_jobs_*`, `pipeline_tenant_*`, ...), which describe the queue,
   not this worker: read through the operators' read model when Prometheus scrapes, by
   pipeline/admin/metrics.py, which says how to aggregate them.
@@ -20,7 +24,13 @@ import logging
 import threading
 from wsgiref.simple_server import WSGIServer
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    ProcessCollector,
+    start_http_server,
+)
 from psycopg_pool import ConnectionPool
 
 from pipeline.admin.metrics import CACHE_S, TOP_STAGES, TOP_TENANTS, QueueCollector
@@ -40,6 +50,11 @@ RESULTS = {
 # A claim or an acknowledgement is one statement: milliseconds when all is well, seconds when
 # the database is struggling, and up to a lease when it is down and the write is retried.
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+# A job runs from a millisecond (a no-op) to an hour (OCR of a long document).
+DURATION_BUCKETS = (
+    0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0,
+    300.0, 600.0, 1800.0, 3600.0,
+)  # fmt: skip
 
 
 class WorkerMetrics:
@@ -92,6 +107,20 @@ class WorkerMetrics:
             buckets=LATENCY_BUCKETS,
             registry=self.registry,
         )
+
+        self._duration = Histogram(
+            "pipeline_job_duration_seconds",
+            "Time one run of a job took, by stage and how the run ended (completed, retried, "
+            "failed, given_back, lost, unknown, abandoned).",
+            ["stage", "result"],
+            buckets=DURATION_BUCKETS,
+            registry=self.registry,
+        )
+        ProcessCollector(registry=self.registry)
+
+    def ran(self, stage: str, result: str, seconds: float) -> None:
+        """One run of a job of `stage` took `seconds` and ended as `result`."""
+        self._duration.labels(stage, result).observe(seconds)
 
     def settled(self, stage: str, result: str) -> None:
         """A job's settling is over; result is one of "done", "queued", "failed", "lost",

@@ -31,6 +31,7 @@ from typing import Any
 from pipeline.db import listen_dsn, make_pool
 from pipeline.errors import PipelineError
 from pipeline.listener import Listener
+from pipeline.logs import install_filter
 from pipeline.maintenance import Maintainer
 from pipeline.reconnecting import retry_db
 from pipeline.schedules import SCHEDULES, sync_schedules
@@ -129,6 +130,7 @@ class Worker:
             prefetch=self.prefetch,
             completer=self.completer,
             versions=StageVersions(self.store, self.info),
+            metrics=self.metrics,
         )
         self.producer = Producer(
             self.store,
@@ -163,6 +165,7 @@ class Worker:
 
     def run(self) -> int:
         """Run until stop(); returns the process exit code (0 clean, 1 the worker had to stop)."""
+        install_filter()  # the stages' log lines carry their job, whoever configured logging
         self._retry("register", lambda: self.store.register_worker(self.info))
         try:
             self._retry("sync schedules", self._sync_schedules)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import multiprocessing
 import os
 import signal
@@ -22,6 +23,7 @@ from psycopg_pool import ConnectionPool
 
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
 from pipeline import REGISTRY
+from pipeline.logs import JobFields, current_job
 from pipeline.outcomes import LEFT_DELAY_S, NOT_RUN_DELAY_S
 from pipeline.store import ClaimedJob
 from pipeline.worker.completer import Settled
@@ -224,3 +226,28 @@ def test_a_payload_left_for_another_version_fails_once_its_time_is_up(
     assert (status, attempts) == ("failed", 1)
     assert error.startswith("payload no longer valid")
     assert "no worker running another version of stage 'flaky' took it within 0 s" in error
+
+
+def test_a_retried_job_logs_one_warning_with_its_fields_from_within_the_jobs_context(
+    conn: Conn, parts: Parts, caplog: pytest.LogCaptureFixture
+) -> None:
+    seen: list[JobFields | None] = []
+
+    def note_running_job(record: logging.LogRecord) -> bool:
+        seen.append(current_job())  # what a stage's own line would carry, on the same thread
+        return True
+
+    caplog.handler.addFilter(note_running_job)
+    caplog.set_level(logging.DEBUG, logger="pipeline.jobs")
+    job = parts.claim(conn, "flaky", {"fail_times": 1, "permanent": False})
+    parts.executor.dispatch(job)
+    wait_for(lambda: parts.heard.heard, timeout=10, what="the job to settle")
+    [line] = [r for r in caplog.records if r.name == "pipeline.jobs"]
+    fields = ("job_id", "stage", "tenant", "attempt", "max_attempts", "event", "cause")
+    assert (line.levelname, *(getattr(line, f) for f in fields)) == (
+        "WARNING",
+        *(job.id, "flaky", None, 1, 4, "retried", "raised"),
+    )
+    assert line.reason.startswith("ConnectionError: upstream down on attempt 1")
+    assert line.next_run_at is not None
+    assert seen == [JobFields(job.id, "flaky", None, 1)]

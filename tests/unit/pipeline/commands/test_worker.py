@@ -1,0 +1,27 @@
+"""`pipeline worker`'s log format: text unless --log-format or PIPELINE_LOG_FORMAT says json."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.cli import build_parser
+
+
+def test_the_log_format_is_text_unless_the_flag_or_the_environment_says_json(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("PIPELINE_LOG_FORMAT", raising=False)
+    assert build_parser().parse_args(["worker"]).log_format == "text"
+    assert build_parser().parse_args(["worker", "--log-format", "json"]).log_format == "json"
+    monkeypatch.setenv("PIPELINE_LOG_FORMAT", "json")
+    assert build_parser().parse_args(["worker"]).log_format == "json"
+
+
+def test_an_unknown_log_format_is_a_usage_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PIPELINE_LOG_FORMAT", "xml")
+    with pytest.raises(SystemExit) as exited:
+        build_parser().parse_args(["worker"])
+    assert exited.value.code == 2
+    assert "unknown log format 'xml'; expected one of text, json" in capsys.readouterr().err
