@@ -39,7 +39,14 @@ def examples() -> dict[str, str]:
 
 
 def test_the_readme_marks_an_example_for_every_stack() -> None:
-    assert set(examples()) == {"shop/stages.py", "psycopg", "fastapi", "sqlalchemy", "django"}
+    assert set(examples()) == {
+        "shop/stages.py",
+        "psycopg",
+        "fastapi",
+        "sqlalchemy",
+        "django",
+        "test_shop.py",
+    }
 
 
 @pytest.fixture
@@ -71,6 +78,28 @@ def test_a_readme_example_runs_and_commits_its_jobs_with_its_order(
     jobs = conn.execute("SELECT count(*) FROM pipeline.jobs WHERE type = 'resize'").fetchone()
     orders = conn.execute("SELECT count(*) FROM orders").fetchone()
     assert (jobs, orders) == tuple((n,) for n in EXPECTED[name])
+
+
+def test_the_readme_test_of_an_application_passes_with_pytest_and_drains_its_run(
+    db_url: str, conn: psycopg.Connection[Any], tmp_path: Path
+) -> None:
+    code = examples()
+    (tmp_path / "shop").mkdir()
+    (tmp_path / "shop" / "__init__.py").write_text("")
+    (tmp_path / "shop" / "stages.py").write_text(code["shop/stages.py"])
+    (tmp_path / "test_shop.py").write_text(code["test_shop.py"])
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_shop.py"],
+        cwd=tmp_path,
+        env=environment(db_url, tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 passed" in result.stdout
+    done = conn.execute("SELECT type, status FROM pipeline.jobs ORDER BY id").fetchall()
+    assert done == [("resize", "done"), ("publish", "done")]
 
 
 def environment(db_url: str, path: Path) -> dict[str, str]:
