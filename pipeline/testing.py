@@ -41,9 +41,11 @@ from pipeline.executor import run_job
 from pipeline.logs import running
 from pipeline.outcomes import Fail, Retry, Transition, decide
 from pipeline.runs import TERMINAL, job_output, run_outputs, run_progress
+from pipeline.settings import WorkerSettings
 from pipeline.stage import REGISTRY, Registry
 from pipeline.store import ClaimedJob, JobStore
 from pipeline.worker.completer import Completer, Settled
+from pipeline.worker.producer import ClaimPlan
 
 __all__ = ["Drained", "drain"]
 
@@ -85,31 +87,36 @@ def drain(
     for module in [app] if isinstance(app, str) else app:
         importlib.import_module(module)
     registry = registry or REGISTRY
-    types = [spec.name for spec in registry.select(stages)]
-    if not types:
+    specs = {spec.name: spec for spec in registry.select(stages)}
+    if not specs:
         raise ValueError("no stages to drain: register some with @stage, or name the app")
+    # The worker's claim, tenant caps declared in code included.
+    plan = ClaimPlan.for_worker(uuid.uuid4(), specs, WorkerSettings())
     pool = make_pool(_dsn(db), max_size=2, name="pg-pipeline testing")
     try:
-        return _Drain(pool, registry, retry_now).run(types, run_id, max_jobs)
+        return _Drain(pool, registry, plan, retry_now).run(run_id, max_jobs)
     finally:
         pool.close()
 
 
 class _Drain:
-    def __init__(self, pool: ConnectionPool, registry: Registry, retry_now: bool) -> None:
+    def __init__(
+        self, pool: ConnectionPool, registry: Registry, plan: ClaimPlan, retry_now: bool
+    ) -> None:
         self.pool = pool
         self.registry = registry
+        self.plan = plan
         self.retry_now = retry_now
         self.store = JobStore(pool)
         self.completer = Completer(self.store, halt=threading.Event(), retry_max_s=1.0, batch_max=1)
-        self.worker_id = uuid.uuid4()
         self.drained = Drained()
 
-    def run(self, types: list[str], run_id: int | None, max_jobs: int) -> Drained:
+    def run(self, run_id: int | None, max_jobs: int) -> Drained:
         for _ in range(max_jobs):
             if run_id is not None and self._left(run_id) == 0:
                 break
-            claimed = self.store.claim(types, 1, self.worker_id)
+            plan = self.plan
+            claimed = self.store.claim(plan.types, 1, plan.worker_id, plan.caps)
             if not claimed:
                 break
             for job in claimed:
