@@ -140,8 +140,7 @@ class Completer:
         written = transition
         try:
             settled = self._write(job, transition, until)
-        except _Refused as refused:
-            log.warning("job %s (%s): %s", job.id, job.type, refused.reason)
+        except _Refused as refused:  # the settlement's line says why (cause "refused")
             settled, written = self._fail_refused(job, transition, refused.reason, until)
         self.publish(job, settled, written)
         return settled

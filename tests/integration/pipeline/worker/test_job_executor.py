@@ -251,3 +251,20 @@ def test_a_retried_job_logs_one_warning_with_its_fields_from_within_the_jobs_con
     assert line.reason.startswith("ConnectionError: upstream down on attempt 1")
     assert line.next_run_at is not None
     assert seen == [JobFields(job.id, "flaky", None, 1)]
+
+
+def test_a_refused_completion_logs_one_error_that_says_the_database_refused_it(
+    conn: Conn, parts: Parts, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="pipeline")
+    job = parts.claim(conn, "hostile", {"mode": "step_raises"})
+    parts.executor.dispatch(job)
+    wait_for(lambda: parts.heard.heard, timeout=10, what="the job to settle")
+    [line] = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert (line.name, line.levelname, line.event, line.cause) == (
+        "pipeline.jobs",
+        "ERROR",
+        "failed",
+        "refused",
+    )
+    assert line.reason.startswith("a completion step failed: KeyError")
