@@ -185,3 +185,25 @@ def test_error_text_is_made_storable_and_safe() -> None:
     assert len(text) <= 4000
     got = decide(SPEC, claimed(1), Raised("bad\x00byte", True))
     assert got == Fail("bad\\x00byte")
+
+
+@pytest.mark.parametrize(
+    ("attempts", "outcome", "cause"),
+    [
+        (1, Raised("ValueError: x", False), "raised"),
+        (3, Raised("ValueError: x", False), "raised"),
+        (1, TimedOut(2.5), "timed out"),
+        (3, TimedOut(2.5), "timed out"),
+        (1, Crashed("killed by SIGKILL"), "crashed"),
+        (1, LostWhileRunning(Crashed("killed by SIGKILL")), "crashed"),
+        (1, Unfit("payload no longer valid: n"), "unfit"),
+        (1, Unfit("payload no longer valid: n", left="another version runs"), "left"),
+        (1, NotRun("no child process"), "not run"),
+        (1, Succeeded(Out(score=math.nan)), "unstorable"),
+    ],
+)
+def test_a_retry_a_failure_or_a_give_back_says_its_cause_for_the_log(
+    attempts: int, outcome: Outcome, cause: str
+) -> None:
+    got = decide(SPEC, claimed(attempts), outcome, random.Random(7))
+    assert isinstance(got, Retry | Fail | GiveBack) and got.cause == cause
