@@ -1,13 +1,16 @@
 """Tenants: fairness behind a bulk import, the cost of caps, and a capped tenant's backlog.
 
     python -m benchmarks.tenants [--big 10000] [--small 20] [--workers 1] [--concurrency 8]
+                                 [--only throughput] [--rounds 1]
 
 Uses DATABASE_URL, or a throwaway embedded PostgreSQL, and real `pipeline worker` processes.
-Prints, each measured in a fresh table:
+Prints, each measured in a fresh table (`--only` picks parts: fairness, throughput, backlog):
   * fairness: tenant B's 20 jobs enqueued after tenant A's 10,000; B's wait p50/p99 (enqueue to
     start) and when B's last job started, against the time the drain took;
   * throughput: 10,020 jobs drained with no tenants, and spread over 10 tenants with and
-    without a cap of 4 each;
+    without a cap of 4 each, with the CPU per job of the workers and of PostgreSQL; `--rounds`
+    alternates the three that many times, each round's ratios measured minutes apart at most
+    (the machine's load drifts), then their medians;
   * backlog: B's 10,000 jobs drained with and without tenant A's 100,000 jobs queued behind a
     cap of 0 (A paused): the claim must not scan A's backlog.
 """
@@ -19,12 +22,15 @@ import os
 import shutil
 import signal
 import statistics
+import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import psycopg
 
+from benchmarks.compare.cpu import Meter, wait_idle
+from benchmarks.compare.server import _postmaster
 from benchmarks.drain import percentile, start_workers
 from benchmarks.polling import wait_until
 from pipeline import JobRequest, enqueue_many
@@ -33,10 +39,31 @@ from pipeline.embedded import embedded_url, stop_embedded
 from pipeline.migrate import migrate
 
 Conn = psycopg.Connection[Any]
+PARTS = ["fairness", "throughput", "backlog"]
+
+
+def jobs(n: int, tenant: str | None) -> list[JobRequest]:
+    return [JobRequest("bench_noop", {"i": i}, tenant_id=tenant) for i in range(n)]
 
 
 def reset(conn: Conn) -> None:
     conn.execute("TRUNCATE pipeline.jobs, pipeline.tenant_slots, pipeline.tenant_caps")
+
+
+def stop(workers: list[subprocess.Popen[bytes]]) -> None:
+    for w in workers:
+        w.send_signal(signal.SIGTERM)
+    for w in workers:
+        w.wait(timeout=60)
+
+
+def span(conn: Conn) -> float:
+    """Seconds from the first claim to the last completion."""
+    row = conn.execute(
+        "SELECT extract(epoch FROM max(finished_at) - min(started_at)) FROM pipeline.jobs "
+        "WHERE status = 'done'"
+    ).fetchone()
+    return float(row[0]) if row else float("nan")
 
 
 def drain(
@@ -52,15 +79,43 @@ def drain(
             conn, "SELECT count(*) FROM pipeline.jobs WHERE status = 'done'", done, 900, every=0.1
         )
     finally:
-        for w in workers:
-            w.send_signal(signal.SIGTERM)
-        for w in workers:
-            w.wait(timeout=60)
-    row = conn.execute(
-        "SELECT extract(epoch FROM max(finished_at) - min(started_at)) FROM pipeline.jobs "
-        "WHERE status = 'done'"
-    ).fetchone()
-    return float(row[0]) if row else float("nan")
+        stop(workers)
+    return span(conn)
+
+
+def metered_drain(
+    conn: Conn,
+    url: str,
+    home: Path,
+    args: argparse.Namespace,
+    jobs: list[JobRequest],
+    cap: int | None,
+) -> tuple[float, float, float]:
+    """Drain `jobs` with workers started first and idle, so that their start-up is not counted:
+    (jobs/s from the first claim to the last completion, worker and PostgreSQL CPU ms per job).
+    The jobs go in one statement: the workers find every tenant's at once."""
+    extra = ["--tenant-cap", str(cap)] if cap is not None else []
+    workers = start_workers(url, args.workers, args.concurrency, home, extra)
+    try:
+        wait_idle([w.pid for w in workers])
+        poller = conn.execute("SELECT pg_backend_pid()").fetchone()
+        meter = Meter(
+            [w.pid for w in workers], _postmaster(conn), frozenset({poller[0]} if poller else ())
+        )
+        before = meter.read()
+        enqueue_many(conn, jobs)
+        wait_until(
+            conn,
+            "SELECT count(*) FROM pipeline.jobs WHERE status = 'done'",
+            len(jobs),
+            900,
+            every=0.1,
+        )
+        usage = Meter.usage(before, meter.read())
+    finally:
+        stop(workers)
+    n = len(jobs)
+    return n / span(conn), 1000 * usage.worker_s / n, 1000 * usage.postgres_s / n
 
 
 def waits_ms(conn: Conn, tenant: str) -> list[float]:
@@ -75,6 +130,87 @@ def waits_ms(conn: Conn, tenant: str) -> list[float]:
     return [float(r[0]) for r in rows]
 
 
+def fairness(conn: Conn, url: str, home: Path, args: argparse.Namespace) -> None:
+    """Tenant B's few jobs enqueued after tenant A's import: how long B waits."""
+    total = args.big + args.small
+    reset(conn)
+    enqueue_many(conn, jobs(args.big, "A"))
+    enqueue_many(conn, jobs(args.small, "B"))
+    span = drain(conn, url, home, args, done=total, cap=None)
+    b_waits = waits_ms(conn, "B")
+    a_waits = waits_ms(conn, "A")
+    print(
+        f"fairness: B's {args.small} jobs behind A's {args.big}, after the first claim: p50 "
+        f"{statistics.median(b_waits):.1f} ms, p99 {percentile(b_waits, 0.99):.1f} ms, "
+        f"last {max(b_waits):.1f} ms; A's p99 {percentile(a_waits, 0.99):.0f} ms; "
+        f"drain {span:.2f} s"
+    )
+
+
+def throughput(conn: Conn, url: str, home: Path, args: argparse.Namespace) -> None:
+    """The same jobs without tenants, and spread over 10 tenants with and without a cap of 4
+    each (10 x 4 is more than the workers' slots: the cap's cost, not its limit, is measured).
+    Every round drains the three one after the other; ratios are to the round's own
+    untenanted drain."""
+    configs: list[tuple[str, list[str | None], int | None]] = [
+        ("no tenants", [None], None),
+        ("10 tenants, fair", [f"t{i}" for i in range(10)], None),
+        ("10 tenants, fair, cap 4", [f"t{i}" for i in range(10)], 4),
+    ]
+    total = args.big + args.small
+    ratios: dict[str, list[float]] = {label: [] for label, _, _ in configs}
+    cpu: dict[str, list[tuple[float, float]]] = {label: [] for label, _, _ in configs}
+    for round_no in range(1, args.rounds + 1):
+        rates = {}
+        for label, tenants, cap in configs:
+            reset(conn)
+            share = total // len(tenants)
+            batch = [job for tenant in tenants for job in jobs(share, tenant)]
+            rates[label], worker_ms, postgres_ms = metered_drain(conn, url, home, args, batch, cap)
+            cpu[label].append((worker_ms, postgres_ms))
+        base = rates["no tenants"]
+        for label, rate in rates.items():
+            ratios[label].append(rate / base)
+        print(
+            f"throughput, round {round_no}: "
+            + "; ".join(
+                f"{k} {v:,.0f} jobs/s ({v / base:.2f}x, CPU per job: worker "
+                f"{cpu[k][-1][0]:.3f} ms, postgres {cpu[k][-1][1]:.3f} ms)"
+                for k, v in rates.items()
+            ),
+            flush=True,
+        )
+    if args.rounds > 1:
+        print(
+            f"throughput, medians of {args.rounds} rounds: "
+            + "; ".join(
+                f"{label} {statistics.median(r):.2f}x (worker "
+                f"{statistics.median(c[0] for c in cpu[label]):.3f} ms, postgres "
+                f"{statistics.median(c[1] for c in cpu[label]):.3f} ms per job)"
+                for label, r in ratios.items()
+            )
+        )
+
+
+def backlog(conn: Conn, url: str, home: Path, args: argparse.Namespace) -> None:
+    """A paused (cap 0) with a huge queue must not slow B's claims."""
+    results = {}
+    for label, backlog in (("alone", 0), ("beside", args.backlog)):
+        reset(conn)
+        if backlog:
+            for start in range(0, backlog, 20_000):
+                enqueue_many(conn, jobs(min(20_000, backlog - start), "A"))
+            set_cap(conn, "A", "bench_noop", 0)
+        enqueue_many(conn, jobs(args.big, "B"))
+        conn.execute("ANALYZE pipeline.jobs")
+        results[label] = args.big / drain(conn, url, home, args, done=args.big, cap=None)
+    print(
+        f"backlog: B drains {results['alone']:,.0f} jobs/s alone and "
+        f"{results['beside']:,.0f} jobs/s beside A's {args.backlog:,} paused jobs "
+        f"(ratio {results['beside'] / results['alone']:.2f})"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--big", type=int, default=10_000)
@@ -82,71 +218,26 @@ def main() -> None:
     parser.add_argument("--backlog", type=int, default=100_000)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument(
+        "--only", action="append", choices=PARTS, help="a part to run (again for more; default all)"
+    )
+    parser.add_argument("--rounds", type=int, default=1, help="throughput rounds, alternated")
     args = parser.parse_args()
+    parts = args.only or PARTS
 
     scratch = Path(tempfile.mkdtemp(prefix="pgt-"))
     url = os.environ.get("DATABASE_URL") or embedded_url(scratch / "pgdata")
     import benchmarks.bench_app  # noqa: F401  registers bench_noop for enqueue validation
 
-    def jobs(n: int, tenant: str | None) -> list[JobRequest]:
-        return [JobRequest("bench_noop", {"i": i}, tenant_id=tenant) for i in range(n)]
-
     home = scratch / "home"
-    total = args.big + args.small
     with psycopg.connect(url, autocommit=True) as conn:
         migrate(conn)
-
-        # Fairness: B arrives after A's import.
-        reset(conn)
-        enqueue_many(conn, jobs(args.big, "A"))
-        enqueue_many(conn, jobs(args.small, "B"))
-        span = drain(conn, url, home, args, done=total, cap=None)
-        b_waits = waits_ms(conn, "B")
-        a_waits = waits_ms(conn, "A")
-        print(
-            f"fairness: B's {args.small} jobs behind A's {args.big}, after the first claim: p50 "
-            f"{statistics.median(b_waits):.1f} ms, p99 {percentile(b_waits, 0.99):.1f} ms, "
-            f"last {max(b_waits):.1f} ms; A's p99 {percentile(a_waits, 0.99):.0f} ms; "
-            f"drain {span:.2f} s"
-        )
-
-        # Throughput: the same jobs without tenants, and spread over 10 tenants with and
-        # without a cap of 4 each (10 x 4 is more than the workers' slots: the cap's cost, not
-        # its limit, is what is measured).
-        rates = {}
-        for label, tenants, cap in (
-            ("no tenants", [None], None),
-            ("10 tenants, fair", [f"t{i}" for i in range(10)], None),
-            ("10 tenants, fair, cap 4", [f"t{i}" for i in range(10)], 4),
-        ):
-            reset(conn)
-            share = total // len(tenants)
-            for tenant in tenants:
-                enqueue_many(conn, jobs(share, tenant))
-            done = share * len(tenants)
-            rates[label] = done / drain(conn, url, home, args, done=done, cap=cap)
-        base = rates["no tenants"]
-        print(
-            "throughput: "
-            + "; ".join(f"{k} {v:,.0f} jobs/s ({v / base:.2f}x)" for k, v in rates.items())
-        )
-
-        # Backlog: A paused (cap 0) with a huge queue must not slow B's claims.
-        results = {}
-        for label, backlog in (("alone", 0), ("beside", args.backlog)):
-            reset(conn)
-            if backlog:
-                for start in range(0, backlog, 20_000):
-                    enqueue_many(conn, jobs(min(20_000, backlog - start), "A"))
-                set_cap(conn, "A", "bench_noop", 0)
-            enqueue_many(conn, jobs(args.big, "B"))
-            conn.execute("ANALYZE pipeline.jobs")
-            results[label] = args.big / drain(conn, url, home, args, done=args.big, cap=None)
-        print(
-            f"backlog: B drains {results['alone']:,.0f} jobs/s alone and "
-            f"{results['beside']:,.0f} jobs/s beside A's {args.backlog:,} paused jobs "
-            f"(ratio {results['beside'] / results['alone']:.2f})"
-        )
+        if "fairness" in parts:
+            fairness(conn, url, home, args)
+        if "throughput" in parts:
+            throughput(conn, url, home, args)
+        if "backlog" in parts:
+            backlog(conn, url, home, args)
     if not os.environ.get("DATABASE_URL"):
         stop_embedded(scratch / "pgdata")
     shutil.rmtree(scratch, ignore_errors=True)
