@@ -1,0 +1,49 @@
+-- The claim's cap accounting, before it picks: how many jobs each group may take now. A group
+-- without a cap may take what it is offered; a capped (tenant, stage) pair at most its free
+-- slots, counted under its counter row's lock, which the claim then holds to its commit.
+--
+-- Why a counter row per pair, locked by the claim: a count of running rows taken inside a claim
+-- cannot see other claimers' uncommitted claims, so two claimers at once would both see room
+-- and overshoot. The row is locked FOR UPDATE SKIP LOCKED, so claims of one pair take turns (a
+-- busy pair is left to the claimer holding it, and gets nothing here; no one waits), and the
+-- count they read includes every committed claim. pipeline.take_slots raises the count by what
+-- was taken; pipeline.free_slot gives a slot back when a job leaves running.
+CREATE OR REPLACE FUNCTION pipeline.lock_slots(p_groups pipeline.claim_group[], p_takes integer[])
+RETURNS integer[]
+LANGUAGE sql
+-- Qualified names only: the caller's search_path has no say.
+SET search_path = pg_catalog, pg_temp
+AS $$
+WITH offered AS (
+    SELECT * FROM unnest(p_groups, p_takes) WITH ORDINALITY
+        AS g(type, tenant_id, cap, head_priority, head_run_after, head_id, take, i)
+),
+locked AS (
+    SELECT o.i, greatest(0, least(o.take, o.cap - s.running)) AS room
+    FROM offered o
+    JOIN pipeline.tenant_slots s ON s.tenant_id = o.tenant_id AND s.stage = o.type
+    WHERE o.cap IS NOT NULL AND o.take > 0
+    FOR UPDATE OF s SKIP LOCKED
+),
+-- A capped pair without a counter row (its jobs are older than the row, or someone deleted it)
+-- gets one now, and no room this time. In one order, so that two claimers making rows for the
+-- same pairs take turns instead of each waiting for the other.
+made AS (
+    INSERT INTO pipeline.tenant_slots (tenant_id, stage)
+    SELECT o.tenant_id, o.type FROM offered o
+    WHERE o.cap IS NOT NULL AND o.take > 0
+      -- Looked for only when a capped group went without its lock: the common claim, which
+      -- locked every one, reads no more.
+      AND (SELECT count(*) FROM locked) < (SELECT count(*) FROM offered o2
+                                           WHERE o2.cap IS NOT NULL AND o2.take > 0)
+      AND NOT EXISTS (SELECT 1 FROM pipeline.tenant_slots s
+                      WHERE s.tenant_id = o.tenant_id AND s.stage = o.type)
+    ORDER BY o.tenant_id, o.type
+    ON CONFLICT DO NOTHING
+)
+SELECT ARRAY(
+    SELECT CASE WHEN o.cap IS NULL THEN o.take ELSE coalesce(l.room, 0) END
+    FROM offered o LEFT JOIN locked l ON l.i = o.i
+    ORDER BY o.i
+)
+$$;
