@@ -27,6 +27,9 @@ log = logging.getLogger(__name__)
 
 #: the first wait after a claim failed for an outage; it doubles up to ClaimPlan.retry_max_s
 FIRST_RETRY_S = 0.1
+#: how long announcements go unheeded after the first claim one woke for nothing; it doubles
+#: with each such claim in a row, up to the poll interval (see Producer.run)
+FIRST_DEAF_S = 0.01
 
 
 @dataclass(frozen=True)
@@ -100,7 +103,10 @@ class Producer:
         #: An announcement was heeded since the last claim began.
         self._heard = False
         #: monotonic: announcements are not heeded before this (see announced()).
-        self._deaf_until = 0.0
+        self.deaf_until = 0.0
+        #: How long the last claim an announcement woke for nothing made it deaf: doubled by
+        #: each such claim in a row, back to nothing once a woken claim finds work.
+        self.deaf_s = 0.0
         #: Claiming is paused until the completions already made are confirmed.
         self.held_back = False
 
@@ -141,11 +147,18 @@ class Producer:
                 self.short = len(jobs) < want
                 if self.metrics is not None:
                     self.metrics.claimed(len(jobs), time.monotonic() - started)
-                if heard and not jobs:
-                    # Woken for nothing: the announcement was another worker's job, or forged.
-                    # Those that came during the claim are answered by it, the next ones by the
-                    # poll; a settlement, a freed slot or a stop from now on still wakes it.
-                    self._deaf_until = time.monotonic() + plan.poll_interval_s
+                if heard and jobs:
+                    self.deaf_s = 0.0
+                elif heard:
+                    # Woken for nothing: another worker took the job, this one took it in an
+                    # earlier claim before its announcement arrived, or the announcement was
+                    # forged. Announcements are not heeded for a while, twice as long after
+                    # each such claim in a row up to the poll interval: a flood of forged ones
+                    # soon costs one claim per interval, while a worker that lost one race
+                    # hears the next job after a few milliseconds. A settlement, a freed slot
+                    # or a stop still wakes it meanwhile.
+                    self.deaf_s = min(plan.poll_interval_s, max(FIRST_DEAF_S, 2 * self.deaf_s))
+                    self.deaf_until = time.monotonic() + self.deaf_s
                     self._heard = False
                     wake.clear()
                     if self._stopping.is_set():
@@ -178,11 +191,12 @@ class Producer:
         (re)connected and may have missed some: claim now.
 
         Anyone who can connect may send a notification, so after a claim that one woke finds
-        nothing, they are not heeded for a poll interval: the poll at its end claims anyway. A
-        flood of them costs at most one claim per poll interval beyond the polls."""
+        nothing, they are not heeded for a while (see run()): a flood of them costs a few claims
+        (one per doubling of FIRST_DEAF_S up to the poll interval), then at most one claim per
+        poll interval beyond the polls."""
         if not job_type:
             self.table.changed.set()
-        elif job_type in self.plan.types and time.monotonic() >= self._deaf_until:
+        elif job_type in self.plan.types and time.monotonic() >= self.deaf_until:
             self._heard = True
             self.table.changed.set()
 

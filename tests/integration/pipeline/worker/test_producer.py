@@ -5,6 +5,7 @@ may have freed a tenant's slot."""
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -16,10 +17,11 @@ from psycopg_pool import ConnectionPool
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
 from pipeline import REGISTRY, Context, JobRequest, enqueue, enqueue_many
 from pipeline.store import ClaimedJob, JobStore
+from pipeline.worker import producer as producer_module
 from pipeline.worker.completer import Settled
 from pipeline.worker.inflight import InFlight, InFlightTable
 from pipeline.worker.prefetch import Prefetch
-from pipeline.worker.producer import ClaimPlan, Producer
+from pipeline.worker.producer import FIRST_DEAF_S, ClaimPlan, Producer
 from tests.support.waiting import wait_for
 
 Conn = psycopg.Connection[Any]
@@ -127,11 +129,13 @@ def test_a_settlement_wakes_a_producer_whose_last_claim_came_back_short(
     wait_for(lambda: len(r.executor.jobs) == 1, timeout=10, what="the job claimed")
 
 
-def test_after_an_announcement_woke_a_claim_for_nothing_the_next_ones_wait_for_the_poll(
-    conn: Conn, running: Any
+def test_an_announcement_that_woke_a_claim_for_nothing_mutes_the_next_ones_for_a_while(
+    conn: Conn, running: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Anyone may announce (NOTIFY takes no privilege): one that finds nothing, forged or
-    # another worker's, mutes the next ones for a poll interval, so a flood costs no claims.
+    # another worker's, mutes the next ones for a while (here made long), so a flood costs
+    # few claims.
+    monkeypatch.setattr(producer_module, "FIRST_DEAF_S", 60.0)
     r = running(2)
     wait_for(lambda: r.metrics.claims == [0], what="the first, empty claim")
     r.producer.announced("noop")
@@ -144,6 +148,31 @@ def test_after_an_announcement_woke_a_claim_for_nothing_the_next_ones_wait_for_t
     settled_elsewhere = ClaimedJob(0, "noop", None, {}, 0, 1, 3, 30, None, 1)
     r.producer.settled(settled_elsewhere, Settled.DONE)
     wait_for(lambda: len(r.executor.jobs) == 1, timeout=10, what="the job claimed")
+
+
+def test_the_mute_doubles_with_each_claim_woken_for_nothing_and_ends_with_one_that_finds_work(
+    conn: Conn, running: Any
+) -> None:
+    # A worker that lost one race for a job (another worker, or its own earlier claim, took
+    # it) hears the next job a moment later; only a run of empty wake-ups, as a flood makes,
+    # mutes it for long (up to the poll interval).
+    r = running(2)
+    wait_for(lambda: r.metrics.claims == [0], what="the first, empty claim")
+    mutes = []
+    for claims in range(2, 6):
+        wait_for(lambda: time.monotonic() >= r.producer.deaf_until, what="the mute to end")
+        r.producer.announced("noop")
+        wait_for(lambda: len(r.metrics.claims) == claims, what="the claim it woke")  # noqa: B023
+        mutes.append(r.producer.deaf_s)
+    assert mutes == [FIRST_DEAF_S * 2**n for n in range(4)]
+    wait_for(lambda: time.monotonic() >= r.producer.deaf_until, what="the mute to end")
+    enqueue(conn, "noop", {})
+    r.producer.announced("noop")
+    wait_for(lambda: len(r.executor.jobs) == 1, timeout=10, what="the announced job")
+    assert r.producer.deaf_s == 0.0
+    r.producer.announced("noop")  # heard at once: it wakes a claim, which finds nothing
+    wait_for(lambda: len(r.metrics.claims) == 7, timeout=10, what="the claim it woke")
+    assert r.producer.deaf_s == FIRST_DEAF_S
 
 
 def test_the_producer_claims_nothing_while_completions_wait_to_be_confirmed_in_numbers(
