@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import signal
 from collections.abc import Callable
 from pathlib import Path
@@ -100,7 +101,9 @@ def test_worker_paused_past_its_lease_writes_nothing_when_resumed(
     start_worker("--stage", "nap")
     wait_for(lambda: job(conn, job_id)[0] == "done", timeout=60, what="the fresh worker")
     stale.signal(signal.SIGCONT)
-    wait_for(lambda: "lost its lease" in stale.log(), what="the stale worker to notice")
+    # The settlement's line for a claim that lost its job (pipeline.logs).
+    lost = re.compile(rf"job {job_id} \(nap, tenant -, attempt 1/\d+\) lost: ")
+    wait_for(lambda: lost.search(stale.log()), what="the stale worker to notice")
     [(effect_job, attempt, pid)] = effects(conn)
     assert (effect_job, attempt) == (job_id, 1) and pid != stale.pid
     assert job(conn, job_id)[:2] == ("done", 1)
