@@ -14,14 +14,17 @@ Two kinds of file, changed in two ways:
 All in one transaction under an advisory lock (two processes migrating at once take turns, and
 the second finds nothing left to do), in this order:
 
-1. trigger functions the database lacks, unchecked (check_function_bodies off, as pg_dump
-   does), since a migration's CREATE TRIGGER names its function, and the function's
-   declarations may name a table that migration makes;
+1. trigger functions the database lacks, and functions a migration calls
+   (MIGRATION_CALLS), unchecked (check_function_bodies off, as pg_dump does), since a
+   migration's CREATE TRIGGER names its function, and the function's declarations may name a
+   table that migration makes;
 2. the pending migrations;
 3. every function file whose content changed, or all of them when a migration ran (it may have
    dropped or altered what they are built on), checked. A file comes after the files whose
    functions it calls: a SQL-language function's body is checked against what exists when it
-   is created.
+   is created;
+4. the history's daily partitions for today and the HISTORY_DAYS_AHEAD days after it, where
+   they are missing (the worker's Partitions service keeps them ahead from then on).
 
 A database that has applied a migration this package does not know belongs to a newer package:
 its functions are left as they are.
@@ -47,6 +50,7 @@ from typing import Any, LiteralString
 import psycopg
 
 from pipeline.db import schema_of
+from pipeline.history import HISTORY_DAYS_AHEAD
 from pipeline.queries import (
     FunctionFile,
     check_schema,
@@ -69,6 +73,9 @@ class Applied:
 
 #: The last migration that names its objects unqualified, made before the schema of its own.
 LAST_UNQUALIFIED = 11
+#: Functions that a migration calls (0013 makes the history's partitions with this one): made
+#: before the migrations when missing, like trigger functions.
+MIGRATION_CALLS = frozenset({"make_history_partitions"})
 
 
 def migrate(conn: psycopg.Connection[Any], *, schema: str | None = None) -> list[int]:
@@ -99,7 +106,11 @@ def apply(conn: psycopg.Connection[Any], *, schema: str | None = None) -> Applie
         if any(m.version <= LAST_UNQUALIFIED and m.version not in done for m in migrations):
             conn.execute(q["stand_in_legacy_trigger_functions"])
         existing = {row[0] for row in conn.execute(q["existing_functions"]).fetchall()}
-        early = [f for f in functions if f.is_trigger and f.name not in existing]
+        early = [
+            f
+            for f in functions
+            if (f.is_trigger or f.name in MIGRATION_CALLS) and f.name not in existing
+        ]
         if early:
             # Unchecked (a %ROWTYPE may name a table a migration has yet to make); made again,
             # checked, below, since migrations will have run.
@@ -120,6 +131,8 @@ def apply(conn: psycopg.Connection[Any], *, schema: str | None = None) -> Applie
             if applied.migrations or recorded.get(function.file) != function.sha256:
                 _apply_function(conn, function, schema)
                 applied.functions.append(function.name)
+        if functions:
+            conn.execute(q["make_history_partitions"], {"days_ahead": HISTORY_DAYS_AHEAD})
     if applied.functions:
         log.info("applied function files: %s", ", ".join(applied.functions))
     return applied

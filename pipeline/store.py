@@ -18,6 +18,7 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
 from pipeline.errors import LeaseLost
+from pipeline.history import healing
 from pipeline.queries import Q
 
 #: shutdown releases per job that refund the attempt; later ones are charged
@@ -123,17 +124,24 @@ class JobStore:
 
     def complete(self, done: Iterable[tuple[int, int]]) -> set[int]:
         """Mark done, waiting for rows locked elsewhere; returns the ids confirmed."""
+        params = _fence_params(done)
         with self.pool.connection() as conn:
-            rows = conn.execute(Q["complete"], _fence_params(done)).fetchall()
+            rows = healing(conn, lambda: conn.execute(Q["complete"], params).fetchall())
         return {row[0] for row in rows}
 
     def acknowledge(self, done: Iterable[tuple[int, int]], lock_wait_s: float) -> set[int]:
         """Mark a batch done, skipping job rows locked elsewhere, and waiting at most
         lock_wait_s for any other lock (a tenant's slot counter): psycopg.errors.LockNotAvailable
         past that. Returns the ids confirmed; the rest are lost or locked (still_held tells)."""
-        with self.pool.connection() as conn, conn.transaction():
-            _lock_timeout(conn, lock_wait_s)
-            rows = conn.execute(Q["acknowledge"], _fence_params(done)).fetchall()
+        params = _fence_params(done)
+
+        def write() -> list[tuple[Any, ...]]:
+            with conn.transaction():
+                _lock_timeout(conn, lock_wait_s)
+                return conn.execute(Q["acknowledge"], params).fetchall()
+
+        with self.pool.connection() as conn:
+            rows = healing(conn, write)
         return {row[0] for row in rows}
 
     def still_held(self, claims: Iterable[tuple[int, int]]) -> set[int]:
@@ -145,20 +153,32 @@ class JobStore:
     def complete_within(self, done: Iterable[tuple[int, int]], lock_wait_s: float) -> set[int]:
         """Mark done, waiting at most lock_wait_s for each lock (a row locked elsewhere):
         psycopg.errors.LockNotAvailable past that. Returns the ids confirmed."""
-        with self.pool.connection() as conn, conn.transaction():
-            _lock_timeout(conn, lock_wait_s)
-            rows = conn.execute(Q["complete"], _fence_params(done)).fetchall()
+        params = _fence_params(done)
+
+        def write() -> list[tuple[Any, ...]]:
+            with conn.transaction():
+                _lock_timeout(conn, lock_wait_s)
+                return conn.execute(Q["complete"], params).fetchall()
+
+        with self.pool.connection() as conn:
+            rows = healing(conn, write)
         return {row[0] for row in rows}
 
     def complete_with(self, job: ClaimedJob, steps: Sequence[Any]) -> None:
         """Mark done and run the job's transaction steps in one transaction, fence first.
         Raises LeaseLost, rolling everything back, when the fence does not hold."""
-        with self.pool.connection() as conn, conn.transaction():
-            confirmed = conn.execute(Q["complete"], _fence_params([job.fence])).fetchall()
-            if not confirmed:
-                raise LeaseLost(f"job {job.id} claim {job.claim}: lease lost before commit")
-            for step in steps:
-                step(conn)
+        params = _fence_params([job.fence])
+
+        def write() -> None:
+            with conn.transaction():
+                confirmed = conn.execute(Q["complete"], params).fetchall()
+                if not confirmed:
+                    raise LeaseLost(f"job {job.id} claim {job.claim}: lease lost before commit")
+                for step in steps:
+                    step(conn)
+
+        with self.pool.connection() as conn:
+            healing(conn, write)
 
     def retry_later(
         self, job: ClaimedJob, error: str, delay_s: float, *, refund: bool = False
@@ -172,18 +192,16 @@ class JobStore:
 
     def fail(self, job: ClaimedJob, error: str) -> bool:
         """Failed for good; False when the fence did not hold."""
+        params = {"id": job.id, "claims": job.claim, "error": error}
         with self.pool.connection() as conn:
-            row = conn.execute(
-                Q["fail"], {"id": job.id, "claims": job.claim, "error": error}
-            ).fetchone()
+            row = healing(conn, lambda: conn.execute(Q["fail"], params).fetchone())
         return row is not None
 
     def release(self, held: Iterable[tuple[int, int]]) -> dict[int, str]:
         """Give jobs back at shutdown; returns {id: new status} for those still owned."""
+        params = {**_fence_params(held), "free_releases": FREE_RELEASES}
         with self.pool.connection() as conn:
-            rows = conn.execute(
-                Q["release"], {**_fence_params(held), "free_releases": FREE_RELEASES}
-            ).fetchall()
+            rows = healing(conn, lambda: conn.execute(Q["release"], params).fetchall())
         return {row[0]: row[1] for row in rows}
 
     def unclaim(self, held: Iterable[tuple[int, int]]) -> set[int]:
@@ -220,7 +238,6 @@ class JobStore:
 def reclaim_expired(conn: psycopg.Connection[Any], limit: int = 1000) -> list[tuple[int, str, str]]:
     """Expired leases back to queued (uncharged while refunds remain), else charged, and failed
     on the final attempt: (id, type, status)."""
-    rows = conn.execute(
-        Q["reclaim_expired"], {"limit": limit, "free_crashes": FREE_CRASH_RECLAIMS}
-    ).fetchall()
+    params = {"limit": limit, "free_crashes": FREE_CRASH_RECLAIMS}
+    rows = healing(conn, lambda: conn.execute(Q["reclaim_expired"], params).fetchall())
     return [(row[0], row[1], row[2]) for row in rows]

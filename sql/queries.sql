@@ -3,6 +3,12 @@
 -- Every write after a claim carries the fence: id, claims and status = 'running'. claims counts
 -- claims and never goes down (attempts can: a crash reclaim refunds one), so it names one claim.
 -- Zero rows back means the lease was lost, and the caller must write nothing else.
+-- Queued and running jobs live in pipeline.active_jobs. A job finishes by moving: one statement
+-- deletes its row there (fenced) and inserts it into pipeline.job_history with its final
+-- status and finish time, so that no reader ever finds it in neither table or in both. The
+-- DELETE gives its tenant slot back (the trigger jobs_free_slot_on_delete), and the INSERT
+-- counts it in its join (job_history_join_finished). Should the day's partition be missing
+-- (SQLSTATE 23514), pipeline/store.py makes it and runs the statement once more.
 -- The fence spells the status test `status IS NOT DISTINCT FROM 'running'` (status is NOT
 -- NULL, so it means `=`) so that the planner cannot read it as jobs_running's predicate: with
 -- statistics that say few jobs run, it would walk that index, every entry a claim left since
@@ -10,16 +16,29 @@
 -- rows (vacuumed seldom) that made each acknowledgement ten times dearer.
 
 -- name: enqueue
--- A repeated dedup key is not an error: the caller gets the job that already exists.
-INSERT INTO pipeline.jobs (type, tenant_id, payload, priority, max_attempts, lease_seconds,
-                  run_after, dedup_key, parent_id, root_id, join_id)
-VALUES (%(type)s, %(tenant_id)s, %(payload)s::jsonb, %(priority)s, %(max_attempts)s, %(lease_seconds)s,
-        coalesce(%(run_after)s, now()), %(dedup_key)s, %(parent_id)s, %(root_id)s, %(join_id)s)
-ON CONFLICT (type, dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING
+-- A repeated dedup key is not an error: the caller gets the job that already exists. A key is
+-- held in pipeline.dedup_keys, for as long as its job is kept (queued, running, or finished
+-- until retention deletes its run): the key goes in first, under the id the job is to take,
+-- and the job only when the key was new. A job without a key skips that (`key` is empty and
+-- the WHERE holds).
+WITH key AS (
+    INSERT INTO pipeline.dedup_keys (type, dedup_key, job_id)
+    SELECT %(type)s, %(dedup_key)s, nextval('pipeline.active_jobs_id_seq')
+    WHERE %(dedup_key)s::text IS NOT NULL
+    ON CONFLICT DO NOTHING
+    RETURNING job_id
+)
+INSERT INTO pipeline.active_jobs (id, type, tenant_id, payload, priority, max_attempts,
+                                  lease_seconds, run_after, dedup_key, parent_id, root_id, join_id)
+OVERRIDING SYSTEM VALUE
+SELECT coalesce((SELECT job_id FROM key), nextval('pipeline.active_jobs_id_seq')), %(type)s,
+       %(tenant_id)s, %(payload)s::jsonb, %(priority)s, %(max_attempts)s, %(lease_seconds)s,
+       coalesce(%(run_after)s, now()), %(dedup_key)s, %(parent_id)s, %(root_id)s, %(join_id)s
+WHERE %(dedup_key)s::text IS NULL OR EXISTS (SELECT FROM key)
 RETURNING id;
 
 -- name: find_by_dedup_key
-SELECT id FROM pipeline.jobs WHERE type = %(type)s AND dedup_key = %(dedup_key)s;
+SELECT job_id FROM pipeline.dedup_keys WHERE type = %(type)s AND dedup_key = %(dedup_key)s;
 
 -- name: enqueue_many
 -- One statement for the whole batch. A column that varies travels as a binary array (`types`),
@@ -29,31 +48,51 @@ SELECT id FROM pipeline.jobs WHERE type = %(type)s AND dedup_key = %(dedup_key)s
 -- column's NULLs stay NULL, since its single value is then NULL too. The payloads travel as one
 -- JSON array: sent as a text[] of JSON, each element went through array and jsonb input parsing,
 -- which cost more than the insert. ROWS FROM zips the arrays row by row and pads NULL ones.
-INSERT INTO pipeline.jobs (type, tenant_id, payload, priority, max_attempts, lease_seconds,
-                  run_after, dedup_key, parent_id, root_id, join_id)
-SELECT coalesce(b.type, %(type)s::text), coalesce(b.tenant_id, %(tenant_id)s::text), b.payload,
-       coalesce(b.priority, %(priority)s::smallint),
-       coalesce(b.max_attempts, %(max_attempts)s::integer),
-       coalesce(b.lease_seconds, %(lease_seconds)s::integer),
-       coalesce(b.run_after, %(run_after)s::timestamptz, now()),
-       coalesce(b.dedup_key, %(dedup_key)s::text), coalesce(b.parent_id, %(parent_id)s::bigint),
-       coalesce(b.root_id, %(root_id)s::bigint), coalesce(b.join_id, %(join_id)s::bigint)
-FROM ROWS FROM (unnest(%(types)b::text[]), unnest(%(tenant_ids)b::text[]),
-                jsonb_array_elements(%(payloads)s::jsonb), unnest(%(priorities)b::smallint[]),
-                unnest(%(max_attempts_each)b::integer[]), unnest(%(lease_seconds_each)b::integer[]),
-                unnest(%(run_afters)b::timestamptz[]), unnest(%(dedup_keys)b::text[]),
-                unnest(%(parent_ids)b::bigint[]), unnest(%(root_ids)b::bigint[]),
-                unnest(%(join_ids)b::bigint[]))
-     AS b(type, tenant_id, payload, priority, max_attempts, lease_seconds,
-          run_after, dedup_key, parent_id, root_id, join_id)
-ON CONFLICT (type, dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING
+-- Dedup keys as in `enqueue`: every row takes its id first; the keys go in, and the rows
+-- whose key was new or who have none.
+WITH b AS MATERIALIZED (
+    SELECT nextval('pipeline.active_jobs_id_seq') AS id,
+           coalesce(b.type, %(type)s::text) AS type,
+           coalesce(b.tenant_id, %(tenant_id)s::text) AS tenant_id, b.payload,
+           coalesce(b.priority, %(priority)s::smallint) AS priority,
+           coalesce(b.max_attempts, %(max_attempts)s::integer) AS max_attempts,
+           coalesce(b.lease_seconds, %(lease_seconds)s::integer) AS lease_seconds,
+           coalesce(b.run_after, %(run_after)s::timestamptz, now()) AS run_after,
+           coalesce(b.dedup_key, %(dedup_key)s::text) AS dedup_key,
+           coalesce(b.parent_id, %(parent_id)s::bigint) AS parent_id,
+           coalesce(b.root_id, %(root_id)s::bigint) AS root_id,
+           coalesce(b.join_id, %(join_id)s::bigint) AS join_id
+    FROM ROWS FROM (unnest(%(types)b::text[]), unnest(%(tenant_ids)b::text[]),
+                    jsonb_array_elements(%(payloads)s::jsonb), unnest(%(priorities)b::smallint[]),
+                    unnest(%(max_attempts_each)b::integer[]),
+                    unnest(%(lease_seconds_each)b::integer[]),
+                    unnest(%(run_afters)b::timestamptz[]), unnest(%(dedup_keys)b::text[]),
+                    unnest(%(parent_ids)b::bigint[]), unnest(%(root_ids)b::bigint[]),
+                    unnest(%(join_ids)b::bigint[]))
+         AS b(type, tenant_id, payload, priority, max_attempts, lease_seconds,
+              run_after, dedup_key, parent_id, root_id, join_id)
+),
+key AS (
+    INSERT INTO pipeline.dedup_keys (type, dedup_key, job_id)
+    SELECT type, dedup_key, id FROM b WHERE dedup_key IS NOT NULL
+    ON CONFLICT DO NOTHING
+    RETURNING job_id
+)
+INSERT INTO pipeline.active_jobs (id, type, tenant_id, payload, priority, max_attempts,
+                                  lease_seconds, run_after, dedup_key, parent_id, root_id, join_id)
+OVERRIDING SYSTEM VALUE
+SELECT id, type, tenant_id, payload, priority, max_attempts, lease_seconds, run_after,
+       dedup_key, parent_id, root_id, join_id
+FROM b
+WHERE dedup_key IS NULL OR id IN (SELECT job_id FROM key)
+ORDER BY id
 RETURNING id;
 
 -- name: enqueue_many_keyless
 -- enqueue_many for a batch without dedup keys, which nothing can conflict with: ON CONFLICT's
 -- speculative insertion cost a fifth of the statement.
-INSERT INTO pipeline.jobs (type, tenant_id, payload, priority, max_attempts, lease_seconds,
-                  run_after, parent_id, root_id, join_id)
+INSERT INTO pipeline.active_jobs (type, tenant_id, payload, priority, max_attempts,
+                                  lease_seconds, run_after, parent_id, root_id, join_id)
 SELECT coalesce(b.type, %(type)s::text), coalesce(b.tenant_id, %(tenant_id)s::text), b.payload,
        coalesce(b.priority, %(priority)s::smallint),
        coalesce(b.max_attempts, %(max_attempts)s::integer),
@@ -96,17 +135,17 @@ held AS (
     SELECT id, claims FROM unnest(%(ids)s::bigint[], %(claims)s::integer[]) AS h(id, claims)
 ),
 extended AS (
-    UPDATE pipeline.jobs AS j
+    UPDATE pipeline.active_jobs AS j
     SET leased_until = now() + make_interval(secs => j.lease_seconds)
     FROM (SELECT j.id
-          FROM pipeline.jobs AS j JOIN held ON j.id = held.id AND j.claims = held.claims
+          FROM pipeline.active_jobs AS j JOIN held ON j.id = held.id AND j.claims = held.claims
           WHERE j.status IS NOT DISTINCT FROM 'running'
           FOR NO KEY UPDATE OF j SKIP LOCKED) AS free
     WHERE j.id = free.id
     RETURNING j.id
 )
 SELECT j.id, extended.id IS NOT NULL AS extended
-FROM pipeline.jobs AS j
+FROM pipeline.active_jobs AS j
 JOIN held ON j.id = held.id AND j.claims = held.claims
 LEFT JOIN extended ON extended.id = j.id
 WHERE j.status IS NOT DISTINCT FROM 'running';
@@ -115,11 +154,21 @@ WHERE j.status IS NOT DISTINCT FROM 'running';
 -- One job's completion, which waits for its row if another transaction holds it locked (the
 -- caller bounds that wait with lock_timeout, or settles in its own thread). Takes arrays so
 -- that it uses the same fence as the batched acknowledgement below.
-UPDATE pipeline.jobs AS j
-SET status = 'done', leased_until = NULL, finished_at = now()
-FROM unnest(%(ids)s::bigint[], %(claims)s::integer[]) AS done(id, claims)
-WHERE j.id = done.id AND j.claims = done.claims AND j.status IS NOT DISTINCT FROM 'running'
-RETURNING j.id;
+WITH gone AS (
+    DELETE FROM pipeline.active_jobs AS j
+    USING unnest(%(ids)s::bigint[], %(claims)s::integer[]) AS done(id, claims)
+    WHERE j.id = done.id AND j.claims = done.claims AND j.status IS NOT DISTINCT FROM 'running'
+    RETURNING j.*
+)
+INSERT INTO pipeline.job_history (
+    id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
+    leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id, join_id,
+    created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot)
+SELECT id, type, tenant_id, payload, priority, 'done', attempts, max_attempts, run_after,
+       NULL, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id, join_id,
+       created_at, started_at, now(), claims, suspect, crash_reclaims, releases, false
+FROM gone
+RETURNING id;
 
 -- name: acknowledge
 -- A batch of plain completions. A row locked elsewhere (an operator's open transaction) is
@@ -128,24 +177,33 @@ RETURNING j.id;
 -- one; the caller tells the two apart (still_held) and settles a locked one alone (`complete`).
 -- A lock it cannot skip (a capped tenant's slot counter, which the trigger updates) is waited
 -- for no longer than the caller's lock_timeout: then the caller settles the batch one by one.
--- NO KEY UPDATE is the lock the UPDATE takes anyway: it does not conflict with the KEY SHARE
--- lock a child job's foreign key takes on its parent.
-UPDATE pipeline.jobs AS j
-SET status = 'done', leased_until = NULL, finished_at = now()
-FROM (SELECT j.id
-      FROM pipeline.jobs AS j
-      JOIN unnest(%(ids)s::bigint[], %(claims)s::integer[]) AS done(id, claims)
-        ON j.id = done.id AND j.claims = done.claims
-      WHERE j.status IS NOT DISTINCT FROM 'running'
-      FOR NO KEY UPDATE OF j SKIP LOCKED) AS free
-WHERE j.id = free.id
-RETURNING j.id;
+-- FOR UPDATE is the lock the DELETE takes anyway.
+WITH gone AS (
+    DELETE FROM pipeline.active_jobs AS j
+    USING (SELECT j.id
+           FROM pipeline.active_jobs AS j
+           JOIN unnest(%(ids)s::bigint[], %(claims)s::integer[]) AS done(id, claims)
+             ON j.id = done.id AND j.claims = done.claims
+           WHERE j.status IS NOT DISTINCT FROM 'running'
+           FOR UPDATE OF j SKIP LOCKED) AS free
+    WHERE j.id = free.id
+    RETURNING j.*
+)
+INSERT INTO pipeline.job_history (
+    id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
+    leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id, join_id,
+    created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot)
+SELECT id, type, tenant_id, payload, priority, 'done', attempts, max_attempts, run_after,
+       NULL, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id, join_id,
+       created_at, started_at, now(), claims, suspect, crash_reclaims, releases, false
+FROM gone
+RETURNING id;
 
 -- name: still_held
 -- Which of these claims still own their job, without waiting for a lock: after a batched
 -- acknowledgement, what it did not confirm is either lost (not here) or locked elsewhere (here).
 SELECT j.id
-FROM pipeline.jobs AS j
+FROM pipeline.active_jobs AS j
 JOIN unnest(%(ids)s::bigint[], %(claims)s::integer[]) AS h(id, claims)
   ON j.id = h.id AND j.claims = h.claims
 WHERE j.status IS NOT DISTINCT FROM 'running';
@@ -160,7 +218,7 @@ SELECT set_config('lock_timeout', %(timeout)s, true);
 -- attempt is given back too: the worker could not run the job, through no fault of the job's
 -- (it must run alone and no child process could start, or it left the job to a worker that
 -- runs another version of its stage).
-UPDATE pipeline.jobs
+UPDATE pipeline.active_jobs
 SET status = 'queued',
     attempts = attempts - %(refund)s::boolean::integer,
     run_after = now() + make_interval(secs => %(delay_s)s),
@@ -171,51 +229,79 @@ WHERE id = %(id)s AND claims = %(claims)s AND status IS NOT DISTINCT FROM 'runni
 RETURNING id;
 
 -- name: fail
-UPDATE pipeline.jobs
-SET status = 'failed',
-    finished_at = now(),
-    leased_until = NULL,
-    worker_id = NULL,
-    last_error = %(error)s
-WHERE id = %(id)s AND claims = %(claims)s AND status IS NOT DISTINCT FROM 'running'
+WITH gone AS (
+    DELETE FROM pipeline.active_jobs
+    WHERE id = %(id)s AND claims = %(claims)s AND status IS NOT DISTINCT FROM 'running'
+    RETURNING *
+)
+INSERT INTO pipeline.job_history (
+    id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
+    leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id, join_id,
+    created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot)
+SELECT id, type, tenant_id, payload, priority, 'failed', attempts, max_attempts, run_after,
+       NULL, lease_seconds, NULL, %(error)s, dedup_key, parent_id, root_id, join_id,
+       created_at, started_at, now(), claims, suspect, crash_reclaims, releases, false
+FROM gone
 RETURNING id;
 
 -- name: release
 -- A worker stopping gives back the jobs it could not finish. The first few releases of a job
 -- refund its attempt, so a deploy is never what makes a job fail; past that the job is charged
--- like any run, so one that always outlasts the grace period still ends at max_attempts.
+-- like any run, so one that always outlasts the grace period still ends at max_attempts: it
+-- fails, and moves into the history, while the others go back to the queue.
 WITH held AS (
-    SELECT j.id, j.releases < %(free_releases)s AS free
-    FROM pipeline.jobs AS j
+    SELECT j.id, j.releases < %(free_releases)s AS free,
+           j.releases >= %(free_releases)s AND j.attempts >= j.max_attempts AS final
+    FROM pipeline.active_jobs AS j
     JOIN unnest(%(ids)s::bigint[], %(claims)s::integer[]) AS h(id, claims)
       ON j.id = h.id AND j.claims = h.claims
     WHERE j.status IS NOT DISTINCT FROM 'running'
     FOR UPDATE OF j
+),
+requeued AS (
+    UPDATE pipeline.active_jobs AS j
+    SET status = 'queued',
+        attempts = j.attempts - held.free::int,
+        releases = j.releases + 1,
+        run_after = now(),
+        leased_until = NULL,
+        worker_id = NULL,
+        last_error = CASE WHEN held.free THEN 'released at worker shutdown'
+                          ELSE 'released at worker shutdown (charged: released '
+                               || j.releases + 1 || ' times)' END
+    FROM held
+    WHERE j.id = held.id AND NOT held.final
+    RETURNING j.id, j.status
+),
+gone AS (
+    DELETE FROM pipeline.active_jobs AS j
+    USING held
+    WHERE j.id = held.id AND held.final
+    RETURNING j.*
+),
+failed AS (
+    INSERT INTO pipeline.job_history (
+        id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
+        leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id, join_id,
+        created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot)
+    SELECT id, type, tenant_id, payload, priority, 'failed', attempts, max_attempts, now(),
+           NULL, lease_seconds, NULL,
+           'released at worker shutdown on its final attempt, ' || releases + 1
+               || ' releases in all',
+           dedup_key, parent_id, root_id, join_id, created_at, started_at, now(), claims,
+           suspect, crash_reclaims, releases + 1, false
+    FROM gone
+    RETURNING id, status
 )
-UPDATE pipeline.jobs AS j
-SET status = CASE WHEN NOT held.free AND j.attempts >= j.max_attempts THEN 'failed'
-                  ELSE 'queued' END,
-    attempts = j.attempts - held.free::int,
-    releases = j.releases + 1,
-    run_after = now(),
-    finished_at = CASE WHEN NOT held.free AND j.attempts >= j.max_attempts THEN now() END,
-    leased_until = NULL,
-    worker_id = NULL,
-    last_error = CASE WHEN held.free THEN 'released at worker shutdown'
-                      WHEN j.attempts >= j.max_attempts
-                      THEN 'released at worker shutdown on its final attempt, '
-                           || j.releases + 1 || ' releases in all'
-                      ELSE 'released at worker shutdown (charged: released '
-                           || j.releases + 1 || ' times)' END
-FROM held
-WHERE j.id = held.id
-RETURNING j.id, j.status;
+SELECT id, status FROM requeued
+UNION ALL
+SELECT id, status FROM failed;
 
 -- name: unclaim
 -- Jobs claimed ahead of a free runner (prefetched) that never started, given back when the
 -- worker stops: as if never claimed, so the attempt is refunded and no release is counted, and
 -- they keep their place in the queue. claims stays: a fencing token is never reused.
-UPDATE pipeline.jobs AS j
+UPDATE pipeline.active_jobs AS j
 SET status = 'queued', attempts = j.attempts - 1, leased_until = NULL, worker_id = NULL,
     started_at = NULL
 FROM unnest(%(ids)s::bigint[], %(claims)s::integer[]) AS held(id, claims)
@@ -225,7 +311,7 @@ RETURNING j.id;
 -- name: cancelled_claims
 -- Which of these claims were really cancelled. A cancel notification is only a hint (anyone who
 -- can connect may send one): the worker abandons a job only once its row says so. One read by
--- primary key for every hint that arrived together.
+-- id for every hint that arrived together, in the history (a cancelled job has moved there).
 SELECT j.id
 FROM pipeline.jobs AS j
 JOIN unnest(%(ids)s::bigint[], %(claims)s::integer[]) AS c(id, claims)
@@ -237,34 +323,56 @@ WHERE j.status = 'cancelled';
 -- every job it held shared its fate. So the attempt is refunded and the job becomes a suspect,
 -- which the next worker runs in a child process, where a crash is attributable and charged.
 -- Refunds are bounded per job (free_crashes) so a job that kills its worker even from a child
--- still ends failed; past them, attempts count as usual and the final one fails the job.
--- SKIP LOCKED leaves rows a worker is settling right now to that worker.
+-- still ends failed (and moves into the history); past them, attempts count as usual and the
+-- final one fails the job. SKIP LOCKED leaves rows a worker is settling right now to that
+-- worker.
 WITH expired AS (
-    SELECT id, crash_reclaims < %(free_crashes)s AS free
-    FROM pipeline.jobs
+    SELECT id, crash_reclaims < %(free_crashes)s AS free,
+           crash_reclaims >= %(free_crashes)s AND attempts >= max_attempts AS final
+    FROM pipeline.active_jobs
     WHERE status = 'running' AND leased_until < now()
     ORDER BY leased_until
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
+),
+requeued AS (
+    UPDATE pipeline.active_jobs AS j
+    SET status = 'queued',
+        attempts = j.attempts - expired.free::int,
+        crash_reclaims = j.crash_reclaims + expired.free::int,
+        suspect = true,
+        run_after = now(),
+        leased_until = NULL,
+        worker_id = NULL,
+        last_error = CASE WHEN expired.free
+                          THEN 'lease expired: its worker died or stalled; not charged, '
+                               'it runs in isolation next'
+                          ELSE 'lease expired' END
+    FROM expired
+    WHERE j.id = expired.id AND NOT expired.final
+    RETURNING j.id, j.type, j.status
+),
+gone AS (
+    DELETE FROM pipeline.active_jobs AS j
+    USING expired
+    WHERE j.id = expired.id AND expired.final
+    RETURNING j.*
+),
+failed AS (
+    INSERT INTO pipeline.job_history (
+        id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
+        leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id, join_id,
+        created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot)
+    SELECT id, type, tenant_id, payload, priority, 'failed', attempts, max_attempts, now(),
+           NULL, lease_seconds, NULL, 'lease expired on final attempt', dedup_key, parent_id,
+           root_id, join_id, created_at, started_at, now(), claims, true, crash_reclaims,
+           releases, false
+    FROM gone
+    RETURNING id, type, status
 )
-UPDATE pipeline.jobs AS j
-SET status = CASE WHEN NOT expired.free AND j.attempts >= j.max_attempts THEN 'failed'
-                  ELSE 'queued' END,
-    attempts = j.attempts - expired.free::int,
-    crash_reclaims = j.crash_reclaims + expired.free::int,
-    suspect = true,
-    run_after = now(),
-    finished_at = CASE WHEN NOT expired.free AND j.attempts >= j.max_attempts THEN now() END,
-    leased_until = NULL,
-    worker_id = NULL,
-    last_error = CASE WHEN expired.free
-                      THEN 'lease expired: its worker died or stalled; not charged, '
-                           'it runs in isolation next'
-                      WHEN j.attempts >= j.max_attempts THEN 'lease expired on final attempt'
-                      ELSE 'lease expired' END
-FROM expired
-WHERE j.id = expired.id
-RETURNING j.id, j.type, j.status;
+SELECT id, type, status FROM requeued
+UNION ALL
+SELECT id, type, status FROM failed;
 
 -- name: notify_ready
 -- Requeued jobs did not go through INSERT, so no trigger woke anyone.

@@ -207,23 +207,45 @@ LIMIT %(limit)s;
 SELECT set_config('statement_timeout', %(timeout_ms)s, true);
 
 -- name: retry
--- A failed or cancelled job back in the queue with at least one attempt left. In a fan-out,
--- the join trigger takes it out of the finished count, so the join waits for it again. By id
--- alone: pipeline/admin/jobs.py checks the tenant with job_exists first, which is as good as a
--- filter here because no statement ever changes a job's tenant. A prune batch deleting the
--- job's run holds its row (prune_lock_runs): this waits for it, then finds no row to change.
-UPDATE pipeline.jobs
-SET status = 'queued', run_after = now(), finished_at = NULL, leased_until = NULL,
-    worker_id = NULL, max_attempts = greatest(max_attempts, attempts + 1)
-WHERE id = %(id)s AND status IN ('failed', 'cancelled')
+-- A failed or cancelled job back in the queue with at least one attempt left: it moves from the
+-- history (or the kept rows) back into pipeline.active_jobs, under the same id, in one
+-- statement. In a fan-out, the join trigger takes it out of the finished count, so the join
+-- waits for it again. By id alone: pipeline/admin/jobs.py checks the tenant with job_exists
+-- first, which is as good as a filter here because no statement ever changes a job's tenant. A
+-- prune batch deleting the job's run holds its row (prune_lock_runs), and one dropping its
+-- day's partition holds the partition: this waits for either, then finds the row gone (pruned)
+-- or copied into the kept rows, where it takes it from.
+WITH gone AS (
+    DELETE FROM pipeline.job_history
+    WHERE id = %(id)s AND status IN ('failed', 'cancelled')
+    RETURNING *
+),
+gone_kept AS (
+    DELETE FROM pipeline.job_history_kept
+    WHERE id = %(id)s AND status IN ('failed', 'cancelled')
+    RETURNING *
+),
+back AS (
+    SELECT * FROM gone UNION ALL SELECT * FROM gone_kept
+)
+INSERT INTO pipeline.active_jobs (
+    id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
+    leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id, join_id,
+    created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot)
+OVERRIDING SYSTEM VALUE
+SELECT id, type, tenant_id, payload, priority, 'queued', attempts,
+       greatest(max_attempts, attempts + 1), now(), NULL, lease_seconds, NULL, last_error,
+       dedup_key, parent_id, root_id, join_id, created_at, started_at, NULL, claims, suspect,
+       crash_reclaims, releases, false
+FROM back
 RETURNING id, type;
 
 -- name: jobs_retry_failed
 -- One batch (one short transaction) of `jobs retry --failed`, in id order after the previous
 -- batch's last id: a job that fails again while the command runs is not retried twice, and the
--- command ends. jobs_failed holds the failed rows alone, so finished ones are never read. SKIP
--- LOCKED leaves a row that another statement is changing at this moment to it (a prune batch
--- deleting its run, say).
+-- command ends. job_history_failed holds the failed and cancelled rows alone, so done ones are
+-- never read. Each picked job moves back as in `retry`; one that a prune deletes meanwhile is
+-- not found by the DELETE, and stays pruned.
 WITH picked AS (
     SELECT id FROM pipeline.jobs
     WHERE status = 'failed' AND id > %(after)s
@@ -231,23 +253,51 @@ WITH picked AS (
       AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
     ORDER BY id
     LIMIT %(batch)s
-    FOR UPDATE SKIP LOCKED
+),
+gone AS (
+    DELETE FROM pipeline.job_history AS h USING picked
+    WHERE h.id = picked.id AND h.status = 'failed'
+    RETURNING h.*
+),
+gone_kept AS (
+    DELETE FROM pipeline.job_history_kept AS h USING picked
+    WHERE h.id = picked.id AND h.status = 'failed'
+    RETURNING h.*
+),
+back AS (
+    SELECT * FROM gone UNION ALL SELECT * FROM gone_kept
 )
-UPDATE pipeline.jobs AS j
-SET status = 'queued', run_after = now(), finished_at = NULL, leased_until = NULL,
-    worker_id = NULL, max_attempts = greatest(j.max_attempts, j.attempts + 1)
-FROM picked
-WHERE j.id = picked.id
-RETURNING j.id, j.type;
+INSERT INTO pipeline.active_jobs (
+    id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
+    leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id, join_id,
+    created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot)
+OVERRIDING SYSTEM VALUE
+SELECT id, type, tenant_id, payload, priority, 'queued', attempts,
+       greatest(max_attempts, attempts + 1), now(), NULL, lease_seconds, NULL, last_error,
+       dedup_key, parent_id, root_id, join_id, created_at, started_at, NULL, claims, suspect,
+       crash_reclaims, releases, false
+FROM back
+RETURNING id, type;
 
 -- name: cancel
 -- A queued job stops here; a running job's worker hears of it on pipeline_cancel, and its own
--- writes fail the fence from now on. The tenant is checked first, as for retry.
-WITH cancelled AS (
-    UPDATE pipeline.jobs
-    SET status = 'cancelled', leased_until = NULL, finished_at = now(),
-        last_error = coalesce(%(reason)s, 'cancelled')
+-- writes fail the fence from now on (the job has left pipeline.active_jobs). The job moves into
+-- the history in this statement. The tenant is checked first, as for retry.
+WITH gone AS (
+    DELETE FROM pipeline.active_jobs
     WHERE id = %(id)s AND status IN ('queued', 'running')
+    RETURNING *
+),
+cancelled AS (
+    INSERT INTO pipeline.job_history (
+        id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
+        leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id, join_id,
+        created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot)
+    SELECT id, type, tenant_id, payload, priority, 'cancelled', attempts, max_attempts,
+           run_after, NULL, lease_seconds, worker_id, coalesce(%(reason)s, 'cancelled'), dedup_key,
+           parent_id, root_id, join_id, created_at, started_at, now(), claims, suspect,
+           crash_reclaims, releases, false
+    FROM gone
     RETURNING id, claims
 )
 SELECT id, pg_notify('pipeline_cancel', id::text || ':' || claims::text) IS NULL AS notified
@@ -255,33 +305,44 @@ FROM cancelled;
 
 -- name: jobs_max_id
 -- Where a bulk cancel stops: jobs enqueued after it started (a fan-out in flight) are not its.
-SELECT coalesce(max(id), 0) FROM pipeline.jobs;
+SELECT coalesce(max(id), 0) FROM pipeline.active_jobs;
 
 -- name: jobs_cancel_queued
 -- One batch (one short transaction) of `jobs cancel --queued`: queued jobs only, never a
 -- running one (those are cancelled by id, with the notification). Two arms, one per partial
 -- index (jobs_ready, jobs_ready_untenanted): "status = 'queued' AND type = ..." alone implies
 -- neither index's predicate and would scan the table. SKIP LOCKED leaves a job that a worker
--- is claiming right now to that worker: it is running by the time this commits.
+-- is claiming right now to that worker: it is running by the time this commits. The cancelled
+-- jobs move into the history.
 WITH tenanted AS (
-    SELECT id FROM pipeline.jobs
+    SELECT id FROM pipeline.active_jobs
     WHERE status = 'queued' AND type = %(stage)s AND tenant_id IS NOT NULL
       AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s) AND id <= %(upto)s
     LIMIT %(batch)s
     FOR UPDATE SKIP LOCKED
 ), untenanted AS (
-    SELECT id FROM pipeline.jobs
+    SELECT id FROM pipeline.active_jobs
     WHERE status = 'queued' AND type = %(stage)s AND tenant_id IS NULL
       AND %(tenant)s::text IS NULL AND id <= %(upto)s
     LIMIT %(batch)s - (SELECT count(*) FROM tenanted)
     FOR UPDATE SKIP LOCKED
+),
+gone AS (
+    DELETE FROM pipeline.active_jobs AS j
+    USING (SELECT id FROM tenanted UNION ALL SELECT id FROM untenanted) AS picked
+    WHERE j.id = picked.id
+    RETURNING j.*
 )
-UPDATE pipeline.jobs AS j
-SET status = 'cancelled', leased_until = NULL, finished_at = now(),
-    last_error = coalesce(%(reason)s, 'cancelled')
-FROM (SELECT id FROM tenanted UNION ALL SELECT id FROM untenanted) AS picked
-WHERE j.id = picked.id
-RETURNING j.id;
+INSERT INTO pipeline.job_history (
+    id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
+    leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id, join_id,
+    created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot)
+SELECT id, type, tenant_id, payload, priority, 'cancelled', attempts, max_attempts,
+       run_after, NULL, lease_seconds, worker_id, coalesce(%(reason)s, 'cancelled'), dedup_key,
+       parent_id, root_id, join_id, created_at, started_at, now(), claims, suspect,
+       crash_reclaims, releases, false
+FROM gone
+RETURNING id;
 
 -- name: schedule_tenant
 -- Whose schedule it is, before a pause or resume scoped to a tenant (pipeline/admin/schedules.py).
@@ -306,7 +367,8 @@ SELECT pg_advisory_xact_lock(7263941873223);
 -- full rate right after this. SKIP_LOCKED: a vacuum of the table that is running already
 -- (autovacuum, another worker's pruner) does the job, and nobody waits for it. ANALYZE: the
 -- planner's row counts were those of the table before the prune.
-VACUUM (SKIP_LOCKED, ANALYZE) pipeline.jobs, pipeline.outputs, pipeline.joins;
+VACUUM (SKIP_LOCKED, ANALYZE) pipeline.job_history, pipeline.job_history_kept, pipeline.outputs,
+    pipeline.joins;
 
 -- name: prune_lock_runs
 -- The first statement of a prune batch: the runs it deletes, each locked whole. It walks
@@ -360,9 +422,16 @@ stop AS (
     WHERE run_id NOT IN (SELECT run_id FROM taken)
 ),
 locked AS (
+    -- A taken run is all finished: its jobs are in the history or among the kept rows (a view
+    -- of a UNION cannot be locked as a whole).
     SELECT t.run_id,
            (SELECT count(*) FROM (
-                SELECT j.id FROM pipeline.jobs AS j
+                SELECT j.id FROM pipeline.job_history AS j
+                WHERE j.id = t.run_id OR j.root_id = t.run_id
+                FOR UPDATE SKIP LOCKED
+            ) AS l)
+           + (SELECT count(*) FROM (
+                SELECT j.id FROM pipeline.job_history_kept AS j
                 WHERE j.id = t.run_id OR j.root_id = t.run_id
                 FOR UPDATE SKIP LOCKED
             ) AS l) AS jobs
@@ -383,8 +452,8 @@ SELECT (SELECT count(*) FROM scanned) = %(batch)s OR (SELECT pos FROM stop) IS N
 -- name: prune_runs
 -- The second statement of a prune batch, in the same transaction as prune_lock_runs and with a
 -- snapshot taken after its locks: every run whose jobs are all locked by this batch (none added
--- or left unlocked since) and still finished past the cutoff is deleted whole, with its outputs
--- and join rows. A run retried before the locks were taken is live again here, and stays.
+-- or left unlocked since) and still finished past the cutoff is deleted whole, with its outputs,
+-- join rows and dedup keys. A run retried before the locks were taken is live again here, and stays.
 WITH runs AS (
     SELECT r.run_id FROM unnest(%(runs)s::bigint[], %(locked)s::bigint[]) AS r(run_id, locked)
     WHERE r.locked = (SELECT count(*) FROM pipeline.jobs AS j
@@ -397,18 +466,33 @@ WITH runs AS (
       )
 ),
 gone AS (
-    DELETE FROM pipeline.jobs AS j
+    DELETE FROM pipeline.job_history AS j
     USING runs AS r
     WHERE j.id = r.run_id OR j.root_id = r.run_id
     RETURNING j.id
 ),
+gone_kept AS (
+    DELETE FROM pipeline.job_history_kept AS j
+    USING runs AS r
+    WHERE j.id = r.run_id OR j.root_id = r.run_id
+    RETURNING j.id
+),
+deleted AS (
+    SELECT id FROM gone UNION ALL SELECT id FROM gone_kept
+),
 outputs AS (
-    DELETE FROM pipeline.outputs AS o USING gone WHERE o.job_id = gone.id RETURNING o.job_id
+    DELETE FROM pipeline.outputs AS o USING deleted WHERE o.job_id = deleted.id RETURNING o.job_id
 ),
 joins AS (
     -- A join row is named after the job that fanned out: it goes with that job.
-    DELETE FROM pipeline.joins AS jj USING gone WHERE jj.id = gone.id RETURNING jj.id
+    DELETE FROM pipeline.joins AS jj USING deleted WHERE jj.id = deleted.id RETURNING jj.id
+),
+keys AS (
+    -- A pruned job's dedup key no longer holds: the key may be used again.
+    DELETE FROM pipeline.dedup_keys AS k USING deleted WHERE k.job_id = deleted.id
+    RETURNING k.job_id
 )
-SELECT (SELECT count(*) FROM gone) AS jobs,
+SELECT (SELECT count(*) FROM deleted) AS jobs,
        (SELECT count(*) FROM outputs) AS outputs,
-       (SELECT count(*) FROM joins) AS joins;
+       (SELECT count(*) FROM joins) AS joins,
+       (SELECT count(*) FROM keys) AS keys;

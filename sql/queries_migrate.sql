@@ -96,3 +96,9 @@ SET LOCAL check_function_bodies = off;
 
 -- name: restore_function_checks
 RESET check_function_bodies;
+
+-- name: make_history_partitions
+-- The history's partitions for today and the days_ahead days after it (UTC), those missing.
+-- migrate() and the worker's Partitions service (pipeline/maintenance/partitions.py) run it.
+SELECT pipeline.make_history_partitions(
+    (now() AT TIME ZONE 'UTC')::date, (now() AT TIME ZONE 'UTC')::date + %(days_ahead)s::integer);

@@ -2,23 +2,26 @@
 -- spelled once, in its own file of sql/functions/ (see sql/README.md). A test proves that this
 -- file with those functions equals what the migrations and the functions build.
 
-CREATE TABLE pipeline.jobs (
-    id            bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+-- Queued and running jobs: the claim, heartbeats, completions and reclaim work here, and only
+-- here. A job that finishes moves, in the statement that finishes it, into
+-- pipeline.job_history (below); `pipeline.jobs` is the view over both, for readers.
+CREATE TABLE pipeline.active_jobs (
+    id            bigint      GENERATED ALWAYS AS IDENTITY
+                  CONSTRAINT active_jobs_pkey PRIMARY KEY,
     type          text        NOT NULL,
     tenant_id     text,
     payload       jsonb       NOT NULL DEFAULT '{}'::jsonb,
     priority      smallint    NOT NULL DEFAULT 0,
     status        text        NOT NULL DEFAULT 'queued'
-                  CONSTRAINT jobs_status_check
-                  CHECK (status IN ('queued', 'running', 'done', 'failed', 'cancelled')),
-    attempts      integer     NOT NULL DEFAULT 0 CONSTRAINT jobs_attempts_check CHECK (attempts >= 0),
+                  CONSTRAINT active_jobs_status_check CHECK (status IN ('queued', 'running')),
+    attempts      integer     NOT NULL DEFAULT 0 CONSTRAINT active_jobs_attempts_check CHECK (attempts >= 0),
     max_attempts  integer     NOT NULL DEFAULT 5
-                  CONSTRAINT jobs_max_attempts_check CHECK (max_attempts >= 1),
+                  CONSTRAINT active_jobs_max_attempts_check CHECK (max_attempts >= 1),
     run_after     timestamptz NOT NULL DEFAULT now(),
     leased_until  timestamptz,
     -- Stored per job so that the claim and the heartbeat need nothing but the row.
     lease_seconds integer     NOT NULL DEFAULT 300
-                  CONSTRAINT jobs_lease_seconds_check CHECK (lease_seconds >= 1),
+                  CONSTRAINT active_jobs_lease_seconds_check CHECK (lease_seconds >= 1),
     worker_id     uuid,
     last_error    text,
     dedup_key     text,
@@ -32,7 +35,7 @@ CREATE TABLE pipeline.jobs (
     finished_at   timestamptz,
     -- Incremented by every claim and never decremented: (id, claims) names one claim for good,
     -- even when a crash reclaim or a shutdown release refunds the attempt.
-    claims        integer     NOT NULL DEFAULT 0 CONSTRAINT jobs_claims_check CHECK (claims >= 0),
+    claims        integer     NOT NULL DEFAULT 0 CONSTRAINT active_jobs_claims_check CHECK (claims >= 0),
     -- Its lease once expired under it: it runs isolated, in a child process, from now on.
     suspect       boolean     NOT NULL DEFAULT false,
     -- Reclaims that refunded the attempt, and shutdown releases that did: both bounded.
@@ -45,21 +48,20 @@ CREATE TABLE pipeline.jobs (
 -- Only ready rows are indexed for the claim: millions of finished rows never enter it. By
 -- stage and tenant, so that the claim walks it one (stage, tenant) group at a time and never
 -- scans a tenant's backlog.
-CREATE INDEX jobs_ready ON pipeline.jobs (type, tenant_id, priority DESC, run_after, id)
+CREATE INDEX jobs_ready ON pipeline.active_jobs (type, tenant_id, priority DESC, run_after, id)
     WHERE status = 'queued' AND tenant_id IS NOT NULL;
 -- Jobs without a tenant apart: "tenant_id IS NULL" cannot give the claim its order from the
 -- index above, and sorting a large untenanted backlog on every claim would scan it.
-CREATE INDEX jobs_ready_untenanted ON pipeline.jobs (type, priority DESC, run_after, id)
+CREATE INDEX jobs_ready_untenanted ON pipeline.active_jobs (type, priority DESC, run_after, id)
     WHERE status = 'queued' AND tenant_id IS NULL;
 -- Reclaim and the expired-lease view read running rows only.
-CREATE INDEX jobs_running ON pipeline.jobs (leased_until) WHERE status = 'running';
-CREATE INDEX jobs_finished ON pipeline.jobs (finished_at) WHERE status IN ('done', 'failed', 'cancelled');
-CREATE INDEX jobs_parent ON pipeline.jobs (parent_id) WHERE parent_id IS NOT NULL;
-CREATE UNIQUE INDEX jobs_dedup ON pipeline.jobs (type, dedup_key) WHERE dedup_key IS NOT NULL;
+CREATE INDEX jobs_running ON pipeline.active_jobs (leased_until) WHERE status = 'running';
+-- The children of a live fan-out (jobs show, the dashboard's job page).
+CREATE INDEX jobs_parent ON pipeline.active_jobs (parent_id) WHERE parent_id IS NOT NULL;
 
 -- Every claim, heartbeat and completion rewrites a row: vacuum early and often, and leave
 -- room on each page so heartbeats can stay heap-only updates.
-ALTER TABLE pipeline.jobs SET (
+ALTER TABLE pipeline.active_jobs SET (
     fillfactor = 80,
     autovacuum_vacuum_scale_factor = 0.01,
     autovacuum_vacuum_insert_scale_factor = 0.05,
@@ -84,12 +86,12 @@ CREATE TABLE pipeline.workers (
 -- The function: sql/functions/notify_enqueued.sql.
 
 CREATE TRIGGER jobs_notify_enqueued
-    AFTER INSERT ON pipeline.jobs
+    AFTER INSERT ON pipeline.active_jobs
     REFERENCING NEW TABLE AS new_jobs
     FOR EACH STATEMENT EXECUTE FUNCTION pipeline.notify_enqueued();
 
 -- Only jobs inside a run are indexed: a standalone job (and every update of it) pays nothing.
-CREATE INDEX jobs_run ON pipeline.jobs (root_id) WHERE root_id IS NOT NULL;
+CREATE INDEX jobs_run ON pipeline.active_jobs (root_id) WHERE root_id IS NOT NULL;
 
 -- An output belongs to the job that made it: a re-run of the same job finds its own output,
 -- and two jobs of one stage in a run never share one. part (a page number) stays unique within
@@ -124,17 +126,8 @@ CREATE TABLE pipeline.joins (
     finished_at        timestamptz
 );
 
--- Counting in a trigger makes every way a child can finish (completion, failure, reclaim on
--- the final attempt, cancel) count, in the same transaction as that status change. The
--- UPDATE of the join row serialises concurrent finishers, so exactly one of them sees the
--- last child finish and enqueues the next stage.
--- The function: sql/functions/join_progress.sql.
-
-CREATE TRIGGER jobs_join_progress
-    AFTER UPDATE OF status ON pipeline.jobs
-    FOR EACH ROW
-    WHEN (NEW.join_id IS NOT NULL AND OLD.status IS DISTINCT FROM NEW.status)
-    EXECUTE FUNCTION pipeline.join_progress();
+-- A child finishes by moving into pipeline.job_history, and a retry moves it back out: the
+-- triggers that count both are made with the history tables, below.
 
 -- Per-tenant caps on running jobs per stage, exact under concurrent claims, and fair claiming
 -- across tenants.
@@ -175,20 +168,20 @@ ALTER TABLE pipeline.tenant_slots SET (fillfactor = 50, autovacuum_vacuum_scale_
 -- The function: sql/functions/add_slots.sql.
 
 CREATE TRIGGER jobs_add_slots
-    AFTER INSERT ON pipeline.jobs
+    AFTER INSERT ON pipeline.active_jobs
     REFERENCING NEW TABLE AS new_jobs
     FOR EACH STATEMENT EXECUTE FUNCTION pipeline.add_slots();
 
 -- The function: sql/functions/free_slot.sql.
 
 CREATE TRIGGER jobs_free_slot
-    BEFORE UPDATE OF status ON pipeline.jobs
+    BEFORE UPDATE OF status ON pipeline.active_jobs
     FOR EACH ROW
     WHEN (OLD.holds_slot AND NEW.status IS DISTINCT FROM 'running')
     EXECUTE FUNCTION pipeline.free_slot();
 
 CREATE TRIGGER jobs_free_slot_on_delete
-    BEFORE DELETE ON pipeline.jobs
+    BEFORE DELETE ON pipeline.active_jobs
     FOR EACH ROW
     WHEN (OLD.holds_slot)
     EXECUTE FUNCTION pipeline.free_slot();
@@ -196,7 +189,7 @@ CREATE TRIGGER jobs_free_slot_on_delete
 -- A running job's slot moves with it to its new tenant or stage (0010).
 -- The function: sql/functions/move_slot.sql. Named to fire after jobs_free_slot.
 CREATE TRIGGER jobs_move_slot
-    BEFORE UPDATE OF tenant_id, type ON pipeline.jobs
+    BEFORE UPDATE OF tenant_id, type ON pipeline.active_jobs
     FOR EACH ROW
     WHEN (OLD.holds_slot AND NEW.holds_slot AND NEW.status = 'running'
           AND (OLD.tenant_id IS DISTINCT FROM NEW.tenant_id OR OLD.type IS DISTINCT FROM NEW.type))
@@ -204,7 +197,7 @@ CREATE TRIGGER jobs_move_slot
 
 -- The function: sql/functions/truncate_slots.sql.
 CREATE TRIGGER jobs_truncate_slots
-    AFTER TRUNCATE ON pipeline.jobs
+    AFTER TRUNCATE ON pipeline.active_jobs
     FOR EACH STATEMENT EXECUTE FUNCTION pipeline.truncate_slots();
 
 -- The claim. Groups of ready work are (stage, tenant) pairs, ordered by their best priority,
@@ -222,10 +215,150 @@ CREATE TYPE pipeline.claim_group AS (
 -- The repair of drifted counters, in batches, which also removes idle pairs' rows:
 -- sql/functions/repair_slots.sql.
 
+-- Finished jobs (done, failed, cancelled), moved here from pipeline.active_jobs by the statement
+-- that finishes each one, which deletes it there and inserts it here (sql/queries.py's fenced
+-- writes). Partitioned by finish time, one partition per UTC day (job_history_YYYYMMDD, made
+-- ahead by pipeline.make_history_partitions): retention detaches and drops a day at once
+-- instead of deleting its rows one by one, and a read of a time window reads its days alone.
+-- No default partition: see sql/functions/make_history_partitions.sql. The same columns as
+-- pipeline.active_jobs, in the same order, with the same defaults.
+CREATE TABLE pipeline.job_history (
+    -- From the hot table's sequence, so that a row loaded here directly (a bulk load of old
+    -- jobs, a test) never takes an id a job has.
+    id            bigint      NOT NULL DEFAULT nextval('pipeline.active_jobs_id_seq'::regclass),
+    type          text        NOT NULL,
+    tenant_id     text,
+    payload       jsonb       NOT NULL DEFAULT '{}'::jsonb,
+    priority      smallint    NOT NULL DEFAULT 0,
+    status        text        NOT NULL
+                  CONSTRAINT job_history_status_check
+                  CHECK (status IN ('done', 'failed', 'cancelled')),
+    attempts      integer     NOT NULL DEFAULT 0,
+    max_attempts  integer     NOT NULL DEFAULT 5,
+    run_after     timestamptz NOT NULL DEFAULT now(),
+    leased_until  timestamptz,
+    lease_seconds integer     NOT NULL DEFAULT 300,
+    worker_id     uuid,
+    last_error    text,
+    dedup_key     text,
+    parent_id     bigint,
+    root_id       bigint,
+    join_id       bigint,
+    created_at    timestamptz NOT NULL DEFAULT now(),
+    started_at    timestamptz,
+    finished_at   timestamptz NOT NULL,
+    claims        integer     NOT NULL DEFAULT 0,
+    suspect       boolean     NOT NULL DEFAULT false,
+    crash_reclaims integer    NOT NULL DEFAULT 0,
+    releases      integer     NOT NULL DEFAULT 0,
+    holds_slot    boolean     NOT NULL DEFAULT false
+) PARTITION BY RANGE (finished_at);
+-- On the parent, so that every partition has them. Not unique: a unique index on a partitioned
+-- table must hold the partition key; the id is unique because it comes from active_jobs' identity
+-- and a job is in one table at a time.
+CREATE INDEX job_history_id ON pipeline.job_history (id);
+CREATE INDEX job_history_run ON pipeline.job_history (root_id) WHERE root_id IS NOT NULL;
+CREATE INDEX job_history_parent ON pipeline.job_history (parent_id) WHERE parent_id IS NOT NULL;
+-- `pipeline jobs` filters (0007's jobs_tenant, jobs_failed and jobs_created, moved here).
+CREATE INDEX job_history_tenant ON pipeline.job_history (tenant_id, id) WHERE tenant_id IS NOT NULL;
+CREATE INDEX job_history_failed ON pipeline.job_history (id) WHERE status IN ('failed', 'cancelled');
+CREATE INDEX job_history_created ON pipeline.job_history USING brin (created_at)
+    WITH (pages_per_range = 32);
+-- The status views' windows of finished jobs per stage.
+CREATE INDEX job_history_type ON pipeline.job_history (type, finished_at);
+
+-- The rows of runs that outlive the partition they finished in: when retention drops a day,
+-- a run that is still going (a job of it active, or finished on a later day) or, with
+-- --keep-failed, a failed one keeps its jobs of that day here. Small, and deleted run by run.
+CREATE TABLE pipeline.job_history_kept (
+    id            bigint      NOT NULL CONSTRAINT job_history_kept_pkey PRIMARY KEY,
+    type          text        NOT NULL,
+    tenant_id     text,
+    payload       jsonb       NOT NULL,
+    priority      smallint    NOT NULL,
+    status        text        NOT NULL
+                  CONSTRAINT job_history_kept_status_check
+                  CHECK (status IN ('done', 'failed', 'cancelled')),
+    attempts      integer     NOT NULL,
+    max_attempts  integer     NOT NULL,
+    run_after     timestamptz NOT NULL,
+    leased_until  timestamptz,
+    lease_seconds integer     NOT NULL,
+    worker_id     uuid,
+    last_error    text,
+    dedup_key     text,
+    parent_id     bigint,
+    root_id       bigint,
+    join_id       bigint,
+    created_at    timestamptz NOT NULL,
+    started_at    timestamptz,
+    finished_at   timestamptz NOT NULL,
+    claims        integer     NOT NULL,
+    suspect       boolean     NOT NULL,
+    crash_reclaims integer    NOT NULL,
+    releases      integer     NOT NULL,
+    holds_slot    boolean     NOT NULL
+);
+CREATE INDEX job_history_kept_run ON pipeline.job_history_kept (root_id) WHERE root_id IS NOT NULL;
+
+-- Every job, wherever it is, for readers (`pipeline jobs`, runs, the dashboard, the status
+-- views, anyone's own SQL). Writes go to the table a job is in. The CHECKs on status let the
+-- planner leave out the arms that cannot hold a status asked for (constraint_exclusion
+-- 'partition', the default, covers UNION ALL arms), and a finished_at range prunes partitions.
+CREATE VIEW pipeline.jobs AS
+SELECT id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
+       leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id,
+       join_id, created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases,
+       holds_slot
+FROM pipeline.active_jobs
+UNION ALL
+SELECT id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
+       leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id,
+       join_id, created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases,
+       holds_slot
+FROM pipeline.job_history
+UNION ALL
+SELECT id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
+       leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id,
+       join_id, created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases,
+       holds_slot
+FROM pipeline.job_history_kept;
+
+-- A child finished (an insert here) or retried (a delete here or from the kept rows): its
+-- join counts it (sql/functions/join_progress.sql). Inserts into job_history_kept are
+-- retention's copies of rows counted already, so they count nothing.
+CREATE TRIGGER job_history_join_finished
+    AFTER INSERT ON pipeline.job_history
+    FOR EACH ROW
+    WHEN (NEW.join_id IS NOT NULL)
+    EXECUTE FUNCTION pipeline.join_progress();
+CREATE TRIGGER job_history_join_retried
+    AFTER DELETE ON pipeline.job_history
+    FOR EACH ROW
+    WHEN (OLD.join_id IS NOT NULL)
+    EXECUTE FUNCTION pipeline.join_progress();
+CREATE TRIGGER job_history_kept_join_retried
+    AFTER DELETE ON pipeline.job_history_kept
+    FOR EACH ROW
+    WHEN (OLD.join_id IS NOT NULL)
+    EXECUTE FUNCTION pipeline.join_progress();
+
+-- "The same dedup key gives back the existing job, finished or not", for as long as the job is
+-- kept: queued, running, or in the history until retention deletes its run. The enqueue
+-- statement inserts the key first and the job only when the key was new, under the id it took.
+CREATE TABLE pipeline.dedup_keys (
+    type      text   NOT NULL,
+    dedup_key text   NOT NULL,
+    job_id    bigint NOT NULL,
+    CONSTRAINT dedup_keys_pkey PRIMARY KEY (type, dedup_key)
+);
+-- Retention deletes a pruned run's keys by job.
+CREATE INDEX dedup_keys_job ON pipeline.dedup_keys (job_id);
+
 -- Monitoring views: stable names that `pipeline status`, the Prometheus collector and anyone's
 -- own SQL read. Each one reads only rows that a partial index already picks out (queued rows
 -- through jobs_ready and jobs_ready_untenanted, running rows through jobs_running, finished rows
--- of a recent window through jobs_finished), so its cost follows the queue's backlog, its
+-- of a recent window through job_history_type and its days' partitions), so its cost follows the queue's backlog, its
 -- running jobs and its recent throughput, never the millions of finished rows behind them. Each
 -- statement spells out the very predicate of the index it relies on: a partial index is only
 -- used when the planner can prove the query's WHERE implies the index's.
@@ -238,10 +371,10 @@ SELECT r.type AS stage,
        extract(epoch FROM now() - min(r.run_after))::double precision AS oldest_age_s
 FROM (
     -- Two arms, one per ready index: "status = 'queued'" alone implies neither predicate.
-    SELECT type, run_after FROM pipeline.jobs
+    SELECT type, run_after FROM pipeline.active_jobs
     WHERE status = 'queued' AND tenant_id IS NOT NULL AND run_after <= now()
     UNION ALL
-    SELECT type, run_after FROM pipeline.jobs
+    SELECT type, run_after FROM pipeline.active_jobs
     WHERE status = 'queued' AND tenant_id IS NULL AND run_after <= now()
 ) AS r
 GROUP BY r.type;
@@ -265,7 +398,7 @@ COMMENT ON VIEW pipeline.failures_hourly IS
 CREATE VIEW pipeline.expired_leases AS
 SELECT id, type AS stage, tenant_id, worker_id, attempts, max_attempts, leased_until,
        extract(epoch FROM now() - leased_until)::double precision AS expired_for_s
-FROM pipeline.jobs
+FROM pipeline.active_jobs
 WHERE status = 'running' AND leased_until < now();
 COMMENT ON VIEW pipeline.expired_leases IS
     'Running jobs whose lease has expired (not reclaimed yet), with seconds since it did.';
@@ -314,13 +447,13 @@ SELECT p.stage,
        sum(p.failed_24h)::bigint AS failed_24h
 FROM (
     SELECT type AS stage, count(*) AS queued, 0 AS running, 0 AS failed_1h, 0 AS failed_24h
-    FROM pipeline.jobs WHERE status = 'queued' AND tenant_id IS NOT NULL GROUP BY type
+    FROM pipeline.active_jobs WHERE status = 'queued' AND tenant_id IS NOT NULL GROUP BY type
     UNION ALL
     SELECT type, count(*), 0, 0, 0
-    FROM pipeline.jobs WHERE status = 'queued' AND tenant_id IS NULL GROUP BY type
+    FROM pipeline.active_jobs WHERE status = 'queued' AND tenant_id IS NULL GROUP BY type
     UNION ALL
     SELECT type, 0, count(*), 0, 0
-    FROM pipeline.jobs WHERE status = 'running' GROUP BY type
+    FROM pipeline.active_jobs WHERE status = 'running' GROUP BY type
     UNION ALL
     SELECT type, 0, 0, count(*) FILTER (WHERE finished_at >= now() - interval '1 hour'), count(*)
     FROM pipeline.jobs WHERE status = 'failed' AND finished_at >= now() - interval '24 hours'
@@ -336,7 +469,7 @@ COMMENT ON VIEW pipeline.stage_counts IS
 -- shows up only while it holds slots, and with cap NULL. queued probes jobs_ready once per pair.
 CREATE VIEW pipeline.tenant_load AS
 SELECT k.tenant_id, k.stage, k.running, k.cap, k.cap - k.running AS free,
-       (SELECT count(*) FROM pipeline.jobs j
+       (SELECT count(*) FROM pipeline.active_jobs j
         WHERE j.status = 'queued' AND j.tenant_id = k.tenant_id AND j.type = k.stage) AS queued
 FROM (
     SELECT coalesce(c.tenant_id, s.tenant_id) AS tenant_id,
@@ -359,7 +492,7 @@ SELECT w.id, w.hostname, w.pid, w.stages, w.concurrency, w.started_at, w.last_se
        coalesce(f.in_flight, 0) AS in_flight
 FROM pipeline.workers w
 LEFT JOIN (
-    SELECT worker_id, count(*) AS in_flight FROM pipeline.jobs
+    SELECT worker_id, count(*) AS in_flight FROM pipeline.active_jobs
     WHERE status = 'running' GROUP BY worker_id
 ) AS f ON f.worker_id = w.id
 WHERE w.last_seen > now() - interval '180 seconds';
@@ -410,8 +543,3 @@ FROM pipeline.schedules;
 COMMENT ON VIEW pipeline.schedule_next IS
     'Every schedule with its next fire time and seconds until it (negative: due, not fired yet).';
 
--- Admin CLI (0007): a tenant's jobs, the failed ones, and creation time, for `pipeline jobs`
--- filters on millions of finished rows (see the migration for why each).
-CREATE INDEX jobs_tenant ON pipeline.jobs (tenant_id, id) WHERE tenant_id IS NOT NULL;
-CREATE INDEX jobs_failed ON pipeline.jobs (id) WHERE status IN ('failed', 'cancelled');
-CREATE INDEX jobs_created ON pipeline.jobs USING brin (created_at) WITH (pages_per_range = 32);

@@ -3,6 +3,7 @@ worker's Maintainer runs them on its maintenance thread."""
 
 from pipeline.maintenance.dead_workers import DeadWorkerPruner
 from pipeline.maintenance.maintainer import Maintainer, Service
+from pipeline.maintenance.partitions import Partitions
 from pipeline.maintenance.reclaim import Reclaimer
 from pipeline.maintenance.retention import Pruner, PruneReport
 from pipeline.maintenance.scheduler import Fired, Scheduler
@@ -12,6 +13,7 @@ __all__ = [
     "DeadWorkerPruner",
     "Fired",
     "Maintainer",
+    "Partitions",
     "PruneReport",
     "Pruner",
     "Reclaimer",

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from psycopg_pool import ConnectionPool
 
 from pipeline.maintenance.dead_workers import DeadWorkerPruner
+from pipeline.maintenance.partitions import PARTITIONS_INTERVAL_S, Partitions
 from pipeline.maintenance.reclaim import Reclaimer
 from pipeline.maintenance.retention import PRUNE_INTERVAL_S, Pruner
 from pipeline.maintenance.scheduler import Scheduler
@@ -70,8 +71,8 @@ class Maintainer:
     def for_worker(
         cls, pool: ConnectionPool, settings: WorkerSettings, *, halt: threading.Event
     ) -> Maintainer:
-        """Reclaim, dead workers' rows, slot repair and the scheduler; retention when the
-        settings keep finished runs for a limited time."""
+        """Reclaim, dead workers' rows, slot repair, the scheduler and the history's partitions;
+        retention when the settings keep finished runs for a limited time."""
         services = [
             Service("reclaim", settings.reclaim_interval_s, Reclaimer(pool).run_once),
             Service(
@@ -89,6 +90,7 @@ class Maintainer:
             # Every stage the code knows, not only those this worker runs: a schedule fires a
             # job for any stage, and the worker that runs it may be another one.
             Service("scheduler", settings.schedule_interval_s, Scheduler(pool, REGISTRY).run_once),
+            Service("history partitions", PARTITIONS_INTERVAL_S, Partitions(pool).run_once),
         ]
         if settings.retention_s is not None:
             pruner = Pruner(pool, older_than_s=settings.retention_s, stop=halt.is_set)

@@ -83,7 +83,7 @@ def prune(
             if runs:
                 # A statement of its own: its snapshot is taken after the locks, so a retry
                 # that committed before them is seen, and its run kept.
-                [(deleted, deleted_outputs, deleted_joins)] = conn.execute(
+                [(deleted, deleted_outputs, deleted_joins, _keys)] = conn.execute(
                     Q["prune_runs"], params | {"runs": runs, "locked": locked}
                 ).fetchall()
                 jobs += deleted

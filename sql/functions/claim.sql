@@ -12,7 +12,7 @@
 -- than its free slots.
 CREATE OR REPLACE FUNCTION pipeline.claim(
     p_types text[], p_limit integer, p_worker uuid, p_cap_stages text[], p_caps integer[]
-) RETURNS SETOF pipeline.jobs
+) RETURNS SETOF pipeline.active_jobs
 LANGUAGE plpgsql
 -- Qualified names only: the caller's search_path has no say.
 SET search_path = pg_catalog, pg_temp
@@ -88,7 +88,7 @@ BEGIN
         END IF;
         CONTINUE WHEN ids IS NULL;
         RETURN QUERY
-        UPDATE pipeline.jobs AS j
+        UPDATE pipeline.active_jobs AS j
         SET status = 'running', attempts = j.attempts + 1, claims = j.claims + 1,
             leased_until = now() + make_interval(secs => j.lease_seconds),
             worker_id = p_worker, started_at = now(), holds_slot = j.id = ANY (capped_ids)

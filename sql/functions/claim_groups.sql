@@ -27,7 +27,7 @@ FROM (
         SELECT t.type, f.tenant_id, f.priority, f.run_after, f.id
         FROM unnest(p_types) AS t(type)
         CROSS JOIN LATERAL (
-            SELECT j.tenant_id, j.priority, j.run_after, j.id FROM pipeline.jobs j
+            SELECT j.tenant_id, j.priority, j.run_after, j.id FROM pipeline.active_jobs j
             WHERE j.status = 'queued' AND j.type = t.type AND j.tenant_id IS NOT NULL
             ORDER BY j.tenant_id, j.priority DESC, j.run_after, j.id
             LIMIT 1
@@ -36,7 +36,7 @@ FROM (
         SELECT tn.type, f.tenant_id, f.priority, f.run_after, f.id
         FROM tenants tn
         CROSS JOIN LATERAL (
-            SELECT j.tenant_id, j.priority, j.run_after, j.id FROM pipeline.jobs j
+            SELECT j.tenant_id, j.priority, j.run_after, j.id FROM pipeline.active_jobs j
             WHERE j.status = 'queued' AND j.type = tn.type
               AND j.tenant_id > tn.tenant_id
             ORDER BY j.tenant_id, j.priority DESC, j.run_after, j.id
@@ -52,7 +52,7 @@ FROM (
         SELECT tn.priority, tn.run_after, tn.id WHERE tn.run_after <= now()
         UNION ALL
         -- Its first job waits for later: its best ready one, if any, is further on.
-        (SELECT j.priority, j.run_after, j.id FROM pipeline.jobs j
+        (SELECT j.priority, j.run_after, j.id FROM pipeline.active_jobs j
          WHERE tn.run_after > now() AND j.status = 'queued' AND j.type = tn.type
            AND j.tenant_id = tn.tenant_id AND j.run_after <= now()
          ORDER BY j.priority DESC, j.run_after, j.id
@@ -64,7 +64,7 @@ FROM (
     SELECT t.type, NULL, head.priority, head.run_after, head.id, NULL, NULL, 0
     FROM unnest(p_types) AS t(type)
     CROSS JOIN LATERAL (
-        SELECT j.priority, j.run_after, j.id FROM pipeline.jobs j
+        SELECT j.priority, j.run_after, j.id FROM pipeline.active_jobs j
         WHERE j.status = 'queued' AND j.type = t.type AND j.tenant_id IS NULL
           AND j.run_after <= now()
         ORDER BY j.priority DESC, j.run_after, j.id

@@ -23,7 +23,7 @@ FROM unnest(p_groups, p_rooms) WITH ORDINALITY
     AS g(type, tenant_id, cap, head_priority, head_run_after, head_id, room, i)
 CROSS JOIN LATERAL (
     SELECT same.id FROM (
-        SELECT j.id FROM pipeline.jobs j
+        SELECT j.id FROM pipeline.active_jobs j
         WHERE g.tenant_id IS NOT NULL AND j.status = 'queued' AND j.type = g.type
           AND j.tenant_id = g.tenant_id AND j.priority = g.head_priority
           AND (j.run_after, j.id) >= (g.head_run_after, g.head_id) AND j.run_after <= now()
@@ -33,7 +33,7 @@ CROSS JOIN LATERAL (
     ) AS same
     UNION ALL
     SELECT same.id FROM (
-        SELECT j.id FROM pipeline.jobs j
+        SELECT j.id FROM pipeline.active_jobs j
         WHERE g.tenant_id IS NULL AND j.status = 'queued' AND j.type = g.type
           AND j.tenant_id IS NULL AND j.priority = g.head_priority
           AND (j.run_after, j.id) >= (g.head_run_after, g.head_id) AND j.run_after <= now()
@@ -43,7 +43,7 @@ CROSS JOIN LATERAL (
     ) AS same
     UNION ALL
     SELECT below.id FROM (
-        SELECT j.id FROM pipeline.jobs j
+        SELECT j.id FROM pipeline.active_jobs j
         WHERE g.tenant_id IS NOT NULL AND j.status = 'queued' AND j.type = g.type
           AND j.tenant_id = g.tenant_id AND j.priority < g.head_priority AND j.run_after <= now()
         ORDER BY j.priority DESC, j.run_after, j.id
@@ -52,7 +52,7 @@ CROSS JOIN LATERAL (
     ) AS below
     UNION ALL
     SELECT below.id FROM (
-        SELECT j.id FROM pipeline.jobs j
+        SELECT j.id FROM pipeline.active_jobs j
         WHERE g.tenant_id IS NULL AND j.status = 'queued' AND j.type = g.type
           AND j.tenant_id IS NULL AND j.priority < g.head_priority AND j.run_after <= now()
         ORDER BY j.priority DESC, j.run_after, j.id

@@ -52,7 +52,7 @@ BEGIN
     -- never through jobs_tenant, which would read every finished job of a tenant.
     holding AS MATERIALIZED (
         SELECT j.tenant_id, j.type AS stage, count(*)::integer AS n
-        FROM pipeline.jobs j
+        FROM pipeline.active_jobs j
         WHERE j.status = 'running' AND j.holds_slot
         GROUP BY 1, 2
     ),
@@ -60,7 +60,7 @@ BEGIN
         SELECT l.tenant_id, l.stage, l.was, coalesce(h.n, 0) AS counted,
                -- Idle: nothing holds a slot and nothing waits (jobs_ready, one probe a pair).
                coalesce(h.n, 0) = 0 AND NOT EXISTS (
-                   SELECT 1 FROM pipeline.jobs j
+                   SELECT 1 FROM pipeline.active_jobs j
                    WHERE j.status = 'queued' AND j.type = l.stage AND j.tenant_id = l.tenant_id
                ) AS idle
         FROM locked l

@@ -1,4 +1,4 @@
--- After TRUNCATE pipeline.jobs no job holds a slot or waits for one: every counter row is idle, and
+-- After TRUNCATE pipeline.active_jobs no job holds a slot or waits for one: every counter row is idle, and
 -- goes. The trigger jobs_truncate_slots calls it.
 CREATE OR REPLACE FUNCTION pipeline.truncate_slots() RETURNS trigger
 LANGUAGE plpgsql

@@ -20,7 +20,7 @@ from pipeline.migrate import (
     pending_changes,
     pending_functions,
 )
-from pipeline.queries import Migration, load_functions, load_migrations, sql_text
+from pipeline.queries import Migration, load_functions, load_migrations, queries_for, sql_text
 from pipeline.store import JobStore
 from tests.support import pg
 
@@ -32,6 +32,14 @@ migrate_module = importlib.import_module("pipeline.migrate")
 DATABASE_AT_0009 = Path(__file__).parents[1] / "fixtures" / "database_at_0009.sql.gz"
 
 BOOKKEEPING = "('migrations', 'functions')"
+#: The columns of a job, as 0009 had them, in a fixed order (the order of the table's columns
+#: differs between a fresh installation and an upgraded one).
+JOB_COLUMNS = (
+    "id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after, "
+    "leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id, "
+    "join_id, created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, "
+    "holds_slot"
+)
 #: What a schema holds, by kind; %(schema)s is the schema's name.
 CATALOG = {
     "columns": f"""
@@ -53,7 +61,8 @@ CATALOG = {
         SELECT proname, pg_get_functiondef(oid) FROM pg_proc
         WHERE pronamespace = %(schema)s::regnamespace ORDER BY 1""",
     "triggers": """
-        SELECT tgname, pg_get_triggerdef(oid) FROM pg_trigger WHERE NOT tgisinternal ORDER BY 1""",
+        SELECT tgname, pg_get_triggerdef(oid) FROM pg_trigger WHERE NOT tgisinternal
+        ORDER BY 1, 2""",
     "composite types": """
         SELECT c.relname, a.attnum, a.attname, format_type(a.atttypid, a.atttypmod)
         FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
@@ -88,7 +97,8 @@ def catalog(url: str, schema: str = "pipeline") -> dict[str, list[tuple[Any, ...
 
 def schema_file_catalog(server_url: str) -> dict[str, list[tuple[Any, ...]]]:
     """sql/schema.sql with the function files, in migrate()'s order: trigger functions first,
-    unchecked, for the triggers; then every function, checked."""
+    unchecked, for the triggers; then every function, checked; then the history's partitions
+    that migrate() makes ahead."""
     functions = load_functions()
     with pg.empty_database(server_url) as url:
         with psycopg.connect(url, autocommit=True) as conn, conn.transaction():
@@ -101,6 +111,10 @@ def schema_file_catalog(server_url: str) -> dict[str, list[tuple[Any, ...]]]:
             conn.execute(sql_text("schema.sql"))  # type: ignore[arg-type]
             for function in functions:
                 conn.execute(function.sql)  # type: ignore[arg-type]
+            conn.execute(
+                queries_for("pipeline")["make_history_partitions"],
+                {"days_ahead": migrate_module.HISTORY_DAYS_AHEAD},
+            )
         return catalog(url)
 
 
@@ -174,7 +188,7 @@ def test_a_database_at_0009_with_jobs_upgrades_to_exactly_the_schema_file(
             assert pending_changes(conn) == [f"{m.version:04d}_{m.name}" for m in later] + [
                 f"functions/{f.file}" for f in load_functions()
             ]
-            jobs_before = conn.execute("SELECT * FROM jobs ORDER BY id").fetchall()
+            jobs_before = conn.execute(f"SELECT {JOB_COLUMNS} FROM jobs ORDER BY id").fetchall()
             running = conn.execute(
                 "SELECT id, claims FROM jobs WHERE status = 'running' ORDER BY id"
             ).fetchall()
@@ -184,13 +198,24 @@ def test_a_database_at_0009_with_jobs_upgrades_to_exactly_the_schema_file(
             assert applied.migrations == [m.version for m in later]
             assert sorted(applied.functions) == sorted(f.name for f in load_functions())
             assert pending_changes(conn) == []
-            assert conn.execute("SELECT * FROM pipeline.jobs ORDER BY id").fetchall() == jobs_before
+            assert (
+                conn.execute(f"SELECT {JOB_COLUMNS} FROM pipeline.jobs ORDER BY id").fetchall()
+                == jobs_before
+            )
+            # Finished jobs moved into the history, the others stayed.
+            assert conn.execute("SELECT DISTINCT status FROM pipeline.job_history").fetchall() == [
+                ("done",)
+            ]
+            assert conn.execute(
+                "SELECT count(*) FROM pipeline.active_jobs "
+                "WHERE status NOT IN ('queued', 'running')"
+            ).fetchone() == (0,)
             assert conn.execute("SELECT to_regclass('public.jobs')").fetchone() == (None,)
             # A claim made before the move completes after it, fenced by its (id, claims); a
             # stale fence changes nothing.
             job_id, claim = running[0]
             stale = conn.execute(
-                "UPDATE pipeline.jobs SET status = 'done', finished_at = now() "
+                "UPDATE pipeline.active_jobs SET status = 'queued' "
                 "WHERE id = %s AND claims = %s AND status = 'running' RETURNING id",
                 (job_id, claim - 1),
             ).fetchall()
@@ -216,7 +241,10 @@ def test_a_database_at_0009_with_jobs_upgrades_to_exactly_the_schema_file(
             ).fetchall()
             assert held and all(n == 2 for _, n in held), held
             assert drifted(conn) == []
-            conn.execute("UPDATE pipeline.jobs SET status = 'done' WHERE type = 'page'")
+            pages = conn.execute(
+                "SELECT id, claims FROM pipeline.active_jobs WHERE type = 'page'"
+            ).fetchall()
+            assert _complete(url, pages) == {job_id for job_id, _ in pages}
             merge = conn.execute(
                 "SELECT count(*) FROM pipeline.jobs WHERE type = 'merge'"
             ).fetchone()

@@ -108,7 +108,7 @@ def test_concurrent_finishers_enqueue_the_next_stage_exactly_once(
             )
             == 1
         )
-        conn.execute("DELETE FROM pipeline.jobs WHERE type = 'assemble'")
+        conn.execute("DELETE FROM pipeline.active_jobs WHERE type = 'assemble'")
 
 
 def test_a_failed_page_stops_the_pipeline_and_a_retry_resumes_it(db_url: str, conn: Conn) -> None:
@@ -131,7 +131,8 @@ def test_a_failed_page_stops_the_pipeline_and_a_retry_resumes_it(db_url: str, co
             conn, "SELECT id FROM pipeline.jobs WHERE type = 'page' AND status = 'failed'"
         )
         conn.execute(
-            "UPDATE pipeline.jobs SET payload = '{\"page\": 3}' WHERE id = %s", (failed_page,)
+            "UPDATE pipeline.job_history SET payload = '{\"page\": 3}' WHERE id = %s",
+            (failed_page,),
         )
         assert conn.execute(Q["retry"], {"id": failed_page}).fetchall()
         wait_for(
@@ -151,7 +152,9 @@ def test_a_rerun_finds_its_output_and_does_not_redo_the_work(db_url: str, conn: 
         page0 = count(
             conn, "SELECT id FROM pipeline.jobs WHERE type = 'page' AND payload->>'page' = '0'"
         )
-        conn.execute("UPDATE pipeline.jobs SET status = 'failed' WHERE id = %s", (page0,))
+        conn.execute(
+            "UPDATE pipeline.job_history SET status = 'failed' WHERE id = %s", (page0,)
+        )
         assert conn.execute(Q["retry"], {"id": page0}).fetchall()
         wait_for(
             lambda: count(

@@ -16,6 +16,7 @@ import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
 from pipeline import InvalidPayload, JobRequest, UnknownStage, enqueue, enqueue_many
 from pipeline.maintenance import Reclaimer
 from pipeline.store import FREE_CRASH_RECLAIMS, FREE_RELEASES, JobStore, WorkerInfo
+from tests.support.history import cancel
 
 Conn = psycopg.Connection[Any]
 WORKER = uuid.UUID(int=1)
@@ -39,7 +40,7 @@ def count_jobs(conn: Conn) -> int:
 def expire_lease(conn: Conn, job_id: int) -> None:
     """Simulate a worker that died: its lease is in the past."""
     conn.execute(
-        "UPDATE pipeline.jobs SET leased_until = now() - interval '1 second' WHERE id = %s",
+        "UPDATE pipeline.active_jobs SET leased_until = now() - interval '1 second' WHERE id = %s",
         (job_id,),
     )
 
@@ -160,7 +161,7 @@ def test_enqueue_many_too_big_for_one_statement_inserts_all_or_nothing(
         " IF NEW.payload->>'n' = '20' THEN RAISE EXCEPTION 'no 20'; END IF; RETURN NEW; END $$"
     )
     conn.execute(
-        "CREATE TRIGGER refuse_n_20 BEFORE INSERT ON pipeline.jobs"
+        "CREATE TRIGGER refuse_n_20 BEFORE INSERT ON pipeline.active_jobs"
         " FOR EACH ROW EXECUTE FUNCTION refuse_n_20()"
     )
     with pytest.raises(psycopg.errors.RaiseException, match="no 20"):
@@ -319,7 +320,7 @@ def test_completion_steps_roll_back_when_the_fence_fails(conn: Conn, pool: Conne
     store = JobStore(pool)
     job_id = enqueue(conn, "noop", {})
     job = store.claim(["noop"], 1, WORKER)[0]
-    conn.execute("UPDATE pipeline.jobs SET status = 'cancelled' WHERE id = %s", (job_id,))
+    assert cancel(conn, job_id)
 
     def write_output(c: Conn) -> None:
         c.execute("INSERT INTO outputs VALUES (%s)", (job.id,))
@@ -337,8 +338,8 @@ def test_heartbeat_extends_only_owned_leases_and_marks_the_worker_alive(
     conn.execute("UPDATE pipeline.workers SET last_seen = now() - interval '1 hour'")
     ids = [enqueue(conn, "noop", {}) for _ in range(3)]
     held = store.claim(["noop"], 3, WORKER)
-    conn.execute("UPDATE pipeline.jobs SET leased_until = now() WHERE id = ANY(%s)", (ids,))
-    conn.execute("UPDATE pipeline.jobs SET status = 'cancelled' WHERE id = %s", (ids[0],))
+    conn.execute("UPDATE pipeline.active_jobs SET leased_until = now() WHERE id = ANY(%s)", (ids,))
+    assert cancel(conn, ids[0])
     owned = store.heartbeat(ME, [j.fence for j in held])
     assert owned == dict.fromkeys(ids[1:], True)
     rows = conn.execute(
@@ -381,7 +382,8 @@ def test_reclaim_charges_once_the_free_crash_reclaims_are_spent_and_fails_on_the
     store = JobStore(pool)
     job_id = enqueue(conn, "noop", {}, max_attempts=2)
     conn.execute(
-        "UPDATE pipeline.jobs SET crash_reclaims = %s WHERE id = %s", (FREE_CRASH_RECLAIMS, job_id)
+        "UPDATE pipeline.active_jobs SET crash_reclaims = %s WHERE id = %s",
+        (FREE_CRASH_RECLAIMS, job_id),
     )
     store.claim(["noop"], 1, WORKER)
     expire_lease(conn, job_id)

@@ -133,7 +133,7 @@ def test_every_way_out_of_running_frees_the_slot_once(
         store.release([job.fence])
     elif way_out == "reclaim":
         conn.execute(
-            "UPDATE pipeline.jobs SET leased_until = now() - interval '1 s' WHERE id = %s",
+            "UPDATE pipeline.active_jobs SET leased_until = now() - interval '1 s' WHERE id = %s",
             (job.id,),
         )
         Reclaimer(pool).run_once()
@@ -189,7 +189,7 @@ def test_changing_a_running_jobs_tenant_or_stage_moves_its_slot_with_it(
     [job, *_] = claim(store)
     assert pairs(conn) == {("acme", "capped"): 3}
     conn.execute(
-        f"UPDATE pipeline.jobs SET {change} WHERE id = %s", (job.id,)
+        f"UPDATE pipeline.active_jobs SET {change} WHERE id = %s", (job.id,)
     )  # an operator's hand
     expected = {("acme", "capped"): 2} | ({moved_to: 1} if moved_to else {})
     assert {k: n for k, n in pairs(conn).items() if n} == expected

@@ -310,7 +310,7 @@ def test_a_retry_between_two_batches_of_a_pass_finds_its_run_whole_or_gone(
     reports: list[PruneReport] = []
     # An operator's open transaction holds page 1: a pass meets it after its first batch.
     with psycopg.connect(db_url) as holder:
-        holder.execute("SELECT 1 FROM pipeline.jobs WHERE id = %s FOR UPDATE", (pages[1],))
+        holder.execute("SELECT 1 FROM pipeline.active_jobs WHERE id = %s FOR UPDATE", (pages[1],))
 
         def one_pass() -> None:
             with psycopg.connect(db_url, autocommit=True) as pruning:

@@ -138,7 +138,7 @@ class Locker:
         self.conn = psycopg.connect(db_url)
 
     def lock_job(self, job_id: int) -> None:
-        self.conn.execute("SELECT 1 FROM pipeline.jobs WHERE id = %s FOR UPDATE", (job_id,))
+        self.conn.execute("SELECT 1 FROM pipeline.active_jobs WHERE id = %s FOR UPDATE", (job_id,))
 
     def lock_slots(self, tenant: str, stage: str) -> None:
         self.conn.execute(

@@ -126,7 +126,7 @@ def test_a_job_that_must_run_alone_waits_uncharged_while_no_child_process_can_st
     payload = {"seconds": 0, "mark": str(tmp_path / "pid")} if stage == "stubborn_child" else {}
     job = parts.claim(conn, stage, payload)
     if suspect:
-        conn.execute("UPDATE pipeline.jobs SET suspect = true WHERE id = %s", (job.id,))
+        conn.execute("UPDATE pipeline.active_jobs SET suspect = true WHERE id = %s", (job.id,))
         job = job._replace(suspect=True)
     with fork_server_unavailable():
         error = given_back(conn, parts, job, NOT_RUN_DELAY_S)
@@ -134,7 +134,7 @@ def test_a_job_that_must_run_alone_waits_uncharged_while_no_child_process_can_st
     assert conn.execute("SELECT count(*) FROM effects").fetchone() == (0,), "it ran in a thread"
 
     # Once a child can start again, one runs it.
-    conn.execute("UPDATE pipeline.jobs SET run_after = now() WHERE id = %s", (job.id,))
+    conn.execute("UPDATE pipeline.active_jobs SET run_after = now() WHERE id = %s", (job.id,))
     [again] = parts.store.claim([stage], 1, WORKER.id)
     parts.executor.dispatch(again)
     wait_for(lambda: len(parts.heard.heard) == 2, timeout=60, what="the job to run in a child")
@@ -150,7 +150,8 @@ def claim_rejected(conn: Conn, parts: Parts, stage: str, payload: dict[str, Any]
     job = parts.claim(conn, stage, payload)
     # Values no version of these stages' models accepts, as a number of seconds or failures.
     conn.execute(
-        'UPDATE pipeline.jobs SET payload = payload || \'{"seconds": "later", "fail_times": "x"}\' '
+        "UPDATE pipeline.active_jobs "
+        'SET payload = payload || \'{"seconds": "later", "fail_times": "x"}\' '
         "WHERE id = %s",
         (job.id,),
     )
@@ -217,7 +218,7 @@ def test_a_payload_left_for_another_version_fails_once_its_time_is_up(
     assert job_row(conn, job.id, "status, attempts") == ("queued", 0)
 
     parts.executor.versions.leave_for_others_s = 0  # its time is up, as after 5 minutes
-    conn.execute("UPDATE pipeline.jobs SET run_after = now() WHERE id = %s", (job.id,))
+    conn.execute("UPDATE pipeline.active_jobs SET run_after = now() WHERE id = %s", (job.id,))
     [again] = parts.store.claim(["flaky"], 1, WORKER.id)
     parts.executor.dispatch(again)
     wait_for(lambda: len(parts.heard.heard) == 2, timeout=10, what="the job to fail")

@@ -59,7 +59,7 @@ def test_a_job_row_locked_for_two_leases_stalls_no_acknowledgement_and_no_job_ru
     held = enqueue(conn, "brief", {"seconds": 0.3})
     with workers.running_worker(db_url, ["brief"], SETTINGS) as worker:
         wait_for(lambda: status(conn, held) == "running", what="the job to start")
-        operator.execute("SELECT 1 FROM pipeline.jobs WHERE id = %s FOR UPDATE", (held,))
+        operator.execute("SELECT 1 FROM pipeline.active_jobs WHERE id = %s FOR UPDATE", (held,))
         # Its run ends now and its completion waits for the lock; the jobs after it must not.
         others = enqueue_many(conn, [JobRequest("brief", {"seconds": 0.05}) for _ in range(40)])
         wait_for(

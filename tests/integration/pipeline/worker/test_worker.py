@@ -79,7 +79,8 @@ def test_follow_up_jobs_commit_with_the_completion(db_url: str, conn: Conn) -> N
 def test_a_payload_that_no_longer_validates_fails_permanently(db_url: str, conn: Conn) -> None:
     job_id = enqueue(conn, "nap", {"seconds": 0})
     conn.execute(
-        'UPDATE pipeline.jobs SET payload = \'{"seconds": "later"}\' WHERE id = %s', (job_id,)
+        'UPDATE pipeline.active_jobs SET payload = \'{"seconds": "later"}\' WHERE id = %s',
+        (job_id,),
     )
     with running_worker(db_url, ["nap"]):
         wait_for(lambda: job(conn, job_id)[0] == "failed", what="the job to fail")

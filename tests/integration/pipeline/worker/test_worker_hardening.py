@@ -193,7 +193,7 @@ def test_the_heartbeat_covers_a_lease_shorter_than_the_stage_default(
 ) -> None:
     # The nap stage beats every 0.5 s for its 2 s lease; this row was enqueued with 1 s.
     job_id = enqueue(conn, "nap", {"seconds": 2.5, "mark": "short lease"})
-    conn.execute("UPDATE pipeline.jobs SET lease_seconds = 1 WHERE id = %s", (job_id,))
+    conn.execute("UPDATE pipeline.active_jobs SET lease_seconds = 1 WHERE id = %s", (job_id,))
     quick = FAST.model_copy(update={"reclaim_interval_s": 0.1})
     with running_worker(db_url, ["nap"], quick):
         wait_for(lambda: status(conn, job_id) == "done", timeout=15, what="the nap to finish")

@@ -1,0 +1,46 @@
+"""The history's daily partitions (pipeline.job_history, one partition per UTC day), made
+ahead of the days jobs finish in, and made on the spot by a finishing write that found none.
+
+There is no default partition (see sql/functions/make_history_partitions.sql), so a job that
+finishes on a day without a partition makes its write fail with SQLSTATE 23514 (check_violation:
+"no partition of relation ... found for row"). migrate() and the worker's Partitions service
+keep HISTORY_DAYS_AHEAD days ahead, so that is rare: a database whose workers all stopped for
+longer. healing() then makes the days and runs the write once more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg.pq import TransactionStatus
+
+from pipeline.queries import Q
+
+#: Days of partitions made ahead of today, today not counted.
+HISTORY_DAYS_AHEAD = 7
+
+T = TypeVar("T")
+
+
+def make_partitions(conn: psycopg.Connection[Any], days_ahead: int = HISTORY_DAYS_AHEAD) -> int:
+    """Make today's partition and the days_ahead days after it, those missing (UTC, by the
+    database's clock); returns how many were made."""
+    row = conn.execute(Q["make_history_partitions"], {"days_ahead": days_ahead}).fetchone()
+    return int(row[0]) if row else 0
+
+
+def healing(conn: psycopg.Connection[Any], write: Callable[[], T]) -> T:
+    """write(), a finishing write on `conn` (autocommit, its own transaction if any); should it
+    fail on a check violation, the days' partitions are made and it runs once more. Any 23514
+    does: making partitions that exist is a no-op, and a violation of another kind comes back
+    from the second run. Inside a caller's transaction, which the failure aborted, nothing can
+    run again: the error goes to the caller."""
+    try:
+        return write()
+    except psycopg.errors.CheckViolation:
+        if conn.info.transaction_status != TransactionStatus.IDLE:
+            raise
+    make_partitions(conn)
+    return write()

@@ -1,0 +1,31 @@
+"""The history's partitions, made ahead: every worker makes today's partition of
+pipeline.job_history and the HISTORY_DAYS_AHEAD days after it, those missing, once an hour.
+
+Safe in every worker at once: pipeline.make_history_partitions takes an advisory lock, and
+each caller finds what the one before it made. A round over days that exist costs a lookup per
+day. Days ahead rather than the day itself, because a partition is made under a lock on the
+history that waits for the transactions reading it: made days early, that wait never holds up a
+job finishing at midnight.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from psycopg_pool import ConnectionPool
+
+from pipeline.history import HISTORY_DAYS_AHEAD, make_partitions
+
+#: Between two rounds, seconds. A week ahead leaves days of slack for a round that fails.
+PARTITIONS_INTERVAL_S = 3600.0
+
+
+@dataclass
+class Partitions:
+    pool: ConnectionPool
+    days_ahead: int = HISTORY_DAYS_AHEAD
+
+    def run_once(self) -> int:
+        """Make the missing days; returns how many partitions were made."""
+        with self.pool.connection() as conn:
+            return make_partitions(conn, self.days_ahead)

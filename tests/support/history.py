@@ -1,0 +1,58 @@
+"""Finished jobs for tests: the history's partitions for past days, and jobs moved into the
+history as the runtime moves them (one statement: out of pipeline.active_jobs, into
+pipeline.job_history), with a status and finish time of the test's choosing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import psycopg
+
+from pipeline.queries import Q
+
+#: The columns of a job, in pipeline.job_history's order.
+COLUMNS = (
+    "id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after, "
+    "leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id, "
+    "join_id, created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, "
+    "holds_slot"
+)
+
+
+def make_past_days(conn: psycopg.Connection[Any], days: int) -> None:
+    """The history's partitions from `days` days ago (UTC) to today, those missing: a finished
+    job can only be dated on a day that has one."""
+    conn.execute(
+        "SELECT pipeline.make_history_partitions("
+        "(now() AT TIME ZONE 'UTC')::date - %s::integer, (now() AT TIME ZONE 'UTC')::date)",
+        (days,),
+    )
+
+
+def finish(
+    conn: psycopg.Connection[Any],
+    ids: int | Iterable[int],
+    status: str = "done",
+    *,
+    ago: str = "0 seconds",
+    error: str | None = None,
+) -> list[int]:
+    """Move active jobs into the history as `status`, finished `ago` (an interval) before now;
+    their day's partition must exist (make_past_days). Returns the ids moved."""
+    ids = [ids] if isinstance(ids, int) else list(ids)
+    rows = conn.execute(
+        "WITH gone AS (DELETE FROM pipeline.active_jobs WHERE id = ANY(%(ids)s) RETURNING *) "
+        f"INSERT INTO pipeline.job_history ({COLUMNS}) "
+        "SELECT id, type, tenant_id, payload, priority, %(status)s, attempts, max_attempts, "
+        "run_after, NULL, lease_seconds, worker_id, coalesce(%(error)s, last_error), dedup_key, "
+        "parent_id, root_id, join_id, created_at, started_at, now() - %(ago)s::interval, "
+        "claims, suspect, crash_reclaims, releases, false FROM gone RETURNING id",
+        {"ids": ids, "status": status, "ago": ago, "error": error},
+    ).fetchall()
+    return [row[0] for row in rows]
+
+
+def cancel(conn: psycopg.Connection[Any], job_id: int, reason: str | None = None) -> bool:
+    """Cancel a queued or running job as `pipeline jobs cancel` does; False if it was neither."""
+    return bool(conn.execute(Q["cancel"], {"id": job_id, "reason": reason}).fetchall())
