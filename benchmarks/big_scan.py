@@ -108,7 +108,10 @@ class Rig:
         self.env.pop("PIPELINE_BLOB_URL", None)
         self.conn = psycopg.connect(self.url, autocommit=True)
         migrate(self.conn)
-        self.conn.execute("TRUNCATE pipeline.jobs, pipeline.outputs, pipeline.joins")
+        self.conn.execute(
+            "TRUNCATE pipeline.active_jobs, pipeline.job_history, "
+            "pipeline.job_history_kept, pipeline.dedup_keys, pipeline.outputs, pipeline.joins"
+        )
         self.worker_pids: dict[str, int] = {}  # pipeline_workers.id -> pid
 
     def start_worker(self, threads: int) -> Worker:

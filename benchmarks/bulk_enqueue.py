@@ -62,7 +62,7 @@ def main() -> None:
                 parts["validation"].append(validated - built)
                 parts["insert"].append(inserted - validated)
             # Only this run's jobs: DATABASE_URL may hold others.
-            conn.execute("DELETE FROM pipeline.jobs WHERE id = ANY(%s)", (ids,))
+            conn.execute("DELETE FROM pipeline.active_jobs WHERE id = ANY(%s)", (ids,))
     finally:
         if not os.environ.get("DATABASE_URL"):
             stop_embedded(scratch / "pgdata")

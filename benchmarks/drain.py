@@ -86,7 +86,10 @@ def main() -> None:
 
     with psycopg.connect(url, autocommit=True) as conn:
         migrate(conn)
-        conn.execute("TRUNCATE pipeline.jobs")
+        conn.execute(
+            "TRUNCATE pipeline.active_jobs, pipeline.job_history, "
+            "pipeline.job_history_kept, pipeline.dedup_keys"
+        )
         enqueue_many(conn, [JobRequest("bench_noop", {"i": i}) for i in range(args.jobs)])
         workers = start_workers(url, args.workers, args.concurrency, scratch / "home")
         try:
@@ -100,7 +103,10 @@ def main() -> None:
             ).fetchone()
             elapsed = float(span[0]) if span else float("nan")
             # Wake latency: one job at a time into idle workers, as an app enqueues.
-            conn.execute("TRUNCATE pipeline.jobs")
+            conn.execute(
+                "TRUNCATE pipeline.active_jobs, pipeline.job_history, "
+                "pipeline.job_history_kept, pipeline.dedup_keys"
+            )
             for i in range(args.wake_samples):
                 enqueue(conn, "bench_noop", {"i": i})
                 wait_until(

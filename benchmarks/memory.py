@@ -48,7 +48,10 @@ def main() -> None:
     samples: list[tuple[int, int]] = []  # (jobs done, RSS KiB)
     with psycopg.connect(url, autocommit=True) as conn:
         migrate(conn)
-        conn.execute("TRUNCATE pipeline.jobs")
+        conn.execute(
+            "TRUNCATE pipeline.active_jobs, pipeline.job_history, "
+            "pipeline.job_history_kept, pipeline.dedup_keys"
+        )
         for start in range(0, args.jobs, BATCH):
             count = min(BATCH, args.jobs - start)
             enqueue_many(conn, [JobRequest("bench_noop", {"i": start + i}) for i in range(count)])

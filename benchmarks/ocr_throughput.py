@@ -197,7 +197,10 @@ class PipelineRig:
         os.environ.pop("PIPELINE_BLOB_URL", None)
         self.conn = psycopg.connect(self.url, autocommit=True)
         migrate(self.conn)
-        self.conn.execute("TRUNCATE pipeline.jobs, pipeline.outputs, pipeline.joins")
+        self.conn.execute(
+            "TRUNCATE pipeline.active_jobs, pipeline.job_history, "
+            "pipeline.job_history_kept, pipeline.dedup_keys, pipeline.outputs, pipeline.joins"
+        )
         self.workers = [
             subprocess.Popen(
                 [
