@@ -352,6 +352,38 @@ SELECT tenant_id FROM pipeline.schedules WHERE name = %(name)s;
 -- By the database's clock, once per pass: every batch of a pass uses the same cutoff.
 SELECT now() - make_interval(secs => %(older_than_s)s::float8);
 
+-- name: prune_partitions
+-- The days of the history wholly before the cutoff, oldest first, each with its upper bound
+-- (from the partition's bound, as PostgreSQL spells it: FOR VALUES FROM ('...') TO ('...')).
+-- The legacy partition of migration 0013 is among them once its last day is past the cutoff.
+SELECT c.oid::regclass::text AS part, b.upper
+FROM pg_inherits AS i
+JOIN pg_class AS c ON c.oid = i.inhrelid
+CROSS JOIN LATERAL (
+    SELECT (regexp_match(pg_get_expr(c.relpartbound, c.oid), $$TO \('([^']+)'\)$$))[1]::timestamptz
+           AS upper
+) AS b
+WHERE i.inhparent = 'pipeline.job_history'::regclass AND b.upper <= %(cutoff)s
+ORDER BY b.upper;
+
+-- name: prune_detached
+-- Days a pass detached and did not drop (it stopped in between): tables of the history's
+-- shape that are no partition of it any more.
+SELECT c.oid::regclass::text
+FROM pg_class AS c
+WHERE c.relnamespace = (SELECT relnamespace FROM pg_class WHERE oid = 'pipeline.job_history'::regclass)
+  AND c.relkind = 'r' AND NOT c.relispartition
+  AND c.relname ~ '^job_history_(legacy|[0-9]{8})$';
+
+-- name: prune_partition_survivors
+SELECT pipeline.history_partition_survivors(%(part)s::regclass, %(keep_failed)s);
+
+-- name: prune_detach_partition
+SELECT pipeline.detach_history_partition(%(part)s::regclass, %(survivors)s::bigint[]);
+
+-- name: prune_drop_partition
+SELECT jobs, outputs, joins, keys FROM pipeline.drop_history_partition(%(part)s::regclass);
+
 -- name: prune_lock
 -- One pruner at a time (workers each run one): two concurrent deletes of overlapping rows
 -- would wait on each other's row locks, or deadlock. Held until the batch commits. A key of its

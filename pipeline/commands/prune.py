@@ -12,7 +12,7 @@ from pipeline.commands.api import (
     integer_arg,
     open_db,
 )
-from pipeline.maintenance.retention import PRUNE_BATCH, PRUNE_BATCH_MAX, prune
+from pipeline.maintenance.retention import PRUNE_BATCH, PRUNE_BATCH_MAX, prune, said
 
 
 def add_commands(sub: Subcommands) -> None:
@@ -46,8 +46,5 @@ def run(args: argparse.Namespace) -> int:
     _, conn = open_db()
     with conn:
         report = prune(conn, args.older_than, keep_failed=args.keep_failed, batch=args.batch)
-    print(
-        f"deleted {report.jobs} finished jobs, {report.outputs} outputs and {report.joins} "
-        f"joins in {report.batches} batches" + (", then vacuumed" if report.vacuumed else "")
-    )
+    print(said(report))
     return EXIT_OK

@@ -1,5 +1,15 @@
 """Retention: finished runs older than a cutoff are deleted, with their outputs and joins.
 
+Finished jobs live in pipeline.job_history, one partition per UTC day. A day wholly before the
+cutoff goes at once: its runs that must outlive it (a job of theirs still queued or running,
+finished on another day or kept already, or failed under keep_failed) are found first, without
+a lock; then, in one short transaction under an exclusive lock on the history, runs that gained
+a queued or running job since are added, the survivors' rows of the day are copied into
+pipeline.job_history_kept and the day is detached; then it is dropped, with the outputs, join
+rows and dedup keys of its other jobs. What remains is deleted run by run, as below: the days
+that straddle the cutoff (the legacy partition of an upgraded installation among them) and the
+kept rows, each run once all of it is past the cutoff.
+
 A run (a root job and everything it led to) is deleted only once all of it is finished and
 past the cutoff, never while any of its jobs is queued or running: a live run still reads its
 earlier stages' outputs and counts its fan-outs' joins. A run goes whole, in one transaction,
@@ -44,11 +54,14 @@ _START = datetime.min.replace(tzinfo=UTC)
 class PruneReport:
     """What one prune pass deleted."""
 
-    jobs: int = 0
+    jobs: int = 0  #: jobs deleted, run by run or with their day's partition
     outputs: int = 0  #: pipeline.outputs rows of the deleted jobs
     joins: int = 0  #: pipeline.joins rows of the deleted jobs' fan-outs
-    batches: int = 0  #: transactions it took
+    batches: int = 0  #: transactions of the run-by-run pass
     vacuumed: bool = False  #: whether it ended with a VACUUM (PRUNE_VACUUM_AFTER)
+    partitions: int = 0  #: days of the history dropped whole
+    kept: int = 0  #: rows of dropped days copied into job_history_kept (their runs live on)
+    runs: int = 0  #: runs deleted by the run-by-run pass
 
 
 def prune(
@@ -70,8 +83,9 @@ def prune(
     commits on its own, and the VACUUM that ends a large pass cannot run in a transaction.
     """
     [(cutoff,)] = conn.execute(Q["prune_cutoff"], {"older_than_s": older_than_s}).fetchall()
+    days = _drop_days(conn, cutoff, keep_failed=keep_failed, stop=stop)
     after_at, after_id = _START, 0
-    jobs = outputs = joins = batches = 0
+    jobs = outputs = joins = batches = runs_deleted = 0
     while True:
         with conn.transaction():
             conn.execute(Q["prune_lock"])
@@ -89,14 +103,68 @@ def prune(
                 jobs += deleted
                 outputs += deleted_outputs
                 joins += deleted_joins
+                runs_deleted += len(runs)
         batches += 1
         if not more or (stop is not None and stop()):
             break
         after_at, after_id = next_at, next_id
+    # A dropped day leaves no dead rows behind: only the run-by-run deletes count.
     vacuumed = vacuum_after is not None and jobs >= vacuum_after
     if vacuumed:
         conn.execute(Q["prune_vacuum"])
-    return PruneReport(jobs, outputs, joins, batches, vacuumed)
+    return PruneReport(
+        jobs + days.jobs,
+        outputs + days.outputs,
+        joins + days.joins,
+        batches,
+        vacuumed,
+        partitions=days.partitions,
+        kept=days.kept,
+        runs=runs_deleted,
+    )
+
+
+#: How long the detach of a day waits for its lock on the history (readers and finishing jobs
+#: hold it briefly) before the day is left to the next pass, milliseconds: a lock request that
+#: waits holds every later reader and writer of the history up behind it.
+DETACH_LOCK_WAIT = "2000ms"
+
+
+def _drop_days(
+    conn: psycopg.Connection[Any],
+    cutoff: datetime,
+    *,
+    keep_failed: bool,
+    stop: Callable[[], bool] | None,
+) -> PruneReport:
+    """Drop the history's days wholly before `cutoff` (see the module's docstring); the report
+    counts the jobs, outputs, joins, partitions and kept rows."""
+    jobs = outputs = joins = partitions = kept = 0
+    # A day an earlier pass detached and did not drop.
+    leftovers = [row[0] for row in conn.execute(Q["prune_detached"]).fetchall()]
+    for part in leftovers:
+        [(j, o, jj, _keys)] = conn.execute(Q["prune_drop_partition"], {"part": part}).fetchall()
+        jobs, outputs, joins = jobs + j, outputs + o, joins + jj
+    for part, _upper in conn.execute(Q["prune_partitions"], {"cutoff": cutoff}).fetchall():
+        if stop is not None and stop():
+            break
+        [(survivors,)] = conn.execute(
+            Q["prune_partition_survivors"], {"part": part, "keep_failed": keep_failed}
+        ).fetchall()
+        try:
+            with conn.transaction():
+                conn.execute(Q["lock_timeout"], {"timeout": DETACH_LOCK_WAIT})
+                [(copied,)] = conn.execute(
+                    Q["prune_detach_partition"], {"part": part, "survivors": survivors}
+                ).fetchall()
+        except psycopg.errors.LockNotAvailable:
+            log.info("retention: %s left to the next pass, its lock was not free", part)
+            continue
+        [(j, o, jj, _keys)] = conn.execute(Q["prune_drop_partition"], {"part": part}).fetchall()
+        jobs, outputs, joins = jobs + j, outputs + o, joins + jj
+        partitions += 1
+        kept += int(copied)
+    return PruneReport(jobs, outputs, joins, partitions=partitions, kept=kept)
 
 
 @dataclass
@@ -121,12 +189,17 @@ class Pruner:
                 batch=self.batch,
                 stop=self.stop,
             )
-        if report.jobs:
-            log.info(
-                "pruned %d finished jobs older than %.0f s (%d outputs, %d joins)",
-                report.jobs,
-                self.older_than_s,
-                report.outputs,
-                report.joins,
-            )
+        if report.jobs or report.partitions:
+            log.info("pruned finished jobs older than %.0f s: %s", self.older_than_s, said(report))
         return report
+
+
+def said(report: PruneReport) -> str:
+    """What a pass did, as `pipeline prune` and the worker's log say it: only what was done."""
+    text = (
+        f"deleted {report.jobs} finished jobs, {report.outputs} outputs and {report.joins} joins"
+        f" ({report.partitions} days of history dropped whole, {report.kept} of their rows kept"
+        f" for runs still going; {report.runs} runs deleted one by one in {report.batches}"
+        " batches)"
+    )
+    return text + (", then vacuumed" if report.vacuumed else "")

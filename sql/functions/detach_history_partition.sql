@@ -1,0 +1,39 @@
+-- Retention, second step: in the caller's short transaction, under an exclusive lock on the
+-- history (taken first, so that nothing changes a row of the day meanwhile: a retry waits, then
+-- finds its job kept or gone), the survivors found before (p_survivors) are completed by the
+-- runs that gained a queued or running job since (a retry that came first), their rows of the
+-- day are copied into pipeline.job_history_kept, and the day is detached. Returns the rows
+-- kept. The caller drops the detached table (pipeline.drop_history_partition) after commit.
+CREATE OR REPLACE FUNCTION pipeline.detach_history_partition(
+    p_part regclass, p_survivors bigint[]
+) RETURNS bigint
+LANGUAGE plpgsql
+-- Qualified names only: the caller's search_path has no say.
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    kept bigint;
+BEGIN
+    LOCK TABLE pipeline.job_history IN ACCESS EXCLUSIVE MODE;
+    EXECUTE format($q$
+        WITH runs AS (
+            SELECT unnest($1) AS run_id
+            UNION
+            SELECT coalesce(a.root_id, a.id) FROM pipeline.active_jobs a
+            WHERE EXISTS (SELECT 1 FROM %1$s p
+                          WHERE p.id = coalesce(a.root_id, a.id)
+                             OR p.root_id = coalesce(a.root_id, a.id))
+        ),
+        copied AS (
+            INSERT INTO pipeline.job_history_kept
+            SELECT p.* FROM %1$s p JOIN runs ON coalesce(p.root_id, p.id) = runs.run_id
+            RETURNING 1
+        )
+        SELECT count(*) FROM copied
+    $q$, p_part)
+    INTO kept
+    USING p_survivors;
+    EXECUTE format('ALTER TABLE pipeline.job_history DETACH PARTITION %s', p_part);
+    RETURN kept;
+END
+$$;
