@@ -376,13 +376,13 @@ WHERE c.relnamespace = (SELECT relnamespace FROM pg_class WHERE oid = 'pipeline.
   AND c.relname ~ '^job_history_(legacy|[0-9]{8})$';
 
 -- name: prune_partition_survivors
-SELECT pipeline.history_partition_survivors(%(part)s::regclass, %(keep_failed)s);
+SELECT pipeline.history_partition_survivors(%(part)s, %(keep_failed)s);
 
 -- name: prune_detach_partition
-SELECT pipeline.detach_history_partition(%(part)s::regclass, %(survivors)s::bigint[]);
+SELECT pipeline.detach_history_partition(%(part)s, %(survivors)s::bigint[]);
 
 -- name: prune_drop_partition
-SELECT jobs, outputs, joins, keys FROM pipeline.drop_history_partition(%(part)s::regclass);
+SELECT jobs, outputs, joins, keys FROM pipeline.drop_history_partition(%(part)s);
 
 -- name: prune_lock
 -- One pruner at a time (workers each run one): two concurrent deletes of overlapping rows

@@ -140,10 +140,13 @@ def _drop_days(
     """Drop the history's days wholly before `cutoff` (see the module's docstring); the report
     counts the jobs, outputs, joins, partitions and kept rows."""
     jobs = outputs = joins = partitions = kept = 0
-    # A day an earlier pass detached and did not drop.
+    # Each transaction under prune_lock, as the run-by-run batches: two passes at once take
+    # turns, and the second finds a day the first took detached (NULL) or dropped (zeros).
     leftovers = [row[0] for row in conn.execute(Q["prune_detached"]).fetchall()]
-    for part in leftovers:
-        [(j, o, jj, _keys)] = conn.execute(Q["prune_drop_partition"], {"part": part}).fetchall()
+    for part in leftovers:  # a day an earlier pass detached and did not drop
+        with conn.transaction():
+            conn.execute(Q["prune_lock"])
+            [(j, o, jj, _keys)] = conn.execute(Q["prune_drop_partition"], {"part": part}).fetchall()
         jobs, outputs, joins = jobs + j, outputs + o, joins + jj
     for part, _upper in conn.execute(Q["prune_partitions"], {"cutoff": cutoff}).fetchall():
         if stop is not None and stop():
@@ -151,8 +154,11 @@ def _drop_days(
         [(survivors,)] = conn.execute(
             Q["prune_partition_survivors"], {"part": part, "keep_failed": keep_failed}
         ).fetchall()
+        if survivors is None:
+            continue
         try:
             with conn.transaction():
+                conn.execute(Q["prune_lock"])
                 conn.execute(Q["lock_timeout"], {"timeout": DETACH_LOCK_WAIT})
                 [(copied,)] = conn.execute(
                     Q["prune_detach_partition"], {"part": part, "survivors": survivors}
@@ -160,7 +166,11 @@ def _drop_days(
         except psycopg.errors.LockNotAvailable:
             log.info("retention: %s left to the next pass, its lock was not free", part)
             continue
-        [(j, o, jj, _keys)] = conn.execute(Q["prune_drop_partition"], {"part": part}).fetchall()
+        if copied is None:
+            continue
+        with conn.transaction():
+            conn.execute(Q["prune_lock"])
+            [(j, o, jj, _keys)] = conn.execute(Q["prune_drop_partition"], {"part": part}).fetchall()
         jobs, outputs, joins = jobs + j, outputs + o, joins + jj
         partitions += 1
         kept += int(copied)

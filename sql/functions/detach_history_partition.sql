@@ -3,18 +3,27 @@
 -- finds its job kept or gone), the survivors found before (p_survivors) are completed by the
 -- runs that gained a queued or running job since (a retry that came first), their rows of the
 -- day are copied into pipeline.job_history_kept, and the day is detached. Returns the rows
--- kept. The caller drops the detached table (pipeline.drop_history_partition) after commit.
+-- kept, NULL when the day is no partition of the history any more (another pass took it). The
+-- caller drops the detached table (pipeline.drop_history_partition) after commit.
 CREATE OR REPLACE FUNCTION pipeline.detach_history_partition(
-    p_part regclass, p_survivors bigint[]
+    p_name text, p_survivors bigint[]
 ) RETURNS bigint
 LANGUAGE plpgsql
 -- Qualified names only: the caller's search_path has no say.
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
+    p_part regclass;
     kept bigint;
 BEGIN
     LOCK TABLE pipeline.job_history IN ACCESS EXCLUSIVE MODE;
+    p_part := to_regclass(p_name);
+    IF p_part IS NULL OR NOT EXISTS (
+        SELECT 1 FROM pg_inherits
+        WHERE inhrelid = p_part AND inhparent = 'pipeline.job_history'::regclass
+    ) THEN
+        RETURN NULL;
+    END IF;
     EXECUTE format($q$
         WITH runs AS (
             SELECT unnest($1) AS run_id

@@ -1,15 +1,21 @@
 -- Retention, last step: a day detached from the history goes, with the outputs, join rows and
 -- dedup keys of its jobs, but for the rows copied into pipeline.job_history_kept (their runs
 -- live on). Also finishes a day whose pass stopped between its detach and its drop. Returns
--- what it deleted.
+-- what it deleted: zeros when the table is gone already (another pass dropped it).
 CREATE OR REPLACE FUNCTION pipeline.drop_history_partition(
-    p_table regclass, OUT jobs bigint, OUT outputs bigint, OUT joins bigint, OUT keys bigint
+    p_name text, OUT jobs bigint, OUT outputs bigint, OUT joins bigint, OUT keys bigint
 )
 LANGUAGE plpgsql
 -- Qualified names only: the caller's search_path has no say.
 SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+    p_table regclass := to_regclass(p_name);
 BEGIN
+    jobs := 0; outputs := 0; joins := 0; keys := 0;
+    IF p_table IS NULL THEN
+        RETURN;
+    END IF;
     EXECUTE format($q$
         WITH gone AS MATERIALIZED (
             SELECT d.id FROM %1$s d

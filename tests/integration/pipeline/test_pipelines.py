@@ -152,9 +152,7 @@ def test_a_rerun_finds_its_output_and_does_not_redo_the_work(db_url: str, conn: 
         page0 = count(
             conn, "SELECT id FROM pipeline.jobs WHERE type = 'page' AND payload->>'page' = '0'"
         )
-        conn.execute(
-            "UPDATE pipeline.job_history SET status = 'failed' WHERE id = %s", (page0,)
-        )
+        conn.execute("UPDATE pipeline.job_history SET status = 'failed' WHERE id = %s", (page0,))
         assert conn.execute(Q["retry"], {"id": page0}).fetchall()
         wait_for(
             lambda: count(

@@ -1,5 +1,7 @@
 """Retention against real Postgres: prune deletes finished runs past the cutoff, with their
-outputs and joins, and never a queued or running job or anything a live run still needs."""
+outputs and joins, and never a queued or running job or anything a live run still needs. Days
+of the history wholly past the cutoff go whole (their live runs' rows kept); the day that
+straddles it, and the kept rows, run by run."""
 
 from __future__ import annotations
 
@@ -20,17 +22,25 @@ from pipeline.maintenance.retention import PRUNE_VACUUM_AFTER, Pruner, PruneRepo
 from pipeline.queries import Q
 from tests.integration.pipeline.worker.test_worker import FAST, running_worker
 from tests.support.apps.jobs_app import EFFECTS_DDL
+from tests.support.history import finish, make_past_days
 from tests.support.waiting import wait_for
 
 Conn = psycopg.Connection[Any]
 DAY = 86_400.0
 WEEK = 7 * DAY
+#: A moment in the day of the history that holds the cutoff of a WEEK's retention, before the
+#: cutoff: such a row is pruned run by run, not with its day.
+STRADDLING = (
+    "now() - interval '7 days' "
+    "- (now() - (date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')) / 2"
+)
 
 
 @pytest.fixture
 def conn(db_url: str) -> Iterator[Conn]:
     with psycopg.connect(db_url, autocommit=True) as c:
         c.execute(EFFECTS_DDL)
+        make_past_days(c, 61)
         yield c
 
 
@@ -56,50 +66,52 @@ def run_size(conn: Conn, root: int) -> tuple[int, int, int]:
 
 
 def age(conn: Conn, days: float, *, root: int | None = None, ids: list[int] | None = None) -> None:
-    """Move finished jobs back in time: a run, or some jobs, finished `days` ago."""
+    """Move finished jobs back in time: a run, or some jobs, finished `days` ago (a day a prune
+    dropped is made again)."""
+    make_past_days(conn, 61)
     if root is not None:
         conn.execute(
-            "UPDATE pipeline.jobs SET finished_at = now() - make_interval(days => %s) "
-            "WHERE (id = %s OR root_id = %s) AND finished_at IS NOT NULL",
+            "UPDATE pipeline.job_history SET finished_at = now() - make_interval(days => %s) "
+            "WHERE id = %s OR root_id = %s",
             (days, root, root),
         )
     if ids is not None:
         conn.execute(
-            "UPDATE pipeline.jobs SET finished_at = now() - make_interval(days => %s) WHERE id "
-            "= ANY(%s)",
+            "UPDATE pipeline.job_history SET finished_at = now() - make_interval(days => %s) "
+            "WHERE id = ANY(%s)",
             (days, ids),
         )
 
 
 def fake_run(conn: Conn, *, children: list[str], days: float, tenant: str = "acme") -> int:
     """A finished fan-out run as data: a root, one child per status in `children`, an output
-    per done child and the join row; everything finished `days` ago."""
+    per done child and the join row (which counts the finished children as they land in the
+    history); everything finished `days` ago."""
     [(root,)] = conn.execute(
-        "INSERT INTO pipeline.jobs (type, tenant_id, status, attempts, finished_at) "
+        "INSERT INTO pipeline.job_history (type, tenant_id, status, attempts, finished_at) "
         "VALUES ('split', %s, 'done', 1, now() - make_interval(days => %s)) RETURNING id",
         (tenant, days),
     ).fetchall()
-    finished = [s for s in children if s in ("done", "failed", "cancelled")]
     conn.execute(
-        "INSERT INTO pipeline.joins (id, root_id, total, done, failed, finished_at) "
-        "VALUES (%s, %s, %s, %s, %s, CASE WHEN %s THEN now() END)",
-        (
-            root,
-            root,
-            len(children),
-            children.count("done"),
-            len(finished) - children.count("done"),
-            len(finished) == len(children),
-        ),
+        "INSERT INTO pipeline.joins (id, root_id, total) VALUES (%s, %s, %s)",
+        (root, root, len(children)),
     )
     for part, status in enumerate(children):
-        [(child,)] = conn.execute(
-            "INSERT INTO pipeline.jobs (type, tenant_id, status, attempts, parent_id, root_id, "
-            "join_id, "
-            "finished_at) VALUES ('page', %s, %s, 1, %s, %s, %s, "
-            "CASE WHEN %s IN ('done', 'failed', 'cancelled') "
-            "THEN now() - make_interval(days => %s) END) RETURNING id",
-            (tenant, status, root, root, root, status, days),
+        if status in ("done", "failed", "cancelled"):
+            insert = (
+                "INSERT INTO pipeline.job_history (type, tenant_id, status, attempts, parent_id, "
+                "root_id, join_id, finished_at) VALUES ('page', %s, %s, 1, %s, %s, %s, "
+                "now() - make_interval(days => %s)) RETURNING id"
+            )
+        else:
+            insert = (
+                "INSERT INTO pipeline.active_jobs (type, tenant_id, status, attempts, parent_id, "
+                "root_id, join_id) VALUES ('page', %s, %s, 1, %s, %s, %s) "
+                "RETURNING id, %s::float8"
+            )
+        [(child, *_)] = conn.execute(
+            insert,  # type: ignore[arg-type]
+            (tenant, status, root, root, root, days),
         ).fetchall()
         if status == "done":
             conn.execute(
@@ -150,13 +162,13 @@ def test_prune_keeps_every_job_and_output_of_a_run_that_is_still_live(conn: Conn
     finished = fake_run(conn, children=["done", "failed", "cancelled"], days=30)
     # Never finished, however old: standalone queued and running jobs.
     conn.execute(
-        "INSERT INTO pipeline.jobs (type, status, created_at, run_after) VALUES "
+        "INSERT INTO pipeline.active_jobs (type, status, created_at, run_after) VALUES "
         "('noop', 'queued', now() - interval '1 year', now() - interval '1 year'), "
         "('noop', 'running', now() - interval '1 year', now() - interval '1 year')"
     )
     # A queued job whose finished_at a hand-written UPDATE left behind is not finished either.
     conn.execute(
-        "INSERT INTO pipeline.jobs (type, status, finished_at) "
+        "INSERT INTO pipeline.active_jobs (type, status, finished_at) "
         "VALUES ('noop', 'queued', now() - interval '1 year')"
     )
     before = {root: run_size(conn, root) for root in (queued_page, running_page, young_page)}
@@ -169,11 +181,10 @@ def test_prune_keeps_every_job_and_output_of_a_run_that_is_still_live(conn: Conn
     assert count(conn, "SELECT count(*) FROM pipeline.jobs WHERE type = 'noop'") == 3
 
     # Once the live run's last job finishes and ages past the cutoff, it goes whole.
-    conn.execute(
-        "UPDATE pipeline.jobs SET status = 'done', finished_at = now() "
-        "WHERE root_id = %s AND status = 'queued'",
-        (queued_page,),
-    )
+    [(last,)] = conn.execute(
+        "SELECT id FROM pipeline.active_jobs WHERE root_id = %s", (queued_page,)
+    ).fetchall()
+    finish(conn, last)
     age(conn, 8, root=queued_page)
     assert prune(conn, WEEK).jobs == 4
     assert run_size(conn, queued_page) == (0, 0, 0)
@@ -183,7 +194,7 @@ def test_keep_failed_keeps_each_run_with_a_failed_job_whole(conn: Conn) -> None:
     failed_run = fake_run(conn, children=["done", "failed"], days=30)
     cancelled_run = fake_run(conn, children=["done", "cancelled"], days=30)
     conn.execute(
-        "INSERT INTO pipeline.jobs (type, status, finished_at) "
+        "INSERT INTO pipeline.job_history (type, status, finished_at) "
         "VALUES ('noop', 'failed', now() - interval '30 days')"
     )
 
@@ -198,10 +209,12 @@ def test_keep_failed_keeps_each_run_with_a_failed_job_whole(conn: Conn) -> None:
 
 def test_prune_walks_past_rows_it_keeps_in_small_batches(conn: Conn) -> None:
     # The oldest finished rows belong to a live run: every batch must move past them.
+    # Its day is dropped, its rows kept; then the kept rows and the day of the cutoff are
+    # walked run by run.
     live = fake_run(conn, children=["done"] * 7 + ["queued"], days=60)
     conn.execute(
-        "INSERT INTO pipeline.jobs (type, status, finished_at) "
-        "SELECT 'noop', 'done', now() - interval '30 days' FROM generate_series(1, 20)"
+        "INSERT INTO pipeline.job_history (type, status, finished_at) "
+        f"SELECT 'noop', 'done', {STRADDLING} FROM generate_series(1, 20)"
     )
 
     report = prune(conn, WEEK, batch=3)
@@ -241,27 +254,33 @@ def test_a_prune_batch_reads_jobs_finished_and_runs_by_index_on_a_million_rows(
 ) -> None:
     conn.execute(
         """
-        INSERT INTO pipeline.jobs (type, status, attempts, finished_at)
+        INSERT INTO pipeline.job_history (type, status, attempts, finished_at)
         SELECT 'noop', 'done', 1, now() - make_interval(secs => g)
         FROM generate_series(1, 1000000) AS g
         """
     )
-    conn.execute("VACUUM ANALYZE pipeline.jobs")
+    conn.execute("VACUUM ANALYZE pipeline.job_history")
     [(cutoff,)] = conn.execute(Q["prune_cutoff"], {"older_than_s": DAY}).fetchall()
     params = {"cutoff": cutoff, "keep_failed": False}
     scan = params | {"after_at": cutoff.replace(year=2000), "after_id": 0, "batch": 1000}
     plan = "\n".join(row[0] for row in conn.execute("EXPLAIN " + Q["prune_lock_runs"], scan))
-    assert "jobs_finished" in plan, plan
-    assert not re.search(r"Seq Scan on jobs\b", plan), plan
+    # The walk reads the days before the cutoff alone (in a pass, what is left of them: the day
+    # that straddles it, the other days are dropped whole first), and the newer days by index.
+    today = one_row(conn, "SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYYMMDD')")
+    assert f"Seq Scan on job_history_{today}" not in plan, plan
     runs = params | {"runs": list(range(1, 1001)), "locked": [1] * 1000}
     plan = "\n".join(row[0] for row in conn.execute("EXPLAIN " + Q["prune_runs"], runs))
-    assert not re.search(r"Seq Scan on jobs\b", plan), plan
+    # (An empty day, or the empty hot table, is read whole: nothing to read.)
+    scans = re.findall(
+        r"Seq Scan on (job_history\w*|active_jobs)\b.*?cost=[\d.]+\.\.([\d.]+)", plan
+    )
+    assert all(float(cost) < 100 for _, cost in scans), plan
 
 
 def test_a_pass_that_deletes_many_rows_ends_with_a_vacuum(conn: Conn) -> None:
     conn.execute(
-        "INSERT INTO pipeline.jobs (type, status, finished_at) "
-        "SELECT 'noop', 'done', now() - interval '30 days' FROM generate_series(1, %s)",
+        "INSERT INTO pipeline.job_history (type, status, finished_at) "
+        f"SELECT 'noop', 'done', {STRADDLING} FROM generate_series(1, %s)",
         (PRUNE_VACUUM_AFTER,),
     )
     assert prune(conn, WEEK, batch=PRUNE_VACUUM_AFTER * 2).vacuumed
@@ -269,7 +288,7 @@ def test_a_pass_that_deletes_many_rows_ends_with_a_vacuum(conn: Conn) -> None:
         "SELECT last_vacuum IS NOT NULL FROM pg_stat_user_tables "
         "WHERE schemaname = 'pipeline' AND relname = %s"
     )
-    for table in ("jobs", "outputs", "joins"):
+    for table in ("job_history_kept", "outputs", "joins"):
 
         def done(table: str = table) -> bool:
             return bool(one_row(conn, vacuumed, table))
@@ -277,8 +296,8 @@ def test_a_pass_that_deletes_many_rows_ends_with_a_vacuum(conn: Conn) -> None:
         wait_for(done, what=f"{table} to be vacuumed")
 
     conn.execute(
-        "INSERT INTO pipeline.jobs (type, status, finished_at) "
-        "VALUES ('noop', 'done', now() - interval '30 days')"
+        "INSERT INTO pipeline.job_history (type, status, finished_at) "
+        f"VALUES ('noop', 'done', {STRADDLING})"
     )
     assert prune(conn, WEEK).vacuumed is False, "a small pass leaves it to autovacuum"
 
@@ -300,6 +319,11 @@ def test_a_retry_between_two_batches_of_a_pass_finds_its_run_whole_or_gone(
 ) -> None:
     # One run read over three batches of two: the root and page 0, pages 1 and 2, pages 3 and 4.
     root = fake_run(conn, children=["done", "done", "failed", "done", "done"], days=30)
+    # In the day of the cutoff: pruned run by run, not with its day.
+    conn.execute(
+        f"UPDATE pipeline.job_history SET finished_at = {STRADDLING} WHERE id = %s OR root_id = %s",
+        (root, root),
+    )
     pages = [
         int(i)
         for (i,) in conn.execute(
@@ -310,7 +334,7 @@ def test_a_retry_between_two_batches_of_a_pass_finds_its_run_whole_or_gone(
     reports: list[PruneReport] = []
     # An operator's open transaction holds page 1: a pass meets it after its first batch.
     with psycopg.connect(db_url) as holder:
-        holder.execute("SELECT 1 FROM pipeline.active_jobs WHERE id = %s FOR UPDATE", (pages[1],))
+        holder.execute("SELECT 1 FROM pipeline.job_history WHERE id = %s FOR UPDATE", (pages[1],))
 
         def one_pass() -> None:
             with psycopg.connect(db_url, autocommit=True) as pruning:
@@ -334,11 +358,8 @@ def test_a_retry_between_two_batches_of_a_pass_finds_its_run_whole_or_gone(
         conn, "SELECT count(*) FROM pipeline.jobs WHERE id = %s AND status = 'queued'", pages[2]
     )
     # Once the page is done and old, the next pass deletes the run, whole.
-    conn.execute(
-        "UPDATE pipeline.jobs SET status = 'done', finished_at = now() - interval '30 days' "
-        "WHERE id = %s",
-        (pages[2],),
-    )
+    make_past_days(conn, 61)
+    finish(conn, pages[2], ago="30 days")
     assert prune(conn, WEEK, batch=2).jobs == 6
     assert run_size(conn, root) == (0, 0, 0)
 
