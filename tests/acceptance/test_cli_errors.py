@@ -272,7 +272,7 @@ def test_a_reader_that_leaves_early_ends_the_command_quietly_as_head_ends_cat(
     # Output far past a pipe's buffer (64 KiB), so the command is still writing when the
     # reader leaves: `pipeline jobs show 79 | head -n 1`.
     [(job,)] = conn.execute(
-        "INSERT INTO pipeline.jobs (type, payload, last_error) "
+        "INSERT INTO pipeline.active_jobs (type, payload, last_error) "
         "SELECT 'hostile', jsonb_build_object('mode', repeat('x', 200000)), repeat('e', 400) "
         "FROM generate_series(1, 300) RETURNING id"
     ).fetchall()[-1:]

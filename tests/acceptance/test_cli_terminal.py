@@ -29,11 +29,14 @@ SCHEDULE = f"nightly{TITLE}"
 
 def seed(conn: Conn) -> None:
     conn.execute(
-        """INSERT INTO pipeline.jobs (type, tenant_id, payload, status, attempts, finished_at,
-            last_error)
-           VALUES ('noop', %(t)s, '{}', 'failed', 3, now(), %(e)s),
-                  ('noop', %(t)s, '{}', 'queued', 0, NULL, NULL)""",
+        """INSERT INTO pipeline.job_history (type, tenant_id, payload, status, attempts,
+            finished_at, last_error)
+           VALUES ('noop', %(t)s, '{}', 'failed', 3, now(), %(e)s)""",
         {"t": TENANT, "e": ERROR},
+    )
+    conn.execute(
+        "INSERT INTO pipeline.active_jobs (type, tenant_id, payload) VALUES (%s, %s, '{}')",
+        ("noop", TENANT),
     )
     conn.execute(
         "INSERT INTO pipeline.tenant_caps (tenant_id, stage, cap) VALUES (%s, 'noop', 1)", (TENANT,)

@@ -96,7 +96,7 @@ def add(conn: Conn, type: str, status: str, n: int = 1, **cols: Any) -> list[int
     names = ["type", "status", *cols]
     finished = status in ("done", "failed", "cancelled")
     rows = conn.execute(
-        f"INSERT INTO pipeline.jobs ({', '.join(names)}, finished_at, started_at, attempts) "  # type: ignore[arg-type]
+        f"INSERT INTO pipeline.active_jobs ({', '.join(names)}, finished_at, started_at, attempts) "  # type: ignore[arg-type]
         f"SELECT {', '.join(['%s'] * len(names))}, "
         f"CASE WHEN {finished} THEN now() - g * interval '40 seconds' END, "
         f"CASE WHEN {finished} THEN now() - g * interval '40 seconds' END, 1 "

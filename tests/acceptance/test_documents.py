@@ -149,7 +149,7 @@ def test_a_worker_killed_mid_document_costs_one_page_and_no_duplicates(
     assert first.wait() == -signal.SIGKILL
     killed = count(conn, "SELECT id FROM pipeline.jobs WHERE type = 'ocr' AND status = 'running'")
     # The dead worker's lease would run out within a minute; let it be over now.
-    conn.execute("UPDATE pipeline.jobs SET leased_until = now() WHERE status = 'running'")
+    conn.execute("UPDATE pipeline.active_jobs SET leased_until = now() WHERE status = 'running'")
     start_worker("--stage", "upload", "--stage", "ocr", "--stage", "extract")
     wait_for(
         lambda: count(conn, "SELECT count(*) FROM pipeline.outputs WHERE stage = 'extract'"),

@@ -11,6 +11,7 @@ import psycopg
 import pytest
 
 from tests.acceptance.cli import WorkerProcess, run_cli
+from tests.support.history import make_past_days
 from tests.support.waiting import wait_for
 
 Conn = psycopg.Connection[Any]
@@ -23,9 +24,10 @@ def one(conn: Conn, sql: str, *params: Any) -> Any:
 
 
 def insert(conn: Conn, n: int, type_: str, tenant: str | None, status: str) -> list[int]:
-    rows = conn.execute(
-        "INSERT INTO pipeline.jobs (type, tenant_id, status, attempts, max_attempts, finished_at, "
-        "last_error) SELECT %s, %s, %s, 1, 1, "
+    table = "active_jobs" if status in ("queued", "running") else "job_history"
+    rows = conn.execute(  # type: ignore[call-overload]
+        f"INSERT INTO pipeline.{table} (type, tenant_id, status, attempts, max_attempts, "
+        "finished_at, last_error) SELECT %s, %s, %s, 1, 1, "
         "CASE WHEN %s IN ('done', 'failed', 'cancelled') THEN now() END, "
         "CASE WHEN %s = 'failed' THEN 'upstream down' END "
         "FROM generate_series(1, %s) RETURNING id",
@@ -47,7 +49,8 @@ def test_list_filters_and_show_are_scoped_to_the_tenant_given(
     failed = insert(conn, 2, "effect", "acme", "failed")
     old = insert(conn, 1, "effect", "acme", "done")
     conn.execute(
-        "UPDATE pipeline.jobs SET created_at = now() - interval '2 days' WHERE id = %s", (old[0],)
+        "UPDATE pipeline.job_history SET created_at = now() - interval '2 days' WHERE id = %s",
+        (old[0],),
     )
 
     listed = run_cli(env, "jobs", "list", "--tenant", "acme", "--json")
@@ -143,10 +146,16 @@ def test_prune_deletes_old_finished_runs_and_keeps_live_and_recent_ones(
     old = insert(conn, 5, "noop", "acme", "done") + insert(conn, 1, "noop", None, "failed")
     recent = insert(conn, 2, "noop", "acme", "done")
     queued = insert(conn, 1, "noop", "acme", "queued")
+    make_past_days(conn, 9)
     conn.execute(
-        "UPDATE pipeline.jobs SET finished_at = now() - interval '8 days', "
-        "created_at = now() - interval '8 days' WHERE id = ANY(%s) OR id = ANY(%s)",
-        (old, queued),
+        "UPDATE pipeline.job_history SET finished_at = now() - interval '8 days', "
+        "created_at = now() - interval '8 days' WHERE id = ANY(%s)",
+        (old,),
+    )
+    conn.execute(
+        "UPDATE pipeline.active_jobs SET finished_at = now() - interval '8 days', "
+        "created_at = now() - interval '8 days' WHERE id = ANY(%s)",
+        (queued,),
     )
     conn.execute(
         "INSERT INTO pipeline.outputs (root_id, stage, job_id, attempt, output) "
@@ -185,8 +194,10 @@ def test_bad_input_is_one_line_exit_2_and_changes_nothing(
 ) -> None:
     insert(conn, 2, "noop", "acme", "failed")
     insert(conn, 2, "noop", "acme", "queued")
+    make_past_days(conn, 9)
     conn.execute(
-        "UPDATE pipeline.jobs SET finished_at = now() - interval '1 year' WHERE status = 'failed'"
+        "UPDATE pipeline.job_history SET finished_at = now() - interval '8 days' "
+        "WHERE status = 'failed'"
     )
     snapshot = "SELECT id, status, max_attempts, finished_at FROM pipeline.jobs ORDER BY id"
     before = conn.execute(snapshot).fetchall()

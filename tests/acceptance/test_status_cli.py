@@ -10,34 +10,48 @@ from collections.abc import Callable
 from typing import Any
 
 import psycopg
+import pytest
 
 from tests.acceptance.cli import WorkerProcess, run_cli
+from tests.support.history import make_past_days
 from tests.support.waiting import wait_for
 
 Conn = psycopg.Connection[Any]
+
+
+@pytest.fixture(autouse=True)
+def history_days(db_url: str) -> None:
+    """The history's days that this module's finished jobs are dated in."""
+    with psycopg.connect(db_url, autocommit=True) as c:
+        make_past_days(c, 1)
+
+
 W1 = uuid.UUID(int=1)
 
 
 def seed(conn: Conn) -> None:
     """Known rows of every kind that `status` reports."""
     conn.execute(
-        """INSERT INTO pipeline.jobs (type, tenant_id, payload, run_after)
+        """INSERT INTO pipeline.active_jobs (type, tenant_id, payload, run_after)
            SELECT 'ocr', 'acme', '{}', now() - interval '3 minutes' FROM generate_series(1, 4)"""
     )
     conn.execute(
-        """INSERT INTO pipeline.jobs (type, payload, status, attempts, leased_until, worker_id,
+        """INSERT INTO pipeline.active_jobs (type, payload, status, attempts, leased_until,
+            worker_id,
             started_at)
            VALUES ('ocr', '{}', 'running', 1, now() - interval '2 minutes', %s, now())""",
         (W1,),
     )
     conn.execute(
-        """INSERT INTO pipeline.jobs (type, payload, status, attempts, started_at, finished_at)
+        """INSERT INTO pipeline.job_history (type, payload, status, attempts, started_at,
+            finished_at)
            SELECT 'extract', '{}', 'done', 1 + g % 2, now() - interval '10 minutes' - g * interval
                   '1 second', now() - interval '10 minutes'
            FROM generate_series(1, 10) AS g"""
     )
     conn.execute(
-        """INSERT INTO pipeline.jobs (type, payload, status, attempts, finished_at, last_error)
+        """INSERT INTO pipeline.job_history (type, payload, status, attempts, finished_at,
+            last_error)
            VALUES ('extract', '{}', 'failed', 5, now() - interval '3 hours', 'boom')"""
     )
     conn.execute(

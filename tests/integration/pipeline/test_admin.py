@@ -35,9 +35,10 @@ def status_of(conn: Conn, job_id: int) -> str:
 
 def add_jobs(conn: Conn, n: int, *, type_: str, tenant: str | None, status: str) -> list[int]:
     """`n` jobs in `status`, inserted as data: what a worker would have left behind."""
-    rows = conn.execute(
-        """
-        INSERT INTO pipeline.jobs (type, tenant_id, status, attempts, max_attempts, finished_at,
+    table = "active_jobs" if status in ("queued", "running") else "job_history"
+    rows = conn.execute(  # type: ignore[call-overload]
+        f"""
+        INSERT INTO pipeline.{table} (type, tenant_id, status, attempts, max_attempts, finished_at,
                           last_error)
         SELECT %(type)s, %(tenant)s, %(status)s, 1, 1,
                CASE WHEN %(status)s IN ('done', 'failed', 'cancelled') THEN now() END,
@@ -63,7 +64,8 @@ def transactions_that_wrote(conn: Conn, ids: list[int]) -> int:
 def test_list_filters_by_status_stage_tenant_and_age_newest_first(conn: Conn) -> None:
     old = add_jobs(conn, 2, type_="noop", tenant="acme", status="done")
     conn.execute(
-        "UPDATE pipeline.jobs SET created_at = now() - interval '3 hours' WHERE id = ANY(%s)",
+        "UPDATE pipeline.job_history SET created_at = now() - interval '3 hours' "
+        "WHERE id = ANY(%s)",
         (old,),
     )
     acme_failed = add_jobs(conn, 3, type_="effect", tenant="acme", status="failed")
@@ -134,7 +136,7 @@ def test_show_lists_the_first_children_of_a_large_fan_out_and_counts_all(conn: C
     root = enqueue(conn, "noop", {})
     conn.execute(
         """
-        INSERT INTO pipeline.jobs (type, parent_id, root_id)
+        INSERT INTO pipeline.active_jobs (type, parent_id, root_id)
         SELECT 'noop', %(root)s, %(root)s FROM generate_series(1, %(n)s)
         """,
         {"root": root, "n": admin.CHILDREN_SHOWN + 50},
@@ -240,7 +242,8 @@ def test_bulk_retry_wakes_workers_and_reopens_the_fan_out_it_belongs_to(conn: Co
         (root, root),
     )
     conn.execute(
-        "INSERT INTO pipeline.jobs (type, status, attempts, max_attempts, parent_id, root_id, "
+        "INSERT INTO pipeline.job_history (type, status, attempts, max_attempts, "
+        "parent_id, root_id, "
         "join_id, "
         "finished_at) VALUES ('noop', 'failed', 2, 2, %s, %s, %s, now())",
         (root, root, root),
@@ -327,7 +330,8 @@ def plan(conn: Conn, query: Any, params: dict[str, Any]) -> str:
 def test_admin_queries_stay_index_lookups_on_a_million_finished_rows(conn: Conn) -> None:
     conn.execute(
         """
-        INSERT INTO pipeline.jobs (type, tenant_id, status, attempts, created_at, finished_at)
+        INSERT INTO pipeline.job_history (type, tenant_id, status, attempts, created_at,
+            finished_at)
         SELECT (ARRAY['upload', 'ocr', 'extract'])[1 + g % 3], 't' || (g % 20),
                CASE WHEN g % 5000 = 0 THEN 'failed' ELSE 'done' END, 1,
                now() - make_interval(secs => (1000000 - g) * 0.5),
@@ -336,11 +340,11 @@ def test_admin_queries_stay_index_lookups_on_a_million_finished_rows(conn: Conn)
         """
     )
     conn.execute(
-        "INSERT INTO pipeline.jobs (type, tenant_id) SELECT 'ocr', 'rare' FROM "
+        "INSERT INTO pipeline.active_jobs (type, tenant_id) SELECT 'ocr', 'rare' FROM "
         "generate_series(1, 5)"
     )
-    conn.execute("INSERT INTO pipeline.jobs (type) SELECT 'ocr' FROM generate_series(1, 5)")
-    conn.execute("VACUUM ANALYZE pipeline.jobs")
+    conn.execute("INSERT INTO pipeline.active_jobs (type) SELECT 'ocr' FROM generate_series(1, 5)")
+    conn.execute("VACUUM ANALYZE pipeline.active_jobs, pipeline.job_history")
     lists: list[dict[str, Any]] = [
         {},
         {"tenant": "rare"},

@@ -48,17 +48,18 @@ def test_claim_uses_the_partial_index_with_a_million_finished_rows(
 ) -> None:
     conn.execute(
         """
-        INSERT INTO pipeline.jobs (type, payload, status, attempts, finished_at, tenant_id)
+        INSERT INTO pipeline.job_history (type, payload, status, attempts, finished_at, tenant_id)
         SELECT 'noop', '{}'::jsonb, (ARRAY['done', 'failed', 'cancelled'])[1 + g % 3], 1, now(),
                CASE WHEN g % 2 = 0 THEN 't' || (g % 10) END
         FROM generate_series(1, 1000000) AS g
         """
     )
     conn.execute(
-        "INSERT INTO pipeline.jobs (type, payload) SELECT 'noop', '{}' FROM generate_series(1, 50)"
+        "INSERT INTO pipeline.active_jobs (type, payload) SELECT 'noop', '{}' FROM "
+        "generate_series(1, 50)"
     )
     conn.execute(
-        "INSERT INTO pipeline.jobs (type, payload, tenant_id) "
+        "INSERT INTO pipeline.active_jobs (type, payload, tenant_id) "
         "SELECT 'noop', '{}', 't' || (g % 3) FROM generate_series(1, 50) AS g"
     )
     conn.execute("ANALYZE pipeline.jobs")
@@ -98,7 +99,7 @@ def test_claim_uses_the_partial_index_with_a_million_finished_rows(
     # Fenced writes while statistics still say nothing runs: they look the ids up by primary
     # key, planned for the arrays in hand or prepared (generic), never walking jobs_running.
     fences = conn.execute(
-        "UPDATE pipeline.jobs SET status = 'running', claims = 1, leased_until = now() + "
+        "UPDATE pipeline.active_jobs SET status = 'running', claims = 1, leased_until = now() + "
         "interval '1h' "
         "WHERE id IN (SELECT id FROM pipeline.jobs WHERE status = 'queued' ORDER BY id LIMIT 40) "
         "RETURNING id, claims"
@@ -135,7 +136,7 @@ def test_the_claim_seeks_tenants_in_jobs_ready_beside_a_big_queued_backlog(
     # and stages with nothing queued at all. Walking an index on tenant_id alone for those
     # stages reads every tenanted row, on every claim.
     conn.execute(
-        "INSERT INTO pipeline.jobs (type, payload, tenant_id) "
+        "INSERT INTO pipeline.active_jobs (type, payload, tenant_id) "
         "SELECT 'noop', '{}', CASE WHEN g <= 50000 THEN 'a' ELSE 'b' END "
         "FROM generate_series(1, 53000) AS g"
     )

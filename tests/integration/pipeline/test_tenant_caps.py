@@ -20,6 +20,7 @@ from pipeline.db import make_pool
 from pipeline.maintenance import Reclaimer, SlotRepair
 from pipeline.queries import Q
 from pipeline.store import ClaimedJob, JobStore
+from tests.support.history import finish
 
 Conn = psycopg.Connection[Any]
 CAPS = {"capped": 3}
@@ -153,7 +154,7 @@ def test_deleting_a_running_job_frees_its_slot(conn: Conn, pool: ConnectionPool)
     store = JobStore(pool)
     enqueue(conn, "capped", {}, tenant_id="acme")
     [job] = claim(store)
-    conn.execute("DELETE FROM pipeline.jobs WHERE id = %s", (job.id,))
+    conn.execute("DELETE FROM pipeline.active_jobs WHERE id = %s", (job.id,))
     assert slots(conn) == {"acme": 0}
 
 
@@ -196,7 +197,7 @@ def test_changing_a_running_jobs_tenant_or_stage_moves_its_slot_with_it(
     assert holding(conn) == expected, "the counters and the jobs disagree"
     assert SlotRepair(pool).run_once() == [], "the repair found a drift the triggers left"
     # A slot that moved is given back where it went.
-    conn.execute("UPDATE pipeline.jobs SET status = 'done' WHERE id = %s", (job.id,))
+    finish(conn, job.id)
     assert {k: n for k, n in pairs(conn).items() if n} == {("acme", "capped"): 2}
 
 
@@ -206,7 +207,7 @@ def test_truncating_the_jobs_table_leaves_no_counter_behind(
     store = JobStore(pool)
     enqueue_many(conn, [JobRequest("capped", {"n": i}, tenant_id="acme") for i in range(5)])
     assert len(claim(store)) == 3
-    conn.execute("TRUNCATE pipeline.jobs")
+    conn.execute("TRUNCATE pipeline.active_jobs")
     assert pairs(conn) == {}
     enqueue_many(conn, [JobRequest("capped", {"n": i}, tenant_id="acme") for i in range(5)])
     assert len(claim(store)) == 3, "the cap counted slots of jobs that are gone"

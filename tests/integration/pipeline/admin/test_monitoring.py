@@ -17,8 +17,18 @@ from pipeline.admin.metrics import QueueCollector
 from pipeline.admin.status import read_status
 from pipeline.queries import Q
 from pipeline.worker.metrics import WorkerMetrics
+from tests.support.history import make_past_days
 
 Conn = psycopg.Connection[Any]
+
+
+@pytest.fixture(autouse=True)
+def history_days(db_url: str) -> None:
+    """The history's days that this module's finished jobs are dated in."""
+    with psycopg.connect(db_url, autocommit=True) as c:
+        make_past_days(c, 3)
+
+
 W1, W2 = uuid.UUID(int=1), uuid.UUID(int=2)
 
 
@@ -36,7 +46,7 @@ def finished(conn: Conn, stage: str, status: str, ago: str, *, n: int = 1, **col
     names = ", ".join(cols)
     values = ", ".join(f"%({c})s" for c in cols)
     conn.execute(
-        f"""INSERT INTO pipeline.jobs (type, payload, status, finished_at, started_at
+        f"""INSERT INTO pipeline.job_history (type, payload, status, finished_at, started_at
                               {", " + names if cols else ""})
             SELECT %(stage)s, '{{}}', %(status)s, now() - %(ago)s::interval,
                    now() - %(ago)s::interval - interval '1 second'
@@ -48,15 +58,18 @@ def finished(conn: Conn, stage: str, status: str, ago: str, *, n: int = 1, **col
 
 def test_oldest_ready_reads_tenanted_and_untenanted_ready_jobs(conn: Conn) -> None:
     conn.execute(
-        """INSERT INTO pipeline.jobs (type, tenant_id, payload, run_after) VALUES
+        """INSERT INTO pipeline.active_jobs (type, tenant_id, payload, run_after) VALUES
            ('ocr', 'acme', '{}', now() - interval '10 minutes'),
            ('ocr', NULL, '{}', now() - interval '1 minute'),
            ('ocr', 'acme', '{}', now() + interval '1 hour'),  -- not ready yet
            ('extract', NULL, '{}', now() - interval '30 seconds')"""
     )
     conn.execute(
-        "INSERT INTO pipeline.jobs (type, payload, status) VALUES ('ocr', '{}', 'running'), "
-        "('ocr', '{}', 'done')"
+        "INSERT INTO pipeline.active_jobs (type, payload, status) VALUES ('ocr', '{}', 'running')"
+    )
+    conn.execute(
+        "INSERT INTO pipeline.job_history (type, payload, status, finished_at) "
+        "VALUES ('ocr', '{}', 'done', now())"
     )
     seen = by_stage(conn, "pipeline.oldest_ready")
     assert set(seen) == {"ocr", "extract"}
@@ -68,12 +81,12 @@ def test_oldest_ready_reads_tenanted_and_untenanted_ready_jobs(conn: Conn) -> No
 
 def test_failures_hourly_counts_failed_jobs_per_clock_hour_for_a_day(conn: Conn) -> None:
     conn.execute(
-        """INSERT INTO pipeline.jobs (type, payload, status, finished_at)
+        """INSERT INTO pipeline.job_history (type, payload, status, finished_at)
            SELECT 'ocr', '{}', 'failed', date_trunc('hour', now()) + interval '1 second'
            FROM generate_series(1, 3)"""
     )
     conn.execute(
-        """INSERT INTO pipeline.jobs (type, payload, status, finished_at) VALUES
+        """INSERT INTO pipeline.job_history (type, payload, status, finished_at) VALUES
            ('ocr', '{}', 'failed', date_trunc('hour', now()) - interval '5 hours'),
            ('extract', '{}', 'failed', date_trunc('hour', now()) - interval '23 hours'),
            ('extract', '{}', 'failed', date_trunc('hour', now()) - interval '24 hours'),  -- out
@@ -95,7 +108,8 @@ def test_failures_hourly_counts_failed_jobs_per_clock_hour_for_a_day(conn: Conn)
 
 def test_expired_leases_lists_running_jobs_whose_lease_ran_out(conn: Conn) -> None:
     conn.execute(
-        """INSERT INTO pipeline.jobs (type, tenant_id, payload, status, attempts, leased_until,
+        """INSERT INTO pipeline.active_jobs (type, tenant_id, payload, status, attempts,
+            leased_until,
             worker_id)
            VALUES ('ocr', 'acme', '{}', 'running', 2, now() - interval '90 seconds', %s),
                   ('ocr', NULL, '{}', 'running', 1, now() + interval '5 minutes', %s),
@@ -133,13 +147,13 @@ def test_attempts_per_completed_job_over_the_last_hour_and_day(conn: Conn) -> No
 def test_durations_are_p50_and_p95_of_jobs_done_in_the_last_hour(conn: Conn) -> None:
     # Run times of 1..100 s, finished in the last hour; one older and one failed job left out.
     conn.execute(
-        """INSERT INTO pipeline.jobs (type, payload, status, started_at, finished_at)
+        """INSERT INTO pipeline.job_history (type, payload, status, started_at, finished_at)
            SELECT 'ocr', '{}', 'done', now() - interval '5 minutes' - g * interval '1 second',
                   now() - interval '5 minutes'
            FROM generate_series(1, 100) AS g"""
     )
     conn.execute(
-        """INSERT INTO pipeline.jobs (type, payload, status, started_at, finished_at) VALUES
+        """INSERT INTO pipeline.job_history (type, payload, status, started_at, finished_at) VALUES
            ('ocr', '{}', 'done', now() - interval '3 hours', now() - interval '2 hours'),
            ('ocr', '{}', 'failed', now() - interval '50 minutes', now() - interval '1 minute')"""
     )
@@ -152,7 +166,7 @@ def test_durations_are_p50_and_p95_of_jobs_done_in_the_last_hour(conn: Conn) -> 
 
 def test_stage_counts_count_queued_running_and_recent_failures(conn: Conn) -> None:
     conn.execute(
-        """INSERT INTO pipeline.jobs (type, tenant_id, payload, status, run_after) VALUES
+        """INSERT INTO pipeline.active_jobs (type, tenant_id, payload, status, run_after) VALUES
            ('ocr', 'acme', '{}', 'queued', now()),
            ('ocr', NULL, '{}', 'queued', now() + interval '1 day'),
            ('ocr', NULL, '{}', 'running', now()),
@@ -182,7 +196,7 @@ def test_tenant_load_shows_database_caps_and_pairs_holding_slots_under_a_code_de
            ON CONFLICT (tenant_id, stage) DO UPDATE SET running = excluded.running"""
     )
     conn.execute(
-        """INSERT INTO pipeline.jobs (type, tenant_id, payload)
+        """INSERT INTO pipeline.active_jobs (type, tenant_id, payload)
            SELECT 'ocr', t, '{}' FROM unnest(ARRAY['acme', 'acme', 'hooli']) AS t"""
     )
     seen = {
@@ -205,13 +219,13 @@ def test_live_workers_have_their_heartbeat_and_in_flight_jobs(conn: Conn) -> Non
         (W1, W2),
     )
     conn.execute(
-        """INSERT INTO pipeline.jobs (type, payload, status, worker_id, leased_until)
+        """INSERT INTO pipeline.active_jobs (type, payload, status, worker_id, leased_until)
            SELECT 'ocr', '{}', 'running', %s, now() + interval '1 minute'
            FROM generate_series(1, 3)""",
         (W1,),
     )
     conn.execute(
-        "INSERT INTO pipeline.jobs (type, payload, status, worker_id) VALUES ('ocr', '{}', "
+        "INSERT INTO pipeline.job_history (type, payload, status, worker_id) VALUES ('ocr', '{}', "
         "'done', %s)",
         (W1,),
     )
@@ -242,11 +256,12 @@ def test_schedule_next_says_how_long_until_each_fires(conn: Conn) -> None:
 
 def seed_everything(conn: Conn) -> None:
     conn.execute(
-        """INSERT INTO pipeline.jobs (type, tenant_id, payload, run_after)
+        """INSERT INTO pipeline.active_jobs (type, tenant_id, payload, run_after)
            SELECT 'ocr', 'acme', '{}', now() - interval '2 minutes' FROM generate_series(1, 4)"""
     )
     conn.execute(
-        """INSERT INTO pipeline.jobs (type, payload, status, attempts, leased_until, worker_id)
+        """INSERT INTO pipeline.active_jobs (type, payload, status, attempts, leased_until,
+            worker_id)
            VALUES ('ocr', '{}', 'running', 1, now() - interval '1 minute', %s)""",
         (W1,),
     )
@@ -309,7 +324,7 @@ def test_read_status_takes_one_snapshot_of_every_view_and_serialises_to_json(
 
 def test_read_status_limits_long_lists_but_counts_them_all(conn: Conn) -> None:
     conn.execute(
-        """INSERT INTO pipeline.jobs (type, payload, status, leased_until)
+        """INSERT INTO pipeline.active_jobs (type, payload, status, leased_until)
            SELECT 'ocr', '{}', 'running', now() - g * interval '1 second'
            FROM generate_series(1, 30) AS g"""
     )
@@ -324,14 +339,15 @@ def seed_tenant(conn: Conn, tenant: str | None) -> None:
     """One tenant's share of every figure: ready and waiting, running and expired, done and
     failed within the hour, the day and before, a cap, a schedule."""
     conn.execute(
-        """INSERT INTO pipeline.jobs (type, tenant_id, payload, run_after) VALUES
+        """INSERT INTO pipeline.active_jobs (type, tenant_id, payload, run_after) VALUES
            ('ocr', %(t)s, '{}', now() - interval '3 minutes'),
            ('ocr', %(t)s, '{}', now() + interval '1 hour'),
            ('extract', %(t)s, '{}', now() - interval '40 seconds')""",
         {"t": tenant},
     )
     conn.execute(
-        """INSERT INTO pipeline.jobs (type, tenant_id, payload, status, attempts, leased_until,
+        """INSERT INTO pipeline.active_jobs (type, tenant_id, payload, status, attempts,
+            leased_until,
             worker_id)
            VALUES ('ocr', %(t)s, '{}', 'running', 2, now() - interval '1 minute', %(w)s),
                   ('ocr', %(t)s, '{}', 'running', 1, now() + interval '1 minute', %(w)s)""",
@@ -383,7 +399,8 @@ def test_a_status_scoped_to_a_tenant_is_what_the_views_say_of_that_tenants_jobs_
     for other in ("zeta", None):
         seed_tenant(conn, other)
     conn.execute(
-        "INSERT INTO pipeline.jobs (type, tenant_id, payload) VALUES ('zeta-only', 'zeta', '{}')"
+        "INSERT INTO pipeline.active_jobs (type, tenant_id, payload) VALUES ('zeta-only', "
+        "'zeta', '{}')"
     )
     conn.execute(
         """INSERT INTO pipeline.workers (id, hostname, pid, stages, concurrency)
@@ -392,7 +409,8 @@ def test_a_status_scoped_to_a_tenant_is_what_the_views_say_of_that_tenants_jobs_
     )
 
     scoped = read_status(conn, tenant="acme")
-    conn.execute("DELETE FROM pipeline.jobs WHERE tenant_id IS DISTINCT FROM 'acme'")
+    conn.execute("DELETE FROM pipeline.active_jobs WHERE tenant_id IS DISTINCT FROM 'acme'")
+    conn.execute("DELETE FROM pipeline.job_history WHERE tenant_id IS DISTINCT FROM 'acme'")
     conn.execute("DELETE FROM pipeline.schedules WHERE tenant_id IS DISTINCT FROM 'acme'")
     conn.execute("DELETE FROM pipeline.tenant_caps WHERE tenant_id IS DISTINCT FROM 'acme'")
     whole = read_status(conn)
@@ -497,7 +515,7 @@ def test_metrics_labels_stay_bounded_with_many_stages_and_tenants(
     conn: Conn, pool: ConnectionPool
 ) -> None:
     conn.execute(
-        """INSERT INTO pipeline.jobs (type, payload)
+        """INSERT INTO pipeline.active_jobs (type, payload)
            SELECT 'stage_' || s, '{}' FROM generate_series(1, 5) AS s,
                                            generate_series(1, s * 10) AS n"""
     )
@@ -589,7 +607,7 @@ def test_views_read_through_partial_indexes_with_a_million_finished_rows(conn: C
     # A realistic history: a million rows finished over the past weeks, and a little recent
     # activity (the windows the views read) on top.
     conn.execute(
-        """INSERT INTO pipeline.jobs (type, tenant_id, payload, status, attempts, started_at,
+        """INSERT INTO pipeline.job_history (type, tenant_id, payload, status, attempts, started_at,
             finished_at)
            SELECT (ARRAY['ocr', 'extract', 'upload'])[1 + g % 3], 't' || g % 50, '{}'::jsonb,
                   (ARRAY['done', 'failed', 'cancelled'])[1 + g % 3], 1,
@@ -598,7 +616,7 @@ def test_views_read_through_partial_indexes_with_a_million_finished_rows(conn: C
            FROM generate_series(1, 1000000) AS g"""
     )
     conn.execute(
-        """INSERT INTO pipeline.jobs (type, tenant_id, payload, status, attempts, started_at,
+        """INSERT INTO pipeline.job_history (type, tenant_id, payload, status, attempts, started_at,
             finished_at)
            SELECT 'ocr', 't' || g % 5, '{}', (ARRAY['done', 'failed'])[1 + g % 2], 1,
                   now() - g * interval '1 minute' - interval '1 second',
@@ -606,12 +624,12 @@ def test_views_read_through_partial_indexes_with_a_million_finished_rows(conn: C
            FROM generate_series(1, 200) AS g"""
     )
     conn.execute(
-        """INSERT INTO pipeline.jobs (type, tenant_id, payload)
+        """INSERT INTO pipeline.active_jobs (type, tenant_id, payload)
            SELECT 'ocr', CASE WHEN g % 2 = 0 THEN 't' || g % 5 END, '{}'
            FROM generate_series(1, 50) AS g"""
     )
     conn.execute(
-        """INSERT INTO pipeline.jobs (type, payload, status, leased_until, worker_id)
+        """INSERT INTO pipeline.active_jobs (type, payload, status, leased_until, worker_id)
            SELECT 'ocr', '{}', 'running', now() + interval '1 minute', %s
            FROM generate_series(1, 5)""",
         (W1,),

@@ -16,6 +16,7 @@ from starlette.testclient import TestClient
 from pipeline import dashboard
 from pipeline.admin import jobs as admin_jobs
 from pipeline.dashboard.security import CSRF_COOKIE, SESSION_COOKIE
+from tests.support.history import finish
 
 Conn = psycopg.Connection[Any]
 #: The TestClient's server address is its base URL's host: loopback, as `pipeline dashboard`
@@ -40,8 +41,10 @@ def insert(conn: Conn, type: str, status: str = "queued", **cols: Any) -> int:
         for n in names
     ]
     params = [v for n, v in values.items() if not (isinstance(v, str) and v.startswith("now()"))]
+    table = "active_jobs" if status in ("queued", "running") else "job_history"
     row = conn.execute(
-        f"INSERT INTO pipeline.jobs ({', '.join(names)}) VALUES ({', '.join(exprs)}) RETURNING id",  # type: ignore[arg-type]
+        f"INSERT INTO pipeline.{table} ({', '.join(names)}) "  # type: ignore[arg-type]
+        f"VALUES ({', '.join(exprs)}) RETURNING id",
         params,
     ).fetchone()
     assert row is not None
@@ -461,9 +464,10 @@ def test_a_finished_run_tells_htmx_to_stop_polling(client: TestClient, conn: Con
     root = insert(conn, "split", "done")
     insert(conn, "page", "running", parent_id=root, root_id=root)
     assert client.get(f"/runs/{root}", headers={"HX-Request": "true"}).status_code == 200
-    conn.execute(
-        "UPDATE pipeline.jobs SET status = 'done', finished_at = now() WHERE root_id = %s", (root,)
-    )
+    children = conn.execute(
+        "SELECT id FROM pipeline.active_jobs WHERE root_id = %s", (root,)
+    ).fetchall()
+    finish(conn, [child for (child,) in children])
 
     part = client.get(f"/runs/{root}", headers={"HX-Request": "true"})
 

@@ -6,8 +6,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
+import pytest
 
 from pipeline.queries import Q
+from tests.support.history import make_past_days
 
 RUNS = {"tenant": None, "before": None, "probes": 500, "limit": 30}
 JOBS_ANY = {
@@ -25,6 +27,13 @@ JOBS_ANY = {
 }
 
 
+@pytest.fixture(autouse=True)
+def history_days(db_url: str) -> None:
+    """The history's days that this module's finished jobs are dated in."""
+    with psycopg.connect(db_url, autocommit=True) as c:
+        make_past_days(c, 13)
+
+
 def explain(conn: psycopg.Connection[Any], name: str, params: dict[str, Any]) -> str:
     rows = conn.execute("EXPLAIN (ANALYZE, FORMAT TEXT) " + Q[name], params).fetchall()  # type: ignore[operator]
     return "\n".join(str(r[0]) for r in rows)
@@ -36,7 +45,7 @@ def test_dashboard_queries_use_indexes_on_a_million_finished_jobs(
     # A second apart, the newest now: 200 tenants, three stages, one job in a thousand failed.
     conn.execute(
         """
-        INSERT INTO pipeline.jobs (type, tenant_id, payload, status, attempts, created_at,
+        INSERT INTO pipeline.job_history (type, tenant_id, payload, status, attempts, created_at,
             finished_at,
                           last_error)
         SELECT (ARRAY['ocr', 'ocr', 'ocr', 'extract', 'upload'])[1 + g % 5], 't' || (g % 200),
@@ -48,10 +57,11 @@ def test_dashboard_queries_use_indexes_on_a_million_finished_jobs(
         """
     )
     conn.execute(
-        "INSERT INTO pipeline.jobs (type, tenant_id) SELECT 'ocr', 't1' FROM generate_series(1, 9)"
+        "INSERT INTO pipeline.active_jobs (type, tenant_id) SELECT 'ocr', 't1' FROM "
+        "generate_series(1, 9)"
     )
     # What autovacuum does on a live table: statistics, and the BRIN summary of created_at.
-    conn.execute("VACUUM ANALYZE pipeline.jobs")
+    conn.execute("VACUUM ANALYZE pipeline.active_jobs, pipeline.job_history")
     hour_ago = datetime.now(UTC) - timedelta(hours=1)
     cases: list[tuple[str, dict[str, Any], str]] = [
         ("jobs_list", JOBS_ANY, "jobs_pkey"),

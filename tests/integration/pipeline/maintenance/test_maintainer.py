@@ -9,6 +9,7 @@ from itertools import pairwise
 from typing import Any
 
 import psycopg
+import pytest
 from psycopg_pool import ConnectionPool
 
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
@@ -16,9 +17,19 @@ from pipeline.maintenance import Maintainer
 from pipeline.queries import Q
 from pipeline.schedules import Schedule, save_schedule
 from pipeline.settings import WorkerSettings
+from tests.support.history import make_past_days
 from tests.support.waiting import wait_for
 
 Conn = psycopg.Connection[Any]
+
+
+@pytest.fixture(autouse=True)
+def history_days(db_url: str) -> None:
+    """The history's days that this module's finished jobs are dated in."""
+    with psycopg.connect(db_url, autocommit=True) as c:
+        make_past_days(c, 31)
+
+
 WEEK = 7 * 86_400.0
 BACKLOG = 5_000  #: old finished jobs the pass deletes, after the stall
 TICK_S = 0.5  #: the scheduler's and reclaim's period in this test
@@ -48,7 +59,7 @@ def test_a_long_retention_pass_delays_neither_a_one_second_schedule_nor_reclaim(
     db_url: str, conn: Conn, pool: ConnectionPool
 ) -> None:
     conn.execute(
-        "INSERT INTO pipeline.jobs (type, status, attempts, finished_at) "
+        "INSERT INTO pipeline.job_history (type, status, attempts, finished_at) "
         "SELECT 'noop', 'done', 1, now() - interval '30 days' FROM generate_series(1, %s)",
         (BACKLOG,),
     )
@@ -81,7 +92,8 @@ def test_a_long_retention_pass_delays_neither_a_one_second_schedule_nor_reclaim(
             )
             # A worker died holding a job: its lease expires while the pass still waits.
             conn.execute(
-                "INSERT INTO pipeline.jobs (type, status, attempts, leased_until, started_at) "
+                "INSERT INTO pipeline.active_jobs (type, status, attempts, leased_until, "
+                "started_at) "
                 "VALUES ('noop', 'running', 1, now() - interval '1 second', now())"
             )
             wait_for(
@@ -119,7 +131,7 @@ def test_a_stopping_maintainer_ends_a_retention_pass_between_batches(
     conn: Conn, pool: ConnectionPool
 ) -> None:
     conn.execute(
-        "INSERT INTO pipeline.jobs (type, status, attempts, finished_at) "
+        "INSERT INTO pipeline.job_history (type, status, attempts, finished_at) "
         "SELECT 'noop', 'done', 1, now() - interval '30 days' FROM generate_series(1, %s)",
         (BACKLOG,),
     )

@@ -290,7 +290,7 @@ def test_the_unique_key_rejects_a_forced_duplicate_fire(conn: Conn, pool: Connec
     # A second job for the same fire time, forced in by hand, is refused by jobs_dedup.
     with pytest.raises(psycopg.errors.UniqueViolation):
         conn.execute(
-            "INSERT INTO pipeline.jobs (type, payload, dedup_key) VALUES ('noop', '{}', %s)",
+            "INSERT INTO pipeline.active_jobs (type, payload, dedup_key) VALUES ('noop', '{}', %s)",
             (fire_key("once", at(minutes=1)),),
         )
     # A scheduler that sees the fire time as due again (its row rewound, as a lost update
@@ -416,7 +416,7 @@ def test_a_job_the_database_refuses_skips_that_fire_and_holds_back_no_other_sche
         BEGIN
             RAISE EXCEPTION 'no jobs for tenant poison';
         END $$;
-        CREATE TRIGGER refuse_poison BEFORE INSERT ON pipeline.jobs
+        CREATE TRIGGER refuse_poison BEFORE INSERT ON pipeline.active_jobs
             FOR EACH ROW WHEN (NEW.tenant_id = 'poison') EXECUTE FUNCTION refuse_poison();
         """
     )

@@ -33,7 +33,7 @@ def claim(store: JobStore, limit: int = 10) -> list[ClaimedJob]:
 def many_pairs(conn: Conn, tenants: int) -> None:
     """A queued job for each of `tenants` tenants: as many counter rows, none of them idle."""
     conn.execute(
-        "INSERT INTO pipeline.jobs (type, tenant_id) "
+        "INSERT INTO pipeline.active_jobs (type, tenant_id) "
         "SELECT 'capped', 't' || lpad(g::text, 6, '0') FROM generate_series(1, %s) AS g",
         (tenants,),
     )

@@ -70,7 +70,7 @@ def test_an_old_worker_leaves_a_payload_of_the_new_version_to_a_new_worker_uncha
         )
         with running_worker(db_url, ["reshaped"], quick, registry=OLD):
             conn.execute(
-                "INSERT INTO pipeline.jobs (type, payload) "
+                "INSERT INTO pipeline.active_jobs (type, payload) "
                 "SELECT 'reshaped', jsonb_build_object('pages', jsonb_build_array(g, g + 1)) "
                 "FROM generate_series(1, 6) AS g"
             )

@@ -15,6 +15,7 @@ from pipeline import JobRequest, Worker, WorkerSettings, enqueue, enqueue_many
 from pipeline.queries import Q
 from tests.integration import workers
 from tests.support.apps.jobs_app import EFFECTS_DDL
+from tests.support.history import finish, make_past_days
 from tests.support.waiting import wait_for
 
 Conn = psycopg.Connection[Any]
@@ -138,14 +139,9 @@ def test_cancelling_a_running_job_tells_the_stage_and_writes_nothing(
 def test_a_worker_given_a_retention_prunes_old_finished_runs(db_url: str, conn: Conn) -> None:
     old = enqueue(conn, "noop", {"n": 1})
     recent = enqueue(conn, "noop", {"n": 2})
-    conn.execute(
-        "UPDATE pipeline.jobs SET status = 'done', finished_at = now() - interval '2 days' "
-        "WHERE id = %s",
-        (old,),
-    )
-    conn.execute(
-        "UPDATE pipeline.jobs SET status = 'done', finished_at = now() WHERE id = %s", (recent,)
-    )
+    make_past_days(conn, 2)
+    finish(conn, old, ago="2 days")
+    finish(conn, recent)
     with running_worker(db_url, ["noop"], FAST.model_copy(update={"retention_s": 86_400})):
         wait_for(
             lambda: (
