@@ -6,7 +6,7 @@
 -- job and moves next_fire_at past it: a concurrent scheduler skips the locked row, and one that
 -- reaches it after the commit re-reads it (READ COMMITTED re-checks the WHERE clause on the new
 -- version) and finds it no longer due. Behind that, each fired job carries the dedup key
--- `schedule:<name>@<fire time, UTC>` (pipeline.schedules.fire_key), which jobs_dedup makes
+-- `schedule:<name>@<fire time, UTC>` (pipeline.schedules.fire_key), which pipeline.dedup_keys makes
 -- unique per stage. We use that key rather than a column of our own because it already exists,
 -- `enqueue` already turns its conflict into "the job is there", and a schedule column on jobs
 -- would widen the hottest table and add a second unique index to every insert for a guarantee

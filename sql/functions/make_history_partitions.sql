@@ -20,6 +20,7 @@ AS $$
 DECLARE
     day date;
     part text;
+    idx record;
     made integer := 0;
 BEGIN
     PERFORM pg_advisory_xact_lock(7263941873224);
@@ -32,6 +33,19 @@ BEGIN
                 'FOR VALUES FROM (%L) TO (%L)',
                 part, day::timestamp AT TIME ZONE 'UTC', (day + 1)::timestamp AT TIME ZONE 'UTC');
             made := made + 1;
+            -- Its indexes named after the history's, as job_history_YYYYMMDD_tenant for
+            -- job_history_tenant, rather than PostgreSQL's made-up names: plans say which.
+            FOR idx IN
+                SELECT i.inhrelid::regclass::text AS child,
+                       substr(p.relname, length('job_history_') + 1) AS suffix
+                FROM pg_inherits i
+                JOIN pg_class c ON c.oid = i.inhrelid
+                JOIN pg_class p ON p.oid = i.inhparent
+                WHERE c.relkind = 'i' AND c.relname LIKE part || '\_%'
+                  AND p.relnamespace = c.relnamespace AND p.relname LIKE 'job\_history\_%'
+            LOOP
+                EXECUTE format('ALTER INDEX %s RENAME TO %I', idx.child, part || '_' || idx.suffix);
+            END LOOP;
         EXCEPTION
             WHEN duplicate_table THEN NULL;
             WHEN invalid_object_definition THEN NULL;

@@ -4,6 +4,7 @@ pipeline.job_history), with a status and finish time of the test's choosing."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -56,3 +57,22 @@ def finish(
 def cancel(conn: psycopg.Connection[Any], job_id: int, reason: str | None = None) -> bool:
     """Cancel a queued or running job as `pipeline jobs cancel` does; False if it was neither."""
     return bool(conn.execute(Q["cancel"], {"id": job_id, "reason": reason}).fetchall())
+
+
+#: The index a plan test names, as the hot table or the history's days call it now: a day's
+#: index is named after the history's (job_history_20261202_tenant for job_history_tenant).
+INDEX = {
+    "jobs_pkey": "active_jobs_pkey",
+    "jobs_tenant": "_tenant",
+    "jobs_failed": "_failed",
+    "jobs_created": "_created",
+    "jobs_finished": "_type",
+    "jobs_run": "_run",
+}
+
+
+def big_seq_scans(plan: str, rows: int = 1000) -> list[str]:
+    """The sequential scans in an EXPLAIN of the hot table or of a day of the history that the
+    planner expects to read more than `rows` rows from (an empty day is read whole: nothing)."""
+    found = re.findall(r"Seq Scan on ((?:active_jobs|job_history)\w*)\b[^\n]*?rows=(\d+)", plan)
+    return [table for table, n in found if int(n) > rows]

@@ -179,7 +179,7 @@ def holding(conn: Conn) -> dict[tuple[str, str], int]:
         ("type = 'noop'", ("acme", "noop")),
         ("tenant_id = 'beta', type = 'noop'", ("beta", "noop")),
         ("tenant_id = NULL", None),
-        ("tenant_id = 'beta', status = 'done'", None),
+        ("tenant_id = 'beta', status = 'queued'", None),
     ],
 )
 def test_changing_a_running_jobs_tenant_or_stage_moves_its_slot_with_it(

@@ -17,7 +17,7 @@ from pipeline.admin.metrics import QueueCollector
 from pipeline.admin.status import read_status
 from pipeline.queries import Q
 from pipeline.worker.metrics import WorkerMetrics
-from tests.support.history import make_past_days
+from tests.support.history import INDEX, big_seq_scans, make_past_days
 
 Conn = psycopg.Connection[Any]
 
@@ -225,8 +225,8 @@ def test_live_workers_have_their_heartbeat_and_in_flight_jobs(conn: Conn) -> Non
         (W1,),
     )
     conn.execute(
-        "INSERT INTO pipeline.job_history (type, payload, status, worker_id) VALUES ('ocr', '{}', "
-        "'done', %s)",
+        "INSERT INTO pipeline.job_history (type, payload, status, worker_id, finished_at) "
+        "VALUES ('ocr', '{}', 'done', %s, now())",
         (W1,),
     )
     [live] = rows(conn, "SELECT * FROM pipeline.live_workers")
@@ -606,6 +606,7 @@ def plan(conn: Conn, query: Any, params: dict[str, Any] | None = None) -> str:
 def test_views_read_through_partial_indexes_with_a_million_finished_rows(conn: Conn) -> None:
     # A realistic history: a million rows finished over the past weeks, and a little recent
     # activity (the windows the views read) on top.
+    make_past_days(conn, 26)
     conn.execute(
         """INSERT INTO pipeline.job_history (type, tenant_id, payload, status, attempts, started_at,
             finished_at)
@@ -646,9 +647,12 @@ def test_views_read_through_partial_indexes_with_a_million_finished_rows(conn: C
     conn.execute("ANALYZE")
     for view, indexes in VIEW_INDEXES.items():
         shown = plan(conn, f"SELECT * FROM {view}")
-        assert "Seq Scan on jobs" not in shown, (view, shown)
+        assert not big_seq_scans(shown), (view, shown)
         for index in indexes:
-            assert index in shown, (view, index, shown)
+            # The hot table holds the 55 queued and running jobs alone: read whole or by its
+            # partial indexes, it costs the backlog. The history must be read by index.
+            if index in INDEX:
+                assert INDEX[index] in shown, (view, index, shown)
     # What `pipeline status` and a scrape run, the views together: no scan of jobs either.
     for name, params in (
         ("monitoring_stages", None),
@@ -658,4 +662,4 @@ def test_views_read_through_partial_indexes_with_a_million_finished_rows(conn: C
         ("monitoring_workers", None),
     ):
         shown = plan(conn, Q[name], params)
-        assert "Seq Scan on jobs" not in shown, (name, shown)
+        assert not big_seq_scans(shown), (name, shown)

@@ -64,7 +64,7 @@ def test_a_change_waiting_on_a_locked_row_gives_up_at_the_statement_timeout(
     with TestClient(app, base_url=LOCAL) as c:
         confirm = c.get(f"/jobs/{job}/retry").text
         token = confirm.split('name="csrf" value="', 1)[1].split('"', 1)[0]
-        with locked(db_url, "SELECT 1 FROM pipeline.active_jobs WHERE id = %s FOR UPDATE", job):
+        with locked(db_url, "SELECT 1 FROM pipeline.job_history WHERE id = %s FOR UPDATE", job):
             retry = c.post(f"/jobs/{job}/retry", data={"csrf": token})
 
     assert retry.status_code == 503

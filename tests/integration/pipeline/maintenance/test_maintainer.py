@@ -130,9 +130,13 @@ def test_a_long_retention_pass_delays_neither_a_one_second_schedule_nor_reclaim(
 def test_a_stopping_maintainer_ends_a_retention_pass_between_batches(
     conn: Conn, pool: ConnectionPool
 ) -> None:
+    # In the day of the cutoff, before it: pruned run by run, in batches (an older day would
+    # be dropped at once).
     conn.execute(
         "INSERT INTO pipeline.job_history (type, status, attempts, finished_at) "
-        "SELECT 'noop', 'done', 1, now() - interval '30 days' FROM generate_series(1, %s)",
+        "SELECT 'noop', 'done', 1, now() - interval '7 days' "
+        "- (now() - (date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')) / 2 "
+        "FROM generate_series(1, %s)",
         (BACKLOG,),
     )
     halt = threading.Event()

@@ -287,10 +287,10 @@ def test_the_unique_key_rejects_a_forced_duplicate_fire(conn: Conn, pool: Connec
     add(conn, "once", every=60)
     scheduler = Scheduler(pool)
     (fired,) = scheduler.run_once(now=at(minutes=1))
-    # A second job for the same fire time, forced in by hand, is refused by jobs_dedup.
+    # A second key for the same fire time, forced in by hand, is refused by pipeline.dedup_keys.
     with pytest.raises(psycopg.errors.UniqueViolation):
         conn.execute(
-            "INSERT INTO pipeline.active_jobs (type, payload, dedup_key) VALUES ('noop', '{}', %s)",
+            "INSERT INTO pipeline.dedup_keys (type, dedup_key, job_id) VALUES ('noop', %s, 0)",
             (fire_key("once", at(minutes=1)),),
         )
     # A scheduler that sees the fire time as due again (its row rewound, as a lost update
