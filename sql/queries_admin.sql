@@ -33,6 +33,10 @@ WHERE (%(status)s::text IS NULL OR status = %(status)s)
        OR created_at >= now() - make_interval(secs => %(since_s)s::float8))
   AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)
   AND (%(until)s::timestamptz IS NULL OR created_at < %(until)s)
+  -- A job made since then finished since then: the history reads those days alone.
+  AND (%(since_s)s::float8 IS NULL OR finished_at IS NULL
+       OR finished_at >= now() - make_interval(secs => %(since_s)s::float8))
+  AND (%(since)s::timestamptz IS NULL OR finished_at IS NULL OR finished_at >= %(since)s)
   AND (%(search)s::text IS NULL OR last_error ILIKE %(search)s)
   AND (%(before)s::bigint IS NULL OR id < %(before)s)
 ORDER BY id DESC
@@ -51,6 +55,10 @@ WHERE (%(status)s::text IS NULL OR status = %(status)s)
        OR created_at >= now() - make_interval(secs => %(since_s)s::float8))
   AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)
   AND (%(until)s::timestamptz IS NULL OR created_at < %(until)s)
+  -- A job made since then finished since then: the history reads those days alone.
+  AND (%(since_s)s::float8 IS NULL OR finished_at IS NULL
+       OR finished_at >= now() - make_interval(secs => %(since_s)s::float8))
+  AND (%(since)s::timestamptz IS NULL OR finished_at IS NULL OR finished_at >= %(since)s)
   AND (%(search)s::text IS NULL OR last_error ILIKE %(search)s)
   AND id > %(after)s
 ORDER BY id

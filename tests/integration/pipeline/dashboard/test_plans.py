@@ -91,7 +91,10 @@ def test_dashboard_queries_use_indexes_on_a_million_finished_jobs(
     for name, params, index in cases:
         plan = explain(conn, name, params)
         assert not big_seq_scans(plan), (name, params, plan)
-        assert INDEX.get(index, index) in plan, (name, params, plan)
+        # The hot table holds nine queued jobs: read whole or through jobs_ready, it costs the
+        # backlog alone. The history must be read by index.
+        if index != "jobs_ready":
+            assert INDEX.get(index, index) in plan, (name, params, plan)
         took = float(plan.rsplit("Execution Time: ", 1)[1].split(" ")[0])
         # Milliseconds where a scan of the table takes a hundred or more: room for a slow CI.
         assert took < 60, (name, params, plan)
