@@ -17,8 +17,9 @@ from pipeline import enqueue
 from pipeline.admin import jobs as admin
 from pipeline.admin.jobs import Change
 from pipeline.enqueue import enqueue_once
+from pipeline.maintenance.retention import prune
 from pipeline.store import FREE_CRASH_RECLAIMS, FREE_RELEASES, ClaimedJob, JobStore, reclaim_expired
-from tests.support.history import cancel
+from tests.support.history import cancel, make_past_days
 
 Conn = psycopg.Connection[Any]
 WORKER = uuid.UUID(int=7)
@@ -209,3 +210,19 @@ def test_a_finishing_write_makes_the_missing_day_of_the_history(
     assert store.complete([job.fence]) == {job.id}
 
     assert one(conn, "SELECT tableoid::regclass::text FROM pipeline.job_history") == today
+
+
+def test_a_dedup_key_is_free_again_once_retention_pruned_its_job(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    store = JobStore(pool)
+    first, _ = enqueue_once(conn, "noop", {}, dedup_key="k")
+    assert store.complete([claimed(store).fence]) == {first}
+    make_past_days(conn, 30)
+    conn.execute(
+        "UPDATE pipeline.job_history SET finished_at = now() - interval '30 days' WHERE id = %s",
+        (first,),
+    )
+    assert prune(conn, 7 * 86_400.0).jobs == 1
+    again, new = enqueue_once(conn, "noop", {}, dedup_key="k")
+    assert new and again != first
