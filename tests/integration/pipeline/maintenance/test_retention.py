@@ -393,3 +393,30 @@ def test_a_retry_waits_for_a_prune_batch_holding_its_run_then_says_it_was_pruned
 
     assert results == [Change.PRUNED]
     assert run_size(conn, root) == (0, 0, 0)
+
+
+def test_a_retry_between_the_survivor_search_and_the_detach_keeps_its_run(conn: Conn) -> None:
+    root = fake_run(conn, children=["done", "failed"], days=30)
+    [(failed,)] = conn.execute(
+        "SELECT id FROM pipeline.job_history WHERE status = 'failed' AND root_id = %s", (root,)
+    ).fetchall()
+    [(part,)] = conn.execute(
+        "SELECT tableoid::regclass::text FROM pipeline.job_history WHERE id = %s", (root,)
+    ).fetchall()
+    before = run_size(conn, root)
+    # The first step, without a lock, finds nothing of the day that must stay...
+    [(survivors,)] = conn.execute(
+        Q["prune_partition_survivors"], {"part": part, "keep_failed": False}
+    ).fetchall()
+    assert survivors == []
+    # ...a retry comes in between...
+    assert admin.retry_job(conn, failed) is Change.DONE
+    # ...and the detach, under its lock, sees the run live again and keeps its rows of the day.
+    with conn.transaction():
+        [(kept,)] = conn.execute(
+            Q["prune_detach_partition"], {"part": part, "survivors": survivors}
+        ).fetchall()
+    conn.execute(Q["prune_drop_partition"], {"part": part})
+    assert kept == 2  # the root and its done page; the retried page is queued
+    assert run_size(conn, root) == before
+    assert count(conn, "SELECT count(*) FROM pipeline.job_history_kept WHERE root_id = %s", root)
