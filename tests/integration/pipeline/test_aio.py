@@ -16,6 +16,7 @@ import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
 from pipeline import InvalidPayload, JobRequest, enqueue, live_workers, run_output, run_progress
 from pipeline.connections import NotAConnection
 from pipeline.queries import Q
+from tests.support.history import finish
 
 Conn = psycopg.Connection[Any]
 AConn = psycopg.AsyncConnection[Any]
@@ -144,11 +145,7 @@ def test_the_async_readers_read_a_run_as_the_sync_ones_do(db_url: str, conn: Con
     root = enqueue(conn, "noop", {"n": 0})
     child = enqueue(conn, "effect", {"n": 1}, root_id=root, parent_id=root)
     enqueue(conn, "effect", {"n": 2}, root_id=root, parent_id=root)
-    conn.execute(
-        "UPDATE pipeline.jobs SET status = 'failed', last_error = 'no such file',"
-        " finished_at = now() WHERE id = %s",
-        [child],
-    )
+    finish(conn, child, "failed", error="no such file")
     conn.execute(
         Q["save_output"],
         {
