@@ -41,8 +41,9 @@ BEGIN
                 FROM pg_inherits i
                 JOIN pg_class c ON c.oid = i.inhrelid
                 JOIN pg_class p ON p.oid = i.inhparent
-                WHERE c.relkind = 'i' AND c.relname LIKE part || '\_%'
-                  AND p.relnamespace = c.relnamespace AND p.relname LIKE 'job\_history\_%'
+                -- The new day's own indexes (a day of another installation has the same name).
+                WHERE c.oid IN (SELECT indexrelid FROM pg_index
+                                WHERE indrelid = to_regclass(format('pipeline.%I', part)))
             LOOP
                 EXECUTE format('ALTER INDEX %s RENAME TO %I', idx.child, part || '_' || idx.suffix);
             END LOOP;
