@@ -23,6 +23,7 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from stages.tender import TenderFields
 from tests.acceptance.cli import REPO, WorkerProcess, run_cli
 from tests.acceptance.dashboard_process import served_dashboard
+from tests.support.history import finish, make_past_days
 from tests.support.waiting import wait_for
 
 Conn = psycopg.Connection[Any]
@@ -92,18 +93,23 @@ def text_at(browser: WebDriver, css: str) -> str:
 
 
 def add(conn: Conn, type: str, status: str, n: int = 1, **cols: Any) -> list[int]:
-    """n jobs in a state, as workers would have left them (finished ones now)."""
-    names = ["type", "status", *cols]
+    """n jobs in a state, as workers would have left them: queued or running ones in the hot
+    table, finished ones moved into the history, 40 s apart up to now."""
+    names = ["type", *cols]
     finished = status in ("done", "failed", "cancelled")
     rows = conn.execute(
-        f"INSERT INTO pipeline.active_jobs ({', '.join(names)}, finished_at, started_at, attempts) "  # type: ignore[arg-type]
-        f"SELECT {', '.join(['%s'] * len(names))}, "
-        f"CASE WHEN {finished} THEN now() - g * interval '40 seconds' END, "
-        f"CASE WHEN {finished} THEN now() - g * interval '40 seconds' END, 1 "
+        f"INSERT INTO pipeline.active_jobs ({', '.join(names)}, status, started_at, attempts) "  # type: ignore[arg-type]
+        f"SELECT {', '.join(['%s'] * len(names))}, %s, "
+        "CASE WHEN %s THEN now() - g * interval '40 seconds' END, 1 "
         "FROM generate_series(1, %s) AS g RETURNING id",
-        [type, status, *cols.values(), n],
+        [type, *cols.values(), "queued" if finished else status, finished, n],
     ).fetchall()
-    return [int(r[0]) for r in rows]
+    ids = [int(r[0]) for r in rows]
+    if finished:
+        make_past_days(conn, 1)
+        for g, job_id in enumerate(ids, start=1):
+            finish(conn, job_id, status, ago=f"{40 * g} seconds")
+    return ids
 
 
 def test_overview_counts_match_the_database_and_refresh_in_place(
