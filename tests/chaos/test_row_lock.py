@@ -42,8 +42,8 @@ def operator(db_url: str) -> Iterator[Conn]:
 def lock_running(operator: Conn, stage: str) -> list[int]:
     """Lock some running jobs of `stage`, as `SELECT ... FOR UPDATE` in an open transaction."""
     rows = operator.execute(
-        "SELECT id FROM pipeline.jobs WHERE status = 'running' AND type = %s ORDER BY id LIMIT %s "
-        "FOR UPDATE",
+        "SELECT id FROM pipeline.active_jobs WHERE status = 'running' AND type = %s "
+        "ORDER BY id LIMIT %s FOR UPDATE",
         (stage, LOCKED_PER_TYPE),
     ).fetchall()
     return [row[0] for row in rows]
