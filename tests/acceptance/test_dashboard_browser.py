@@ -98,7 +98,7 @@ def add(conn: Conn, type: str, status: str, n: int = 1, **cols: Any) -> list[int
     names = ["type", *cols]
     finished = status in ("done", "failed", "cancelled")
     rows = conn.execute(
-        f"INSERT INTO pipeline.active_jobs ({', '.join(names)}, status, started_at, attempts) "  # type: ignore[arg-type]
+        f"INSERT INTO pipeline.active_jobs ({', '.join(names)}, status, started_at, attempts) "
         f"SELECT {', '.join(['%s'] * len(names))}, %s, "
         "CASE WHEN %s THEN now() - g * interval '40 seconds' END, 1 "
         "FROM generate_series(1, %s) AS g RETURNING id",
