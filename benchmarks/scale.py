@@ -1,0 +1,583 @@
+"""Flat at scale: the queue's figures with millions of finished jobs in the history against an
+empty database.
+
+    python -m benchmarks.scale [--finished 100000] [--days 30] [--day-volume 1000000]
+        [--rounds 3] [--jobs 20000] [--indexes after|before] [--pgdata DIR] [--keep]
+
+Two databases on one server (DATABASE_URL's, or a throwaway embedded PostgreSQL under --pgdata):
+`empty` (the schema alone) and `full`, loaded inside the server with generate_series (no API,
+no client round trip per row) with `--finished` finished jobs spread evenly over `--days` UTC
+days of the history's partitions (2 to days + 1 days ago) plus `--day-volume` jobs finished
+within the last 24 hours, which the status views read. Indexes are built after the load by
+default (`--indexes before` keeps them, to compare), then VACUUM ANALYZE. Prints the load's time
+and the history's size.
+
+Then, in rounds alternating between the two databases (medians over rounds): a drain of
+`--jobs` no-op jobs by real `pipeline worker` processes (the rate, and the start-up from process
+start to the first claim by the database's clock), the wake latency of single jobs sent to the
+idle workers, the claim's latency (JobStore.claim of 100 jobs, timed call by call), `pipeline
+status` (the CLI's wall time and its main statement's execution time from EXPLAIN ANALYZE) and
+the dashboard's overview and jobs pages (its ASGI app, in process). Last, in `full` alone, a
+drain beside a `pipeline prune --older-than` that drops the oldest `--prune-days` days.
+Prints a markdown table: figure, empty, full, ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from benchmarks.drain import REPO, percentile, start_workers
+from benchmarks.polling import wait_until
+from pipeline.db import make_pool
+from pipeline.embedded import embedded_url, stop_embedded
+from pipeline.migrate import migrate
+from pipeline.queries import Q
+from pipeline.store import JobStore
+
+WORKERS = 2
+CONCURRENCY = 8
+CLAIM_BATCH = 100
+STAGE = "bench_noop"
+#: The loaded jobs' stages, a job's taken by its id: OCR twice as often as the others.
+LOADED_STAGES = ("ocr", "ocr", "extract", "classify", "upload")
+#: Distinct tenants among the tenanted runs (one run in ten).
+TENANTS = 100
+#: Jobs per run: a root and its children, consecutive ids.
+RUN_SIZE = 10
+#: One job in FAILED_EVERY failed, with an error.
+FAILED_EVERY = 50
+DAY_S = 86_400.0
+EMPTY = "empty"
+FULL = "full"
+
+
+@dataclass(frozen=True)
+class Day:
+    """One day of loaded history: `ago` UTC days before today, jobs with ids first..last."""
+
+    ago: int
+    first: int
+    count: int
+
+    @property
+    def last(self) -> int:
+        return self.first + self.count - 1
+
+
+def plan_days(total: int, days: int, *, first_ago: int = 2, first_id: int = 1) -> list[Day]:
+    """`total` jobs spread over `days` consecutive days, the oldest first, ending `first_ago`
+    days before today (the last 24 hours are the day's volume, loaded apart). Ids run on from
+    `first_id` in time order; the days that cannot be even take one job more, oldest first."""
+    if days < 1:
+        raise ValueError("at least one day")
+    share, extra = divmod(total, days)
+    plan: list[Day] = []
+    next_id = first_id
+    for i in range(days):
+        count = share + (1 if i < extra else 0)
+        plan.append(Day(ago=first_ago + days - 1 - i, first=next_id, count=count))
+        next_id += count
+    return [day for day in plan if day.count > 0]
+
+
+def prune_older_than_days(days: int, first_ago: int, drop: int) -> int:
+    """The N of `--older-than Nd` that leaves the `drop` oldest of `days` loaded days (the
+    newest `first_ago` days ago) wholly past the cutoff, and no other: the day `ago` days back
+    ends at today - ago + 1, which is at or before now - N days exactly when ago >= N + 1 (now is
+    past today's midnight), and the oldest day is first_ago + days - 1 days back."""
+    older_than = first_ago + days - 1 - drop
+    if drop < 1 or older_than < 1:
+        raise ValueError(f"drop 1..{days + first_ago - 2} days: the last 24 hours stay")
+    return older_than
+
+
+def ratio(empty: float, full: float) -> float:
+    """full / empty; nan when the empty figure is 0 (nothing to compare with)."""
+    return full / empty if empty else float("nan")
+
+
+def execution_ms(plan: Sequence[str]) -> float:
+    """The "Execution Time: X ms" of an EXPLAIN ANALYZE's text."""
+    for line in plan:
+        if line.strip().startswith("Execution Time:"):
+            return float(line.split(":", 1)[1].split()[0])
+    raise ValueError("no Execution Time in the plan")
+
+
+def markdown_table(
+    rows: Sequence[tuple[str, float, float]], digits: Callable[[float], int] | None = None
+) -> str:
+    """figure | empty | full | ratio, one row per figure; figures of 100 and more without
+    decimals, smaller ones with two."""
+
+    def shown(value: float) -> str:
+        if value != value:  # nan
+            return "-"
+        places = digits(value) if digits else (0 if abs(value) >= 100 else 2)
+        return f"{value:,.{places}f}"
+
+    lines = ["| figure | empty | with history | ratio |", "|---|---:|---:|---:|"]
+    for name, empty, full in rows:
+        lines.append(f"| {name} | {shown(empty)} | {shown(full)} | {ratio(empty, full):.2f} |")
+    return "\n".join(lines)
+
+
+def median_by_figure(rounds: Sequence[dict[str, float]]) -> dict[str, float]:
+    """Each figure's median over the rounds that measured it."""
+    names = {name for figures in rounds for name in figures}
+    return {
+        name: statistics.median(figures[name] for figures in rounds if name in figures)
+        for name in names
+    }
+
+
+# ---- the load --------------------------------------------------------------------------------
+
+#: A finished job of the load: `g` is its id, `t` its finish time. Whole runs are tenanted,
+#: every root's children name it as root and parent.
+LOAD_SELECT = """
+    SELECT g, (%(stages)s::text[])[1 + g %% %(nstages)s],
+           CASE WHEN (g - 1) / %(run)s %% 10 = 0
+                THEN 't' || ((g - 1) / (%(run)s * 10) %% %(tenants)s) END,
+           jsonb_build_object('doc', (g - 1) / %(run)s, 'page', (g - 1) %% %(run)s),
+           CASE WHEN g %% %(failed)s = 7 THEN 'failed' ELSE 'done' END,
+           CASE WHEN g %% %(failed)s = 7 THEN 5 ELSE 1 END,
+           t - interval '3 seconds', %(worker)s::uuid,
+           CASE WHEN g %% %(failed)s = 7 THEN 'RuntimeError: page ' || g || ' failed' END,
+           CASE WHEN (g - 1) %% %(run)s <> 0 THEN g - (g - 1) %% %(run)s END,
+           CASE WHEN (g - 1) %% %(run)s <> 0 THEN g - (g - 1) %% %(run)s END,
+           t - interval '3 seconds', t - interval '1 second', t,
+           CASE WHEN g %% %(failed)s = 7 THEN 5 ELSE 1 END
+    FROM generate_series(%(first)s::bigint, %(last)s::bigint) AS g,
+         LATERAL (SELECT %(start)s::timestamptz
+                         + (g - %(first)s) * %(step)s * interval '1 second') AS at(t)
+"""
+LOAD_COLUMNS = (
+    "id, type, tenant_id, payload, status, attempts, run_after, worker_id, last_error, "
+    "parent_id, root_id, created_at, started_at, finished_at, claims"
+)
+
+
+@dataclass
+class Load:
+    seconds: float = 0.0  #: the rows
+    index_seconds: float = 0.0  #: the indexes built after them (0 when kept during)
+    vacuum_seconds: float = 0.0  #: VACUUM ANALYZE
+    rows: int = 0
+    partitions: int = 0
+    history_bytes: int = 0  #: every partition with its indexes and TOAST
+    database_bytes: int = 0
+
+
+def load_params(day_start: datetime, first: int, count: int) -> dict[str, Any]:
+    return {
+        "stages": list(LOADED_STAGES),
+        "nstages": len(LOADED_STAGES),
+        "run": RUN_SIZE,
+        "tenants": TENANTS,
+        "failed": FAILED_EVERY,
+        "worker": str(uuid.UUID(int=1)),
+        "first": first,
+        "last": first + count - 1,
+        "start": day_start,
+        "step": DAY_S / count,
+    }
+
+
+def load_history(
+    url: str, finished: int, days: int, day_volume: int, *, indexes_after: bool
+) -> Load:
+    load = Load()
+    plan = plan_days(finished, days)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("SET maintenance_work_mem = '512MB'")
+        [(today, now)] = conn.execute("SELECT (now() AT TIME ZONE 'UTC')::date, now()").fetchall()
+        oldest = today - timedelta(days=max((d.ago for d in plan), default=1))
+        conn.execute(
+            "SELECT pipeline.make_history_partitions(%s, %s)", (oldest, today + timedelta(7))
+        )
+        index_defs: list[str] = []
+        if indexes_after:
+            rows = conn.execute(
+                "SELECT indexname, indexdef FROM pg_indexes "
+                "WHERE schemaname = 'pipeline' AND tablename = 'job_history'"
+            ).fetchall()
+            index_defs = [row[1] for row in rows]
+            for name, _ in rows:
+                conn.execute(sql.SQL("DROP INDEX pipeline.{}").format(sql.Identifier(name)))
+        started = time.perf_counter()
+        for day in plan:
+            part = sql.Identifier("job_history_" + (today - timedelta(day.ago)).strftime("%Y%m%d"))
+            day_start = datetime.combine(
+                today - timedelta(day.ago), datetime.min.time(), now.tzinfo
+            )
+            insert(
+                conn,
+                sql.SQL("pipeline.{}").format(part),
+                load_params(day_start, day.first, day.count),
+            )
+            print(
+                f"  day -{day.ago}: {day.count:,} jobs, {time.perf_counter() - started:.0f} s",
+                flush=True,
+            )
+        if day_volume:
+            # The last 24 hours, oldest first, through the parent: they straddle two days.
+            recent = load_params(now - timedelta(days=1), finished + 1, day_volume)
+            insert(conn, sql.SQL("pipeline.job_history"), recent)
+        conn.execute(
+            "SELECT setval('pipeline.active_jobs_id_seq', %s)", (finished + day_volume + 1,)
+        )
+        load.seconds = time.perf_counter() - started
+        load.rows = finished + day_volume
+        started = time.perf_counter()
+        for definition in index_defs:
+            conn.execute(definition)
+        load.index_seconds = time.perf_counter() - started
+        started = time.perf_counter()
+        conn.execute("VACUUM ANALYZE pipeline.job_history")
+        load.vacuum_seconds = time.perf_counter() - started
+        [(partitions, history_bytes, database_bytes)] = conn.execute(
+            "SELECT count(*), coalesce(sum(pg_total_relation_size(inhrelid)), 0), "
+            "pg_database_size(current_database()) "
+            "FROM pg_inherits WHERE inhparent = 'pipeline.job_history'::regclass"
+        ).fetchall()
+    load.partitions, load.history_bytes = int(partitions), int(history_bytes)
+    load.database_bytes = int(database_bytes)
+    return load
+
+
+def insert(conn: psycopg.Connection[Any], table: sql.Composable, params: dict[str, Any]) -> None:
+    conn.execute(
+        sql.SQL("INSERT INTO {} ({}) ").format(table, sql.SQL(LOAD_COLUMNS)) + sql.SQL(LOAD_SELECT),
+        params,
+    )
+
+
+# ---- the measurements ------------------------------------------------------------------------
+
+NO_ACTIVE = "SELECT (NOT EXISTS (SELECT FROM pipeline.active_jobs))::int"
+
+
+def enqueue_noop(conn: psycopg.Connection[Any], jobs: int) -> int:
+    """`jobs` ready no-op jobs in one statement; returns the highest id taken before them."""
+    [(before,)] = conn.execute("SELECT nextval('pipeline.active_jobs_id_seq')").fetchall()
+    conn.execute(
+        "INSERT INTO pipeline.active_jobs (type, payload) "
+        "SELECT %s, jsonb_build_object('i', g) FROM generate_series(1, %s) AS g",
+        (STAGE, jobs),
+    )
+    return int(before)
+
+
+def stop(workers: Sequence[subprocess.Popen[bytes]]) -> None:
+    for w in workers:
+        if w.poll() is None:
+            w.send_signal(signal.SIGTERM)
+    for w in workers:
+        try:
+            w.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            w.kill()
+            w.wait()
+
+
+def drain_and_wake(url: str, jobs: int, wake_samples: int, home: Path) -> dict[str, float]:
+    """Drain `jobs` no-op jobs with fresh workers, then send them single jobs while idle."""
+    figures: dict[str, float] = {}
+    with psycopg.connect(url, autocommit=True) as conn:
+        marker = enqueue_noop(conn, jobs)
+        [(launched,)] = conn.execute("SELECT clock_timestamp()").fetchall()
+        workers = start_workers(url, WORKERS, CONCURRENCY, home)
+        try:
+            wait_until(conn, NO_ACTIVE, 1, 600)
+            # From the first claim to the last completion, by the database's clock: as
+            # benchmarks/drain.py, the workers' start-up is left out (measured on its own).
+            [(span, startup)] = conn.execute(
+                "SELECT extract(epoch FROM max(finished_at) - min(started_at)), "
+                "extract(epoch FROM min(started_at) - %(at)s) FROM pipeline.job_history "
+                "WHERE id > %(marker)s AND finished_at >= %(at)s",
+                {"marker": marker, "at": launched},
+            ).fetchall()
+            figures["drain"] = jobs / float(span)
+            figures["startup"] = float(startup) * 1000
+            marker = enqueue_noop(conn, 0)
+            for _ in range(wake_samples):
+                conn.execute(
+                    "INSERT INTO pipeline.active_jobs (type, payload) VALUES (%s, '{}')", (STAGE,)
+                )
+                wait_until(conn, NO_ACTIVE, 1, 30, every=0.002)
+            waits = [
+                float(row[0]) * 1000
+                for row in conn.execute(
+                    "SELECT extract(epoch FROM started_at - created_at) FROM pipeline.job_history "
+                    "WHERE id > %(marker)s AND finished_at >= %(at)s",
+                    {"marker": marker, "at": launched},
+                )
+            ]
+            figures["wake_p50"] = statistics.median(waits)
+            figures["wake_p99"] = percentile(waits, 0.99)
+        finally:
+            stop(workers)
+    return figures
+
+
+def claim_latency(url: str, jobs: int) -> dict[str, float]:
+    """JobStore.claim of CLAIM_BATCH at a time over `jobs` ready jobs, each call timed; then
+    the claimed jobs go (TRUNCATE: only the hot table)."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        enqueue_noop(conn, jobs)
+        conn.execute("ANALYZE pipeline.active_jobs")
+    pool = make_pool(url, max_size=1, name="pg-pipeline scale benchmark")
+    store, worker, calls = JobStore(pool), uuid.uuid4(), []
+    try:
+        while True:
+            started = time.perf_counter()
+            batch = store.claim([STAGE], CLAIM_BATCH, worker)
+            calls.append((time.perf_counter() - started) * 1000)
+            if not batch:
+                break
+    finally:
+        pool.close()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("TRUNCATE pipeline.active_jobs")
+    return {"claim_p50": statistics.median(calls), "claim_p99": percentile(calls, 0.99)}
+
+
+def cli_env(url: str, home: Path) -> dict[str, str]:
+    return {**os.environ, "DATABASE_URL": url, "PIPELINE_HOME": str(home)}
+
+
+def status_times(url: str, home: Path, samples: int) -> dict[str, float]:
+    """`pipeline status` as a subprocess (wall time, Python's start included), and the
+    execution time of its per-stage statement, the one that reads the last day's jobs."""
+    exe = Path(sys.executable).parent / "pipeline"
+    walls, statement = [], []
+    for _ in range(samples):
+        started = time.perf_counter()
+        subprocess.run(
+            [str(exe), "status"],
+            env=cli_env(url, home),
+            cwd=REPO,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        walls.append((time.perf_counter() - started) * 1000)
+    with psycopg.connect(url, autocommit=True) as conn:
+        for name in ("monitoring_stages", "monitoring_failures_hourly"):
+            for _ in range(samples):
+                rows = conn.execute("EXPLAIN (ANALYZE) " + Q[name]).fetchall()
+                statement.append((name, execution_ms([str(r[0]) for r in rows])))
+    by_name = {
+        name: statistics.median(ms for n, ms in statement if n == name)
+        for name in ("monitoring_stages", "monitoring_failures_hourly")
+    }
+    return {
+        "status_wall": statistics.median(walls),
+        "status_stages_sql": by_name["monitoring_stages"],
+        "status_failures_sql": by_name["monitoring_failures_hourly"],
+    }
+
+
+def dashboard_times(url: str, samples: int) -> dict[str, float]:
+    """The overview and jobs pages through the dashboard's ASGI app, in process; the first
+    request of each is left out (the pool's connections, the templates)."""
+    from starlette.testclient import TestClient
+
+    from pipeline.dashboard import app as dashboard_app
+
+    figures: dict[str, float] = {}
+    with TestClient(dashboard_app(url, token=""), base_url="http://127.0.0.1") as client:
+        for name, path in (("overview", "/"), ("jobs_page", "/jobs")):
+            times = []
+            for i in range(samples + 1):
+                started = time.perf_counter()
+                response = client.get(path)
+                took = (time.perf_counter() - started) * 1000
+                if response.status_code != 200:
+                    raise RuntimeError(f"{path}: HTTP {response.status_code}")
+                if i:
+                    times.append(took)
+            figures[name] = statistics.median(times)
+    return figures
+
+
+def measure(url: str, args: argparse.Namespace, home: Path) -> dict[str, float]:
+    figures = drain_and_wake(url, args.jobs, args.wake_samples, home)
+    figures |= claim_latency(url, args.jobs)
+    figures |= status_times(url, home, args.samples)
+    figures |= dashboard_times(url, args.samples)
+    return figures
+
+
+def drain_beside_prune(url: str, jobs: int, older_than_days: int, home: Path) -> dict[str, float]:
+    """A drain with `pipeline prune --older-than` started as the first job is claimed; the
+    drain's rate and the prune's wall time."""
+    exe = Path(sys.executable).parent / "pipeline"
+    with psycopg.connect(url, autocommit=True) as conn:
+        marker = enqueue_noop(conn, jobs)
+        [(launched,)] = conn.execute("SELECT clock_timestamp()").fetchall()
+        workers = start_workers(url, WORKERS, CONCURRENCY, home)
+        try:
+            wait_until(
+                conn, f"SELECT (count(*) < {int(jobs)})::int FROM pipeline.active_jobs", 1, 120
+            )
+            started = time.perf_counter()
+            pruner = subprocess.Popen(
+                [str(exe), "prune", "--older-than", f"{older_than_days}d"],
+                env=cli_env(url, home),
+                cwd=REPO,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+            )
+            wait_until(conn, NO_ACTIVE, 1, 600)
+            drained = time.perf_counter() - started
+            out, _ = pruner.communicate(timeout=3600)
+            prune_s = time.perf_counter() - started
+            [(span,)] = conn.execute(
+                "SELECT extract(epoch FROM max(finished_at) - min(started_at)) "
+                "FROM pipeline.job_history WHERE id > %(marker)s AND finished_at >= %(at)s",
+                {"marker": marker, "at": launched},
+            ).fetchall()
+        finally:
+            stop(workers)
+    print(
+        f"  prune: {out.decode().strip()} ({prune_s:.1f} s; the drain ended after {drained:.1f} s)"
+    )
+    return {"drain_beside_prune": jobs / float(span), "prune_s": prune_s}
+
+
+FIGURES = (
+    ("drain (jobs/s)", "drain"),
+    ("claim p50 (ms, 100 a call)", "claim_p50"),
+    ("claim p99 (ms, 100 a call)", "claim_p99"),
+    ("wake p50 (ms)", "wake_p50"),
+    ("wake p99 (ms)", "wake_p99"),
+    ("worker start-up to first claim (ms)", "startup"),
+    ("`pipeline status` wall (ms, process included)", "status_wall"),
+    ("status per-stage statement (ms, EXPLAIN ANALYZE)", "status_stages_sql"),
+    ("status failures-hourly statement (ms, EXPLAIN ANALYZE)", "status_failures_sql"),
+    ("dashboard overview `/` (ms)", "overview"),
+    ("dashboard jobs `/jobs` (ms)", "jobs_page"),
+)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--finished", type=int, default=100_000, help="jobs in older days")
+    parser.add_argument("--days", type=int, default=30)
+    parser.add_argument("--day-volume", type=int, default=1_000_000)
+    parser.add_argument("--indexes", choices=("after", "before"), default="after")
+    parser.add_argument("--jobs", type=int, default=20_000, help="per drain and claim round")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--wake-samples", type=int, default=200)
+    parser.add_argument("--samples", type=int, default=5, help="per status and page figure")
+    parser.add_argument("--prune-days", type=int, default=3, help="oldest days to drop")
+    parser.add_argument("--pgdata", type=Path, help="the embedded server's data directory")
+    parser.add_argument("--keep", action="store_true", help="leave the server's data behind")
+    parser.add_argument("--load-only", action="store_true")
+    args = parser.parse_args()
+    older_than = prune_older_than_days(args.days, 2, args.prune_days)
+
+    scratch = Path(tempfile.mkdtemp(prefix="pgscale-"))
+    pgdata = args.pgdata or scratch / "pgdata"
+    server = os.environ.get("DATABASE_URL") or embedded_url(pgdata)
+    urls = {
+        EMPTY: make_conninfo(server, dbname="bench_scale_empty"),
+        FULL: make_conninfo(server, dbname="bench_scale_full"),
+    }
+    import benchmarks.bench_app  # noqa: F401  registers bench_noop
+
+    try:
+        with psycopg.connect(server, autocommit=True) as admin:
+            [(version,)] = admin.execute("SHOW server_version").fetchall()
+            for url in urls.values():
+                name = conninfo_to_dict(url)["dbname"]
+                admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+                admin.execute(f'CREATE DATABASE "{name}"')
+        for url in urls.values():
+            with psycopg.connect(url, autocommit=True) as conn:
+                migrate(conn)
+        print(
+            f"PostgreSQL {version}; loading {args.finished:,} jobs over {args.days} days + "
+            f"{args.day_volume:,} in the last 24 h, indexes {args.indexes} the rows",
+            flush=True,
+        )
+        load = load_history(
+            urls[FULL],
+            args.finished,
+            args.days,
+            args.day_volume,
+            indexes_after=args.indexes == "after",
+        )
+        gb = load.history_bytes / 1e9
+        print(
+            f"load: {load.rows:,} rows in {load.seconds:.1f} s ({load.rows / load.seconds:,.0f} "
+            f"rows/s), indexes {load.index_seconds:.1f} s, VACUUM ANALYZE "
+            f"{load.vacuum_seconds:.1f} s; history {gb:.2f} GB in {load.partitions} partitions "
+            f"({load.history_bytes / max(load.partitions, 1) / 1e6:,.0f} MB each on average, "
+            f"{load.history_bytes / load.rows:.0f} bytes a job); database "
+            f"{load.database_bytes / 1e9:.2f} GB",
+            flush=True,
+        )
+        if args.load_only:
+            return
+        rounds: dict[str, list[dict[str, float]]] = {EMPTY: [], FULL: []}
+        for i in range(args.rounds):
+            for name in (EMPTY, FULL) if i % 2 == 0 else (FULL, EMPTY):
+                figures = measure(urls[name], args, scratch / "home")
+                print(
+                    f"  round {i + 1} {name}: "
+                    + ", ".join(f"{k} {v:,.2f}" for k, v in sorted(figures.items())),
+                    flush=True,
+                )
+                rounds[name].append(figures)
+        medians = {name: median_by_figure(r) for name, r in rounds.items()}
+        beside = drain_beside_prune(urls[FULL], args.jobs, older_than, scratch / "home")
+    finally:
+        if not os.environ.get("DATABASE_URL"):
+            stop_embedded(pgdata)
+        if not args.keep:
+            shutil.rmtree(scratch, ignore_errors=True)
+            if args.pgdata:
+                shutil.rmtree(args.pgdata, ignore_errors=True)
+    rows = [(label, medians[EMPTY][key], medians[FULL][key]) for label, key in FIGURES]
+    print()
+    print(
+        f"{args.finished + args.day_volume:,} finished jobs in the history "
+        f"({args.day_volume:,} of them in the last 24 h); medians of {args.rounds} rounds, "
+        f"{WORKERS} workers x {CONCURRENCY}, {args.jobs:,} no-op jobs a drain"
+    )
+    print(markdown_table(rows))
+    print(
+        f"\ndrain beside `pipeline prune --older-than {older_than}d` (drops the oldest "
+        f"{args.prune_days} days): {beside['drain_beside_prune']:,.0f} jobs/s, "
+        f"{ratio(medians[FULL]['drain'], beside['drain_beside_prune']):.2f}x the drain alone; "
+        f"the prune took {beside['prune_s']:.1f} s"
+    )
+    print(
+        f"load: {load.seconds:.1f} s rows + {load.index_seconds:.1f} s indexes + "
+        f"{load.vacuum_seconds:.1f} s VACUUM ANALYZE; history {gb:.2f} GB, "
+        f"{load.partitions} partitions"
+    )
+
+
+if __name__ == "__main__":
+    main()
