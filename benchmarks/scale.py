@@ -34,7 +34,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -427,18 +427,41 @@ def measure(url: str, args: argparse.Namespace, home: Path) -> dict[str, float]:
     return figures
 
 
+def finished_between(
+    conn: psycopg.Connection[Any], marker: int, start: datetime, end: datetime
+) -> float:
+    """Jobs/s of the benchmark's jobs (ids past `marker`) finished from `start` to `end`."""
+    [(done,)] = conn.execute(
+        "SELECT count(*) FROM pipeline.job_history WHERE id > %(marker)s "
+        "AND finished_at >= %(start)s AND finished_at < %(end)s",
+        {"marker": marker, "start": start, "end": end},
+    ).fetchall()
+    return int(done) / (end - start).total_seconds()
+
+
+def keep_fed(conn: psycopg.Connection[Any], jobs: int, until: Callable[[], bool]) -> None:
+    """Top the backlog up to `jobs` ready jobs whenever it falls below half, until `until()`:
+    the workers never run dry while a window is measured."""
+    while not until():
+        [(ready,)] = conn.execute("SELECT count(*) FROM pipeline.active_jobs").fetchall()
+        if ready < jobs // 2:
+            enqueue_noop(conn, jobs - int(ready))
+        time.sleep(0.05)
+
+
 def drain_beside_prune(url: str, jobs: int, older_than_days: int, home: Path) -> dict[str, float]:
-    """A drain with `pipeline prune --older-than` started as the first job is claimed; the
-    drain's rate and the prune's wall time."""
+    """Workers draining a backlog kept fed, `pipeline prune --older-than` started once they
+    claim: the rate while the prune process runs (its start-up included) against the rate in
+    a window as long right after it, in the same drain (by the database's clock)."""
     exe = Path(sys.executable).parent / "pipeline"
     with psycopg.connect(url, autocommit=True) as conn:
         marker = enqueue_noop(conn, jobs)
-        [(launched,)] = conn.execute("SELECT clock_timestamp()").fetchall()
         workers = start_workers(url, WORKERS, CONCURRENCY, home)
         try:
             wait_until(
                 conn, f"SELECT (count(*) < {int(jobs)})::int FROM pipeline.active_jobs", 1, 120
             )
+            [(start,)] = conn.execute("SELECT clock_timestamp()").fetchall()
             started = time.perf_counter()
             pruner = subprocess.Popen(
                 [str(exe), "prune", "--older-than", f"{older_than_days}d"],
@@ -447,21 +470,33 @@ def drain_beside_prune(url: str, jobs: int, older_than_days: int, home: Path) ->
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
             )
-            wait_until(conn, NO_ACTIVE, 1, 600)
-            drained = time.perf_counter() - started
-            out, _ = pruner.communicate(timeout=3600)
+            keep_fed(conn, jobs, lambda: pruner.poll() is not None)
             prune_s = time.perf_counter() - started
-            [(span,)] = conn.execute(
-                "SELECT extract(epoch FROM max(finished_at) - min(started_at)) "
-                "FROM pipeline.job_history WHERE id > %(marker)s AND finished_at >= %(at)s",
-                {"marker": marker, "at": launched},
-            ).fetchall()
+            [(end,)] = conn.execute("SELECT clock_timestamp()").fetchall()
+            window = max(prune_s, 5.0)
+            keep_fed(conn, jobs, lambda: time.perf_counter() - started > prune_s + window)
+            [(after,)] = conn.execute("SELECT clock_timestamp()").fetchall()
+            out = pruner.stdout.read() if pruner.stdout else b""
+            beside = finished_between(conn, marker, start, end)
+            alone = finished_between(conn, marker, end, after)
         finally:
             stop(workers)
-    print(
-        f"  prune: {out.decode().strip()} ({prune_s:.1f} s; the drain ended after {drained:.1f} s)"
-    )
-    return {"drain_beside_prune": jobs / float(span), "prune_s": prune_s}
+        conn.execute("TRUNCATE pipeline.active_jobs")
+    print(f"  prune ({prune_s:.1f} s, exit {pruner.returncode}): {out.decode().strip()}")
+    return {"beside_prune": beside, "after_prune": alone, "prune_s": prune_s}
+
+
+def fresh_databases(server: str, urls: Iterable[str]) -> str:
+    """Each database of `urls` dropped and made again, then migrated; the server's version."""
+    with psycopg.connect(server, autocommit=True) as admin:
+        [(version,)] = admin.execute("SHOW server_version").fetchall()
+        for url in urls:
+            name = sql.Identifier(str(conninfo_to_dict(url)["dbname"]))
+            admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(name))
+            admin.execute(sql.SQL("CREATE DATABASE {}").format(name))
+            with psycopg.connect(url, autocommit=True) as conn:
+                migrate(conn)
+    return str(version)
 
 
 FIGURES = (
@@ -495,6 +530,8 @@ def main() -> None:
     parser.add_argument("--load-only", action="store_true")
     args = parser.parse_args()
     older_than = prune_older_than_days(args.days, 2, args.prune_days)
+    # A TERM (a timeout) ends the run through its `finally`: workers and the server stop.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
     scratch = Path(tempfile.mkdtemp(prefix="pgscale-"))
     pgdata = args.pgdata or scratch / "pgdata"
@@ -506,15 +543,7 @@ def main() -> None:
     import benchmarks.bench_app  # noqa: F401  registers bench_noop
 
     try:
-        with psycopg.connect(server, autocommit=True) as admin:
-            [(version,)] = admin.execute("SHOW server_version").fetchall()
-            for url in urls.values():
-                name = conninfo_to_dict(url)["dbname"]
-                admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-                admin.execute(f'CREATE DATABASE "{name}"')
-        for url in urls.values():
-            with psycopg.connect(url, autocommit=True) as conn:
-                migrate(conn)
+        version = fresh_databases(server, urls.values())
         print(
             f"PostgreSQL {version}; loading {args.finished:,} jobs over {args.days} days + "
             f"{args.day_volume:,} in the last 24 h, indexes {args.indexes} the rows",
@@ -568,9 +597,10 @@ def main() -> None:
     print(markdown_table(rows))
     print(
         f"\ndrain beside `pipeline prune --older-than {older_than}d` (drops the oldest "
-        f"{args.prune_days} days): {beside['drain_beside_prune']:,.0f} jobs/s, "
-        f"{ratio(medians[FULL]['drain'], beside['drain_beside_prune']):.2f}x the drain alone; "
-        f"the prune took {beside['prune_s']:.1f} s"
+        f"{args.prune_days} days), with the history: {beside['beside_prune']:,.0f} jobs/s while "
+        f"the prune ran ({beside['prune_s']:.1f} s, its process start included), "
+        f"{beside['after_prune']:,.0f} jobs/s right after it in the same drain: "
+        f"{ratio(beside['after_prune'], beside['beside_prune']):.2f}x"
     )
     print(
         f"load: {load.seconds:.1f} s rows + {load.index_seconds:.1f} s indexes + "
