@@ -514,99 +514,106 @@ FIGURES = (
 )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--finished", type=int, default=100_000, help="jobs in older days")
-    parser.add_argument("--days", type=int, default=30)
-    parser.add_argument("--day-volume", type=int, default=1_000_000)
-    parser.add_argument("--indexes", choices=("after", "before"), default="after")
-    parser.add_argument("--jobs", type=int, default=20_000, help="per drain and claim round")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--wake-samples", type=int, default=200)
-    parser.add_argument("--samples", type=int, default=5, help="per status and page figure")
-    parser.add_argument("--prune-days", type=int, default=3, help="oldest days to drop")
-    parser.add_argument("--pgdata", type=Path, help="the embedded server's data directory")
-    parser.add_argument("--keep", action="store_true", help="leave the server's data behind")
-    parser.add_argument("--load-only", action="store_true")
-    args = parser.parse_args()
-    older_than = prune_older_than_days(args.days, 2, args.prune_days)
-    # A TERM (a timeout) ends the run through its `finally`: workers and the server stop.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.scale")
+    p.add_argument("--finished", type=int, default=100_000, help="jobs in the older days")
+    p.add_argument("--days", type=int, default=30, help="older days they are spread over")
+    p.add_argument("--day-volume", type=int, default=1_000_000, help="jobs in the last 24 h")
+    p.add_argument("--indexes", choices=("after", "before"), default="after")
+    p.add_argument("--jobs", type=int, default=20_000, help="per drain and claim round")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--wake-samples", type=int, default=200)
+    p.add_argument("--samples", type=int, default=5, help="per status and page figure")
+    p.add_argument("--prune-days", type=int, default=3, help="oldest days the prune drops")
+    p.add_argument("--pgdata", type=Path, help="the embedded server's data directory (new)")
+    p.add_argument("--keep", action="store_true", help="leave the server's data behind")
+    p.add_argument("--load-only", action="store_true")
+    return p
 
-    scratch = Path(tempfile.mkdtemp(prefix="pgscale-"))
-    pgdata = args.pgdata or scratch / "pgdata"
-    server = os.environ.get("DATABASE_URL") or embedded_url(pgdata)
+
+def load_said(load: Load) -> str:
+    return (
+        f"load: {load.rows:,} rows in {load.seconds:.1f} s "
+        f"({load.rows / max(load.seconds, 1e-9):,.0f} rows/s), indexes {load.index_seconds:.1f} s, "
+        f"VACUUM ANALYZE {load.vacuum_seconds:.1f} s; history "
+        f"{load.history_bytes / 1e9:.2f} GB in {load.partitions} partitions "
+        f"({load.history_bytes / max(load.partitions, 1) / 1e6:,.0f} MB each on average, "
+        f"{load.history_bytes / max(load.rows, 1):.0f} bytes a job); database "
+        f"{load.database_bytes / 1e9:.2f} GB"
+    )
+
+
+def run(server: str, args: argparse.Namespace, home: Path) -> str:
+    """The whole benchmark on `server` (two databases of its own, made afresh): progress on
+    stdout, and the report, in markdown, returned. `args` as parser() makes them."""
+    import benchmarks.bench_app  # noqa: F401  registers bench_noop
+
+    older_than = prune_older_than_days(args.days, 2, args.prune_days)
     urls = {
         EMPTY: make_conninfo(server, dbname="bench_scale_empty"),
         FULL: make_conninfo(server, dbname="bench_scale_full"),
     }
-    import benchmarks.bench_app  # noqa: F401  registers bench_noop
+    version = fresh_databases(server, urls.values())
+    print(
+        f"PostgreSQL {version}; loading {args.finished:,} jobs over {args.days} days + "
+        f"{args.day_volume:,} in the last 24 h, indexes {args.indexes} the rows",
+        flush=True,
+    )
+    load = load_history(
+        urls[FULL], args.finished, args.days, args.day_volume, indexes_after=args.indexes == "after"
+    )
+    print(load_said(load), flush=True)
+    if args.load_only:
+        return load_said(load)
+    rounds: dict[str, list[dict[str, float]]] = {EMPTY: [], FULL: []}
+    for i in range(args.rounds):
+        for name in (EMPTY, FULL) if i % 2 == 0 else (FULL, EMPTY):
+            figures = measure(urls[name], args, home)
+            said = ", ".join(f"{k} {v:,.2f}" for k, v in sorted(figures.items()))
+            print(f"  round {i + 1} {name}: {said}", flush=True)
+            rounds[name].append(figures)
+    medians = {name: median_by_figure(r) for name, r in rounds.items()}
+    beside = drain_beside_prune(urls[FULL], args.jobs, older_than, home)
+    rows = [(label, medians[EMPTY][key], medians[FULL][key]) for label, key in FIGURES]
+    return "\n".join(
+        [
+            f"{load.rows:,} finished jobs in the history ({args.day_volume:,} of them in the "
+            f"last 24 h), PostgreSQL {version}; medians of {args.rounds} rounds, {WORKERS} "
+            f"workers x {CONCURRENCY}, {args.jobs:,} no-op jobs a drain",
+            "",
+            markdown_table(rows),
+            "",
+            f"drain beside `pipeline prune --older-than {older_than}d` (drops the oldest "
+            f"{args.prune_days} days), with the history: {beside['beside_prune']:,.0f} jobs/s "
+            f"while the prune ran ({beside['prune_s']:.1f} s, its process start included), "
+            f"{beside['after_prune']:,.0f} jobs/s right after it in the same drain: "
+            f"{ratio(beside['after_prune'], beside['beside_prune']):.2f}x",
+            "",
+            load_said(load),
+        ]
+    )
 
+
+def main() -> None:
+    args = parser().parse_args()
+    # A TERM (a timeout) ends the run through its `finally`: workers and the server stop.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    scratch = Path(tempfile.mkdtemp(prefix="pgscale-"))
+    pgdata = args.pgdata or scratch / "pgdata"
+    if args.pgdata and args.pgdata.exists():
+        raise SystemExit(f"{args.pgdata} exists: the benchmark makes its own server there")
+    external = os.environ.get("DATABASE_URL")
     try:
-        version = fresh_databases(server, urls.values())
-        print(
-            f"PostgreSQL {version}; loading {args.finished:,} jobs over {args.days} days + "
-            f"{args.day_volume:,} in the last 24 h, indexes {args.indexes} the rows",
-            flush=True,
-        )
-        load = load_history(
-            urls[FULL],
-            args.finished,
-            args.days,
-            args.day_volume,
-            indexes_after=args.indexes == "after",
-        )
-        gb = load.history_bytes / 1e9
-        print(
-            f"load: {load.rows:,} rows in {load.seconds:.1f} s ({load.rows / load.seconds:,.0f} "
-            f"rows/s), indexes {load.index_seconds:.1f} s, VACUUM ANALYZE "
-            f"{load.vacuum_seconds:.1f} s; history {gb:.2f} GB in {load.partitions} partitions "
-            f"({load.history_bytes / max(load.partitions, 1) / 1e6:,.0f} MB each on average, "
-            f"{load.history_bytes / load.rows:.0f} bytes a job); database "
-            f"{load.database_bytes / 1e9:.2f} GB",
-            flush=True,
-        )
-        if args.load_only:
-            return
-        rounds: dict[str, list[dict[str, float]]] = {EMPTY: [], FULL: []}
-        for i in range(args.rounds):
-            for name in (EMPTY, FULL) if i % 2 == 0 else (FULL, EMPTY):
-                figures = measure(urls[name], args, scratch / "home")
-                print(
-                    f"  round {i + 1} {name}: "
-                    + ", ".join(f"{k} {v:,.2f}" for k, v in sorted(figures.items())),
-                    flush=True,
-                )
-                rounds[name].append(figures)
-        medians = {name: median_by_figure(r) for name, r in rounds.items()}
-        beside = drain_beside_prune(urls[FULL], args.jobs, older_than, scratch / "home")
+        report = run(external or embedded_url(pgdata), args, scratch / "home")
     finally:
-        if not os.environ.get("DATABASE_URL"):
+        if not external:
             stop_embedded(pgdata)
         if not args.keep:
             shutil.rmtree(scratch, ignore_errors=True)
             if args.pgdata:
                 shutil.rmtree(args.pgdata, ignore_errors=True)
-    rows = [(label, medians[EMPTY][key], medians[FULL][key]) for label, key in FIGURES]
     print()
-    print(
-        f"{args.finished + args.day_volume:,} finished jobs in the history "
-        f"({args.day_volume:,} of them in the last 24 h); medians of {args.rounds} rounds, "
-        f"{WORKERS} workers x {CONCURRENCY}, {args.jobs:,} no-op jobs a drain"
-    )
-    print(markdown_table(rows))
-    print(
-        f"\ndrain beside `pipeline prune --older-than {older_than}d` (drops the oldest "
-        f"{args.prune_days} days), with the history: {beside['beside_prune']:,.0f} jobs/s while "
-        f"the prune ran ({beside['prune_s']:.1f} s, its process start included), "
-        f"{beside['after_prune']:,.0f} jobs/s right after it in the same drain: "
-        f"{ratio(beside['after_prune'], beside['beside_prune']):.2f}x"
-    )
-    print(
-        f"load: {load.seconds:.1f} s rows + {load.index_seconds:.1f} s indexes + "
-        f"{load.vacuum_seconds:.1f} s VACUUM ANALYZE; history {gb:.2f} GB, "
-        f"{load.partitions} partitions"
-    )
+    print(report)
 
 
 if __name__ == "__main__":
