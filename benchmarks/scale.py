@@ -214,13 +214,13 @@ def load_history(
         conn.execute(
             "SELECT pipeline.make_history_partitions(%s, %s)", (oldest, today + timedelta(7))
         )
-        index_defs: list[str] = []
+        index_defs: list[tuple[str, str]] = []
         if indexes_after:
             rows = conn.execute(
                 "SELECT indexname, indexdef FROM pg_indexes "
                 "WHERE schemaname = 'pipeline' AND tablename = 'job_history'"
             ).fetchall()
-            index_defs = [row[1] for row in rows]
+            index_defs = [(str(row[0]), str(row[1])) for row in rows]
             for name, _ in rows:
                 conn.execute(sql.SQL("DROP INDEX pipeline.{}").format(sql.Identifier(name)))
         started = time.perf_counter()
@@ -248,8 +248,13 @@ def load_history(
         load.seconds = time.perf_counter() - started
         load.rows = finished + day_volume
         started = time.perf_counter()
-        for definition in index_defs:
-            conn.execute(definition)
+        build_indexes(conn, index_defs)
+        [(invalid,)] = conn.execute(
+            "SELECT count(*) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+            "WHERE NOT i.indisvalid AND c.relnamespace = 'pipeline'::regnamespace"
+        ).fetchall()
+        if invalid:
+            raise RuntimeError(f"{invalid} indexes of the history left invalid")
         load.index_seconds = time.perf_counter() - started
         started = time.perf_counter()
         conn.execute("VACUUM ANALYZE pipeline.job_history")
@@ -262,6 +267,28 @@ def load_history(
     load.partitions, load.history_bytes = int(partitions), int(history_bytes)
     load.database_bytes = int(database_bytes)
     return load
+
+
+def build_indexes(conn: psycopg.Connection[Any], index_defs: Sequence[tuple[str, str]]) -> None:
+    """The history's indexes, dropped for the load, made again: each day's first, named as
+    make_history_partitions names them (job_history_YYYYMMDD_tenant), then the parent's, which
+    attaches them (pg_get_indexdef says ON ONLY, which would leave the days without any)."""
+    days = [
+        str(row[0])
+        for row in conn.execute(
+            "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
+            "WHERE i.inhparent = 'pipeline.job_history'::regclass ORDER BY c.relname"
+        )
+    ]
+    for day in days:
+        for name, definition in index_defs:
+            head = f"INDEX {name} ON ONLY pipeline.job_history "
+            if head not in definition:
+                raise RuntimeError(f"an index definition of an unexpected form: {definition}")
+            suffix = name.removeprefix("job_history_")
+            conn.execute(definition.replace(head, f"INDEX {day}_{suffix} ON pipeline.{day} "))
+    for _, definition in index_defs:
+        conn.execute(definition.replace(" ON ONLY ", " ON "))
 
 
 def insert(conn: psycopg.Connection[Any], table: sql.Composable, params: dict[str, Any]) -> None:
