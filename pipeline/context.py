@@ -160,6 +160,7 @@ class Context:
                     "then_priority": nxt.get("priority"),
                     "then_max_attempts": nxt.get("max_attempts"),
                     "then_lease_seconds": nxt.get("lease_seconds"),
+                    "then_traceparent": nxt.get("traceparent"),
                 },
             )
             insert_rows(conn, child_rows)

@@ -12,6 +12,7 @@ from pipeline.errors import InvalidPayload
 from pipeline.plans import Plan, Statement, Steps, execute, sync_api
 from pipeline.queries import Q
 from pipeline.stage import REGISTRY, Registry
+from pipeline.tracing import current_traceparent
 from pipeline.validation import (
     InvalidJob,
     check_dedup_key,
@@ -78,6 +79,7 @@ def job_row(request: JobRequest, registry: Registry) -> dict[str, Any]:
         "parent_id": request.parent_id,
         "root_id": request.root_id,
         "join_id": request.join_id,
+        "traceparent": current_traceparent(),
     }
 
 
@@ -203,6 +205,7 @@ _COLUMNS = (
     ("parent_id", "parent_ids"),
     ("root_id", "root_ids"),
     ("join_id", "join_ids"),
+    ("traceparent", "traceparents"),
 )
 
 

@@ -16,6 +16,7 @@ from pipeline.errors import DatabaseUnavailable, InvalidPayload, LeaseLost
 from pipeline.outcomes import MAX_ERROR_CHARS, Lost, Raised, RunResult, Succeeded, Unfit
 from pipeline.stage import StageSpec
 from pipeline.store import ClaimedJob
+from pipeline.tracing import record_error
 
 #: job id -> the output that very job stored on an earlier run, as JSON, or None
 #: (pipeline.runs.job_output; not run_output, which reads a run's output of a stage)
@@ -69,6 +70,7 @@ def run_job(
     except LeaseLost as exc:
         return Lost(str(exc))
     except BaseException as exc:  # SystemExit from a stage must not stop the worker either
+        record_error(exc)
         return Raised(describe_error(exc), permanent=spec.is_permanent(exc))
     output = result if spec.output_model is not None else None
     return Succeeded(output, tuple(ctx.transaction_steps), part=part)

@@ -43,6 +43,7 @@ class ClaimedJob(NamedTuple):
     root_id: int  # the run: the root job's id, this job's own for a root
     claim: int = 1  # the claim counter: with id, the fencing token of this claim
     suspect: bool = False  # an earlier lease expired under it: run it in isolation
+    traceparent: str | None = None  # the enqueuer's span, when it traced (pipeline/tracing.py)
 
     @property
     def fence(self) -> tuple[int, int]:

@@ -44,7 +44,9 @@ from pipeline.runs import TERMINAL, job_output, run_outputs, run_progress
 from pipeline.settings import WorkerSettings
 from pipeline.stage import REGISTRY, Registry
 from pipeline.store import ClaimedJob, JobStore
+from pipeline.tracing import JobSpan, job_tracer
 from pipeline.worker.completer import Completer, Settled
+from pipeline.worker.job_executor import RUN_RESULTS
 from pipeline.worker.producer import ClaimPlan
 
 __all__ = ["Drained", "drain"]
@@ -109,6 +111,7 @@ class _Drain:
         self.retry_now = retry_now
         self.store = JobStore(pool)
         self.completer = Completer(self.store, halt=threading.Event(), retry_max_s=1.0, batch_max=1)
+        self.tracer = job_tracer()  # spans as a worker's, when the test set OpenTelemetry up
         self.drained = Drained()
 
     def run(self, run_id: int | None, max_jobs: int) -> Drained:
@@ -129,15 +132,12 @@ class _Drain:
 
     def _settle(self, job: ClaimedJob) -> None:
         """The worker's way for one job: run it, decide, and write the transition, fenced."""
-        spec = self.registry.get(job.type)
         with running(job):
-            ctx = Context.for_job(job, self.registry, self._read_outputs)
-            outcome = run_job(spec, job, ctx, self._read_job_output)
-            transition: Transition = decide(spec, job, outcome)
-            if self.retry_now and isinstance(transition, Retry):
-                transition = dataclasses.replace(transition, delay_s=0.0)
-            until = time.monotonic() + job.lease_seconds
-            settled = self.completer.apply_now(job, transition, until=until)
+            if self.tracer is None:
+                transition, settled = self._run(job, None)
+            else:
+                with self.tracer.run(job) as span:
+                    transition, settled = self._run(job, span)
         if settled == Settled.DONE:
             self.drained.done.append(job.id)
         elif settled == Settled.QUEUED:
@@ -147,6 +147,19 @@ class _Drain:
             self.drained.failed[job.id] = error
         else:
             self.drained.lost.append(job.id)
+
+    def _run(self, job: ClaimedJob, span: JobSpan | None) -> tuple[Transition, Settled]:
+        spec = self.registry.get(job.type)
+        ctx = Context.for_job(job, self.registry, self._read_outputs)
+        outcome = run_job(spec, job, ctx, self._read_job_output)
+        transition: Transition = decide(spec, job, outcome)
+        if span is not None:
+            error = transition.error if isinstance(transition, Fail | Retry) else None
+            span.ended(RUN_RESULTS[type(transition)], error)
+        if self.retry_now and isinstance(transition, Retry):
+            transition = dataclasses.replace(transition, delay_s=0.0)
+        until = time.monotonic() + job.lease_seconds
+        return transition, self.completer.apply_now(job, transition, until=until)
 
     def _left(self, run_id: int) -> int:
         with self.pool.connection() as conn:

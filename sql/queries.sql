@@ -29,11 +29,13 @@ WITH key AS (
     RETURNING job_id
 )
 INSERT INTO pipeline.active_jobs (id, type, tenant_id, payload, priority, max_attempts,
-                                  lease_seconds, run_after, dedup_key, parent_id, root_id, join_id)
+                                  lease_seconds, run_after, dedup_key, parent_id, root_id, join_id,
+                                  traceparent)
 OVERRIDING SYSTEM VALUE
 SELECT coalesce((SELECT job_id FROM key), nextval('pipeline.active_jobs_id_seq')), %(type)s,
        %(tenant_id)s, %(payload)s::jsonb, %(priority)s, %(max_attempts)s, %(lease_seconds)s,
-       coalesce(%(run_after)s, now()), %(dedup_key)s, %(parent_id)s, %(root_id)s, %(join_id)s
+       coalesce(%(run_after)s, now()), %(dedup_key)s, %(parent_id)s, %(root_id)s, %(join_id)s,
+       %(traceparent)s
 WHERE %(dedup_key)s::text IS NULL OR EXISTS (SELECT FROM key)
 RETURNING id;
 
@@ -61,16 +63,17 @@ WITH b AS MATERIALIZED (
            coalesce(b.dedup_key, %(dedup_key)s::text) AS dedup_key,
            coalesce(b.parent_id, %(parent_id)s::bigint) AS parent_id,
            coalesce(b.root_id, %(root_id)s::bigint) AS root_id,
-           coalesce(b.join_id, %(join_id)s::bigint) AS join_id
+           coalesce(b.join_id, %(join_id)s::bigint) AS join_id,
+           coalesce(b.traceparent, %(traceparent)s::text) AS traceparent
     FROM ROWS FROM (unnest(%(types)b::text[]), unnest(%(tenant_ids)b::text[]),
                     jsonb_array_elements(%(payloads)s::jsonb), unnest(%(priorities)b::smallint[]),
                     unnest(%(max_attempts_each)b::integer[]),
                     unnest(%(lease_seconds_each)b::integer[]),
                     unnest(%(run_afters)b::timestamptz[]), unnest(%(dedup_keys)b::text[]),
                     unnest(%(parent_ids)b::bigint[]), unnest(%(root_ids)b::bigint[]),
-                    unnest(%(join_ids)b::bigint[]))
+                    unnest(%(join_ids)b::bigint[]), unnest(%(traceparents)b::text[]))
          AS b(type, tenant_id, payload, priority, max_attempts, lease_seconds,
-              run_after, dedup_key, parent_id, root_id, join_id)
+              run_after, dedup_key, parent_id, root_id, join_id, traceparent)
 ),
 key AS (
     INSERT INTO pipeline.dedup_keys (type, dedup_key, job_id)
@@ -79,10 +82,11 @@ key AS (
     RETURNING job_id
 )
 INSERT INTO pipeline.active_jobs (id, type, tenant_id, payload, priority, max_attempts,
-                                  lease_seconds, run_after, dedup_key, parent_id, root_id, join_id)
+                                  lease_seconds, run_after, dedup_key, parent_id, root_id, join_id,
+                                  traceparent)
 OVERRIDING SYSTEM VALUE
 SELECT id, type, tenant_id, payload, priority, max_attempts, lease_seconds, run_after,
-       dedup_key, parent_id, root_id, join_id
+       dedup_key, parent_id, root_id, join_id, traceparent
 FROM b
 WHERE dedup_key IS NULL OR id IN (SELECT job_id FROM key)
 ORDER BY id
@@ -92,21 +96,24 @@ RETURNING id;
 -- enqueue_many for a batch without dedup keys, which nothing can conflict with: ON CONFLICT's
 -- speculative insertion cost a fifth of the statement.
 INSERT INTO pipeline.active_jobs (type, tenant_id, payload, priority, max_attempts,
-                                  lease_seconds, run_after, parent_id, root_id, join_id)
+                                  lease_seconds, run_after, parent_id, root_id, join_id,
+                                  traceparent)
 SELECT coalesce(b.type, %(type)s::text), coalesce(b.tenant_id, %(tenant_id)s::text), b.payload,
        coalesce(b.priority, %(priority)s::smallint),
        coalesce(b.max_attempts, %(max_attempts)s::integer),
        coalesce(b.lease_seconds, %(lease_seconds)s::integer),
        coalesce(b.run_after, %(run_after)s::timestamptz, now()),
        coalesce(b.parent_id, %(parent_id)s::bigint),
-       coalesce(b.root_id, %(root_id)s::bigint), coalesce(b.join_id, %(join_id)s::bigint)
+       coalesce(b.root_id, %(root_id)s::bigint), coalesce(b.join_id, %(join_id)s::bigint),
+       coalesce(b.traceparent, %(traceparent)s::text)
 FROM ROWS FROM (unnest(%(types)b::text[]), unnest(%(tenant_ids)b::text[]),
                 jsonb_array_elements(%(payloads)s::jsonb), unnest(%(priorities)b::smallint[]),
                 unnest(%(max_attempts_each)b::integer[]), unnest(%(lease_seconds_each)b::integer[]),
                 unnest(%(run_afters)b::timestamptz[]), unnest(%(parent_ids)b::bigint[]),
-                unnest(%(root_ids)b::bigint[]), unnest(%(join_ids)b::bigint[]))
+                unnest(%(root_ids)b::bigint[]), unnest(%(join_ids)b::bigint[]),
+                unnest(%(traceparents)b::text[]))
      AS b(type, tenant_id, payload, priority, max_attempts, lease_seconds,
-          run_after, parent_id, root_id, join_id)
+          run_after, parent_id, root_id, join_id, traceparent)
 RETURNING id;
 
 -- name: claim
@@ -114,7 +121,7 @@ RETURNING id;
 -- fairly across tenants and within each tenant's cap; concurrent claimers take disjoint rows
 -- without waiting. cap_stages/caps are the worker's default caps per stage (NULL: none).
 SELECT id, type, tenant_id, payload, priority, attempts, max_attempts, lease_seconds,
-       parent_id, coalesce(root_id, id), claims, suspect
+       parent_id, coalesce(root_id, id), claims, suspect, traceparent
 FROM pipeline.claim(%(types)s::text[], %(limit)s, %(worker_id)s,
                     %(cap_stages)s::text[], %(caps)s::integer[]);
 
@@ -163,10 +170,12 @@ WITH gone AS (
 INSERT INTO pipeline.job_history (
     id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
     leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id, join_id,
-    created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot)
+    created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot,
+    traceparent)
 SELECT id, type, tenant_id, payload, priority, 'done', attempts, max_attempts, run_after,
        NULL, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id, join_id,
-       created_at, started_at, now(), claims, suspect, crash_reclaims, releases, false
+       created_at, started_at, now(), claims, suspect, crash_reclaims, releases, false,
+       traceparent
 FROM gone
 RETURNING id;
 
@@ -192,10 +201,12 @@ WITH gone AS (
 INSERT INTO pipeline.job_history (
     id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
     leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id, join_id,
-    created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot)
+    created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot,
+    traceparent)
 SELECT id, type, tenant_id, payload, priority, 'done', attempts, max_attempts, run_after,
        NULL, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id, join_id,
-       created_at, started_at, now(), claims, suspect, crash_reclaims, releases, false
+       created_at, started_at, now(), claims, suspect, crash_reclaims, releases, false,
+       traceparent
 FROM gone
 RETURNING id;
 
@@ -237,10 +248,12 @@ WITH gone AS (
 INSERT INTO pipeline.job_history (
     id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
     leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id, join_id,
-    created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot)
+    created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot,
+    traceparent)
 SELECT id, type, tenant_id, payload, priority, 'failed', attempts, max_attempts, run_after,
        NULL, lease_seconds, NULL, %(error)s, dedup_key, parent_id, root_id, join_id,
-       created_at, started_at, now(), claims, suspect, crash_reclaims, releases, false
+       created_at, started_at, now(), claims, suspect, crash_reclaims, releases, false,
+       traceparent
 FROM gone
 RETURNING id;
 
@@ -283,13 +296,14 @@ failed AS (
     INSERT INTO pipeline.job_history (
         id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
         leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id, join_id,
-        created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot)
+        created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot,
+        traceparent)
     SELECT id, type, tenant_id, payload, priority, 'failed', attempts, max_attempts, now(),
            NULL, lease_seconds, NULL,
            'released at worker shutdown on its final attempt, ' || releases + 1
                || ' releases in all',
            dedup_key, parent_id, root_id, join_id, created_at, started_at, now(), claims,
-           suspect, crash_reclaims, releases + 1, false
+           suspect, crash_reclaims, releases + 1, false, traceparent
     FROM gone
     RETURNING id, status
 )
@@ -362,11 +376,12 @@ failed AS (
     INSERT INTO pipeline.job_history (
         id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
         leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id, join_id,
-        created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot)
+        created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot,
+        traceparent)
     SELECT id, type, tenant_id, payload, priority, 'failed', attempts, max_attempts, now(),
            NULL, lease_seconds, NULL, 'lease expired on final attempt', dedup_key, parent_id,
            root_id, join_id, created_at, started_at, now(), claims, true, crash_reclaims,
-           releases, false
+           releases, false, traceparent
     FROM gone
     RETURNING id, type, status
 )
@@ -411,9 +426,9 @@ LISTEN pipeline_cancel;
 
 -- name: insert_join
 INSERT INTO pipeline.joins (id, root_id, total, then_type, then_payload, then_tenant_id,
-                       then_priority, then_max_attempts, then_lease_seconds)
+                       then_priority, then_max_attempts, then_lease_seconds, then_traceparent)
 VALUES (%(id)s, %(root_id)s, %(total)s, %(then_type)s, %(then_payload)s::jsonb, %(then_tenant_id)s,
-        %(then_priority)s, %(then_max_attempts)s, %(then_lease_seconds)s);
+        %(then_priority)s, %(then_max_attempts)s, %(then_lease_seconds)s, %(then_traceparent)s);
 
 -- name: save_output
 -- Runs inside the completing transaction. The first output under a key stays: a second

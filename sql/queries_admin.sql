@@ -239,12 +239,13 @@ back AS (
 INSERT INTO pipeline.active_jobs (
     id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
     leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id, join_id,
-    created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot)
+    created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot,
+    traceparent)
 OVERRIDING SYSTEM VALUE
 SELECT id, type, tenant_id, payload, priority, 'queued', attempts,
        greatest(max_attempts, attempts + 1), now(), NULL, lease_seconds, NULL, last_error,
        dedup_key, parent_id, root_id, join_id, created_at, started_at, NULL, claims, suspect,
-       crash_reclaims, releases, false
+       crash_reclaims, releases, false, traceparent
 FROM back
 RETURNING id, type;
 
@@ -278,12 +279,13 @@ back AS (
 INSERT INTO pipeline.active_jobs (
     id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
     leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id, join_id,
-    created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot)
+    created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot,
+    traceparent)
 OVERRIDING SYSTEM VALUE
 SELECT id, type, tenant_id, payload, priority, 'queued', attempts,
        greatest(max_attempts, attempts + 1), now(), NULL, lease_seconds, NULL, last_error,
        dedup_key, parent_id, root_id, join_id, created_at, started_at, NULL, claims, suspect,
-       crash_reclaims, releases, false
+       crash_reclaims, releases, false, traceparent
 FROM back
 RETURNING id, type;
 
@@ -300,11 +302,12 @@ cancelled AS (
     INSERT INTO pipeline.job_history (
         id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
         leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id, join_id,
-        created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot)
+        created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot,
+        traceparent)
     SELECT id, type, tenant_id, payload, priority, 'cancelled', attempts, max_attempts,
            run_after, NULL, lease_seconds, worker_id, coalesce(%(reason)s, 'cancelled'), dedup_key,
            parent_id, root_id, join_id, created_at, started_at, now(), claims, suspect,
-           crash_reclaims, releases, false
+           crash_reclaims, releases, false, traceparent
     FROM gone
     RETURNING id, claims
 )
@@ -344,11 +347,12 @@ gone AS (
 INSERT INTO pipeline.job_history (
     id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
     leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id, join_id,
-    created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot)
+    created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot,
+    traceparent)
 SELECT id, type, tenant_id, payload, priority, 'cancelled', attempts, max_attempts,
        run_after, NULL, lease_seconds, worker_id, coalesce(%(reason)s, 'cancelled'), dedup_key,
        parent_id, root_id, join_id, created_at, started_at, now(), claims, suspect,
-       crash_reclaims, releases, false
+       crash_reclaims, releases, false, traceparent
 FROM gone
 RETURNING id;
 

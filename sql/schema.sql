@@ -42,7 +42,11 @@ CREATE TABLE pipeline.active_jobs (
     crash_reclaims integer    NOT NULL DEFAULT 0,
     releases      integer     NOT NULL DEFAULT 0,
     -- True while a running job counts against its tenant's slots (see pipeline.tenant_slots).
-    holds_slot    boolean     NOT NULL DEFAULT false
+    holds_slot    boolean     NOT NULL DEFAULT false,
+    -- The W3C traceparent of the OpenTelemetry span current when the job was enqueued
+    -- (pipeline/tracing.py): a worker that traces runs the job in a child span of it. NULL
+    -- when nothing was traced, which costs the row a bit of its null bitmap.
+    traceparent   text
 );
 
 -- Only ready rows are indexed for the claim: millions of finished rows never enter it. By
@@ -123,7 +127,9 @@ CREATE TABLE pipeline.joins (
     then_lease_seconds integer,
     then_job_id        bigint,
     created_at         timestamptz NOT NULL DEFAULT now(),
-    finished_at        timestamptz
+    finished_at        timestamptz,
+    -- The then job's traceparent, as a job's (pipeline/tracing.py): the fanning-out job's span.
+    then_traceparent   text
 );
 
 -- A child finishes by moving into pipeline.job_history, and a retry moves it back out: the
@@ -251,7 +257,8 @@ CREATE TABLE pipeline.job_history (
     suspect       boolean     NOT NULL DEFAULT false,
     crash_reclaims integer    NOT NULL DEFAULT 0,
     releases      integer     NOT NULL DEFAULT 0,
-    holds_slot    boolean     NOT NULL DEFAULT false
+    holds_slot    boolean     NOT NULL DEFAULT false,
+    traceparent   text
 ) PARTITION BY RANGE (finished_at);
 -- On the parent, so that every partition has them. Not unique: a unique index on a partitioned
 -- table must hold the partition key; the id is unique because it comes from active_jobs' identity
@@ -297,7 +304,8 @@ CREATE TABLE pipeline.job_history_kept (
     suspect       boolean     NOT NULL,
     crash_reclaims integer    NOT NULL,
     releases      integer     NOT NULL,
-    holds_slot    boolean     NOT NULL
+    holds_slot    boolean     NOT NULL,
+    traceparent   text
 );
 CREATE INDEX job_history_kept_run ON pipeline.job_history_kept (root_id) WHERE root_id IS NOT NULL;
 
@@ -309,19 +317,19 @@ CREATE VIEW pipeline.jobs AS
 SELECT id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
        leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id,
        join_id, created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases,
-       holds_slot
+       holds_slot, traceparent
 FROM pipeline.active_jobs
 UNION ALL
 SELECT id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
        leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id,
        join_id, created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases,
-       holds_slot
+       holds_slot, traceparent
 FROM pipeline.job_history
 UNION ALL
 SELECT id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
        leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id,
        join_id, created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases,
-       holds_slot
+       holds_slot, traceparent
 FROM pipeline.job_history_kept;
 
 -- A child finished (an insert here) or retried (a delete here or from the kept rows): its

@@ -34,6 +34,7 @@ from pipeline.outcomes import (
 from pipeline.runs import job_output, run_outputs
 from pipeline.stage import REGISTRY, StageSpec
 from pipeline.store import ClaimedJob, JobStore
+from pipeline.tracing import carried, under
 from pipeline.worker.completer import Completer, Settled
 from pipeline.worker.inflight import InFlight
 
@@ -51,7 +52,7 @@ def run_alone(
     look like the worker's and carry the job."""
     if logs is not None:
         configure(logs)
-    with running(job):
+    with running(job), under(job.traceparent):
         return _run_alone(dsn, module, stage_name, job)
 
 
@@ -130,7 +131,9 @@ class IsolatedRunner:
         try:
             result = self._isolator_for().run(
                 run_alone,
-                (self.dsn, spec.fn.__module__, spec.name, job, current_setup()),
+                # The job's span (current here when the worker traces) is the parent of what
+                # the child enqueues, as in a thread.
+                (self.dsn, spec.fn.__module__, spec.name, carried(job), current_setup()),
                 timeout_s=spec.timeout_s,
                 stop=entry.ctx.lost_lease,
             )

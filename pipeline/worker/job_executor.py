@@ -31,6 +31,7 @@ from pipeline.outcomes import (
 )
 from pipeline.stage import Registry
 from pipeline.store import ClaimedJob
+from pipeline.tracing import JobSpan, JobTracer
 from pipeline.worker.completer import Completer, Settled
 from pipeline.worker.heartbeat import Heartbeat
 from pipeline.worker.inflight import InFlight, InFlightTable
@@ -58,6 +59,8 @@ CHILD_RESULTS = {
     Settled.LOST: "lost",
     Settled.UNKNOWN: "unknown",
 }
+#: what a child settled when the run failed (its error is in the job's row, not here)
+_CHILD_FAILED = (Settled.QUEUED, Settled.FAILED)
 
 
 class RunMetrics(Protocol):
@@ -77,6 +80,7 @@ class JobExecutor:
     completer: Completer
     versions: StageVersions  #: whether a payload this worker rejects is left to another worker
     metrics: RunMetrics | None = None  #: told how long each run took, by stage and result
+    tracer: JobTracer | None = None  #: a span per run, when OpenTelemetry is set up
 
     def dispatch(self, job: ClaimedJob) -> None:
         """A claimed job: hold it, and queue it for a runner."""
@@ -97,9 +101,13 @@ class JobExecutor:
         """One job, start to settle; runs on a runner thread, with the job's fields on every
         log record meanwhile (pipeline/logs.py)."""
         with running(entry.job):
-            self._execute(entry)
+            if self.tracer is None:
+                self._execute(entry, None)
+                return
+            with self.tracer.run(entry.job) as span:
+                self._execute(entry, span)
 
-    def _execute(self, entry: InFlight) -> None:
+    def _execute(self, entry: InFlight, span: JobSpan | None) -> None:
         started = time.monotonic()
         if not self.table.start(entry, started):
             return  # given back or cancelled while it waited for a runner
@@ -113,25 +121,35 @@ class JobExecutor:
         took = time.monotonic() - started
         self.prefetch.observe(entry.spec.name, took)
         if not self.table.finish_run(entry):
-            self._observe(entry, "abandoned", took)
+            self._observe(entry, "abandoned", took, span)
             return  # a timeout or a cancel settled it already; this late result is dropped
         if isinstance(ran, Settled):
-            self._observe(entry, CHILD_RESULTS.get(ran, "unknown"), took)
+            failed = "the run failed in its child process" if ran in _CHILD_FAILED else None
+            self._observe(entry, CHILD_RESULTS.get(ran, "unknown"), took, span, failed)
             # The child process settled it, and logged its line.
             self.completer.publish(entry.job, ran, logged=True)
             return
         outcome: Outcome = LostWhileRunning(ran) if entry.ctx.lost_lease.is_set() else ran
         transition = decide(entry.spec, entry.job, outcome)
-        self._observe(entry, RUN_RESULTS[type(transition)], took)
+        error = transition.error if isinstance(transition, Retry | Fail) else None
+        self._observe(entry, RUN_RESULTS[type(transition)], took, span, error)
         self.completer.apply(entry.job, transition, until=entry.lease_until)
 
-    def _observe(self, entry: InFlight, result: str, seconds: float) -> None:
-        if self.metrics is None:
-            return
+    def _observe(
+        self,
+        entry: InFlight,
+        result: str,
+        seconds: float,
+        span: JobSpan | None,
+        error: str | None = None,
+    ) -> None:
         try:
-            self.metrics.ran(entry.spec.name, result, seconds)
-        except Exception:  # a metric must not keep a job from settling
-            log.exception("job %s: timing its run failed", entry.job.id)
+            if self.metrics is not None:
+                self.metrics.ran(entry.spec.name, result, seconds)
+            if span is not None:
+                span.ended(result, error)
+        except Exception:  # a metric or a span must not keep a job from settling
+            log.exception("job %s: recording its run failed", entry.job.id)
 
     def let_go(self, entry: InFlight) -> None:
         """A runner failed on this job (a bug of ours): free its slot and stop heartbeating

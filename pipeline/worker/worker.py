@@ -38,6 +38,7 @@ from pipeline.schedules import SCHEDULES, sync_schedules
 from pipeline.settings import WorkerSettings
 from pipeline.stage import REGISTRY, Registry
 from pipeline.store import JobStore, WorkerInfo
+from pipeline.tracing import job_tracer
 from pipeline.worker.cancels import CancelChecks
 from pipeline.worker.completer import Completer
 from pipeline.worker.heartbeat import Heartbeat
@@ -131,6 +132,8 @@ class Worker:
             completer=self.completer,
             versions=StageVersions(self.store, self.info),
             metrics=self.metrics,
+            # Decided once, after the apps' modules (which may set OpenTelemetry up) loaded.
+            tracer=job_tracer(),
         )
         self.producer = Producer(
             self.store,
