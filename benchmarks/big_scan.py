@@ -116,7 +116,7 @@ class Rig:
 
     def start_worker(self, threads: int) -> Worker:
         before = self._scalar("SELECT count(*) FROM pipeline.workers")
-        command = [str(BIN / "pipeline"), "worker", "--app", "stages.documents"]
+        command = [str(BIN / "pipeline"), "worker", "--app", "documents"]
         proc = subprocess.Popen(
             [*command, "--concurrency", str(threads)],
             env=self.env,

@@ -207,7 +207,7 @@ class PipelineRig:
                     str(Path(sys.executable).parent / "pipeline"),
                     "worker",
                     "--app",
-                    "stages.documents",
+                    "documents",
                     "--concurrency",
                     str(parallel // processes),
                 ],

@@ -35,6 +35,7 @@ from pipeline.errors import (
     SchemaMissing,
     UnknownStage,
 )
+from pipeline.extras import MissingExtra, needs_extra, require_extra
 from pipeline.migrate import migrate
 from pipeline.paths import data_dir
 from pipeline.runs import StageProgress, live_workers, run_output, run_progress
@@ -69,6 +70,7 @@ __all__ = [
     "JobRequest",
     "LeaseLost",
     "LocalBlobStore",
+    "MissingExtra",
     "PayloadTooLarge",
     "PermanentError",
     "PipelineError",
@@ -98,7 +100,9 @@ __all__ = [
     "inputs",
     "live_workers",
     "migrate",
+    "needs_extra",
     "open_db",
+    "require_extra",
     "run_output",
     "run_progress",
     "schedule",

@@ -26,6 +26,7 @@ from typing import Any, BinaryIO, NoReturn
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from pipeline import paths
+from pipeline.extras import needs_extra
 
 __all__ = [
     "BlobNotFound",
@@ -138,6 +139,13 @@ class BlobStore(abc.ABC):
     def describe(self) -> str:
         """One line saying where blobs live, for humans (``pipeline doctor``). No secrets."""
 
+    @property
+    @abc.abstractmethod
+    def url(self) -> str:
+        """The store as a URL that PIPELINE_BLOB_URL accepts (``file:///abs/dir``,
+        ``s3://bucket/prefix``), never with credentials: what a job records so that a worker
+        configured with another store can say so."""
+
     def put_bytes(self, data: bytes) -> str:
         """Store ``data``; return its key."""
         return self.put_file(io.BytesIO(data))
@@ -181,6 +189,10 @@ class LocalBlobStore(BlobStore):
 
     def describe(self) -> str:
         return f"local directory {self.root}"
+
+    @property
+    def url(self) -> str:
+        return self.root.as_uri()
 
     def path_for(self, key: str) -> Path:
         """The file that holds ``key``. Raises ``ValueError`` for keys that escape the root."""
@@ -351,7 +363,8 @@ class S3BlobStore(BlobStore):
         self.spool_max_memory = spool_max_memory
         self.spool_dir = str(spool_dir) if spool_dir is not None else None
 
-        from boto3.s3.transfer import TransferConfig
+        with needs_extra("s3", "an s3:// blob store"):
+            from boto3.s3.transfer import TransferConfig
 
         self.transfer_config = TransferConfig(
             multipart_threshold=multipart_threshold,
@@ -363,8 +376,9 @@ class S3BlobStore(BlobStore):
         self.client = client
 
     def _make_client(self, connect_timeout: float, read_timeout: float, max_attempts: int) -> Any:
-        import boto3
-        from botocore.config import Config
+        with needs_extra("s3", "an s3:// blob store"):
+            import boto3
+            from botocore.config import Config
 
         options: dict[str, Any] = {
             "connect_timeout": connect_timeout,
@@ -391,6 +405,11 @@ class S3BlobStore(BlobStore):
             return f"S3 bucket {where} at {_redact_url(self.endpoint_url)}"
         region = getattr(getattr(self.client, "meta", None), "region_name", None)
         return f"S3 bucket {where}" + (f" (region {region})" if region else "")
+
+    @property
+    def url(self) -> str:
+        # The endpoint stays out, as it does from PIPELINE_BLOB_URL: it comes from the env.
+        return f"s3://{self.bucket}/{self.prefix}" if self.prefix else f"s3://{self.bucket}"
 
     def object_key(self, key: str) -> str:
         """The S3 object key that holds blob ``key``."""

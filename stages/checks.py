@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from pipeline import MissingExtra, require_extra
 from stages.ocr_engine import tesseract_available, tesseract_library
 from stages.ocr_language import DEFAULT_LANGUAGE, FUNCTION_WORDS, installed_languages
 
 
 def checks() -> list[tuple[str, bool, str]]:
+    try:
+        require_extra("documents", "the documents app")
+    except MissingExtra as exc:
+        return [("documents", False, str(exc))]
     version = tesseract_available()
     if version is None:
         return [

@@ -22,10 +22,12 @@ from pipeline import (
     enqueue_once,
     inputs,
     live_workers,
+    require_extra,
     run_output,
     run_progress,
 )
 from pipeline.commands.api import (
+    APP_ENV,
     EXIT_FAILURE,
     EXIT_OK,
     EXIT_USAGE,
@@ -39,12 +41,15 @@ from pipeline.commands.api import (
     seconds_arg,
     tenant_arg,
 )
-from stages.documents import MAX_PAGES, Upload, blob_store, worker_count
 from stages.errors import DocumentError
 from stages.pdfinfo import inspect_pdf
 from stages.tender import TenderExtraction
 
 STAGE_ORDER = ("upload", "ocr", "extract")
+#: The name this package's app has in the `pipeline.apps` entry point group (pyproject.toml):
+#: what `pipeline worker --app` takes to run the stages above.
+APP = "documents"
+EXTRA = "documents"  #: the extra that installs what the document stages import
 POLL_S = 0.2  #: how often --wait looks at the run
 MAX_WORKER_THREADS = 1024  #: WorkerSettings.concurrency's limit; 0: one thread per core
 LOG_TAIL_LINES = 20  #: lines of a dead worker's log that --wait shows
@@ -109,6 +114,10 @@ def dedup_key(tenant: str | None, sha256: str) -> str:
 
 def submit_one(conn: psycopg.Connection[Any], path: Path, tenant: str | None) -> tuple[int, bool]:
     """Validate, store and enqueue one file. Returns (document id, whether it is new)."""
+    # Here, not at the top: `pipeline` lists this command in an install without the documents
+    # extra, whose modules the document stages import.
+    from stages.documents import MAX_PAGES, Upload, blob_store
+
     try:
         if not path.is_file():
             raise DocumentError("no such file")
@@ -121,10 +130,15 @@ def submit_one(conn: psycopg.Connection[Any], path: Path, tenant: str | None) ->
         info = inspect_pdf(path, max_pages=MAX_PAGES)
     except OSError as exc:  # unreadable, a name too long: refused before anything is stored
         raise DocumentError(f"cannot read it: {exc.strerror or type(exc).__name__}") from exc
+    store = blob_store()
     with path.open("rb") as stream:
-        key = blob_store().put_file(stream)
+        key = store.put_file(stream)
     payload = Upload(
-        blob_key=key, sha256=info.sha256, filename=path.name, size_bytes=info.size_bytes
+        blob_key=key,
+        blob_store_url=store.url,
+        sha256=info.sha256,
+        filename=path.name,
+        size_bytes=info.size_bytes,
     )
     return enqueue_once(
         conn, "upload", payload, tenant_id=tenant, dedup_key=dedup_key(tenant, info.sha256)
@@ -201,6 +215,17 @@ def _private_log(path: Path) -> TextIO:
     return os.fdopen(fd, "w")
 
 
+def worker_count() -> int:
+    """Local workers for `submit --wait`: one OCR at a time per core."""
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+
+
+def unserved_stages(conn: psycopg.Connection[Any]) -> list[str]:
+    """The document stages no live worker runs: a worker that was not given the documents app
+    runs none of them, and one limited by --stage may run only some."""
+    return [name for name in STAGE_ORDER if live_workers(conn, name) == 0]
+
+
 def start_local_worker(threads: int) -> LocalWorker:
     logs = data_dir() / "logs"
     logs.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -217,6 +242,8 @@ def start_local_worker(threads: int) -> LocalWorker:
             "-m",
             "pipeline.cli",
             "worker",
+            "--app",
+            APP,
             "--concurrency",
             str(threads),
             "--stage",
@@ -231,7 +258,8 @@ def start_local_worker(threads: int) -> LocalWorker:
         stdout=log,
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,
-        env={**os.environ, "DATABASE_URL": database_url()},
+        # The documents app alone: not the apps PIPELINE_APP names for the user's own workers.
+        env={**os.environ, "DATABASE_URL": database_url(), APP_ENV: ""},
     )
     return LocalWorker(proc, log_path, log)
 
@@ -326,6 +354,8 @@ def wait_for_fields(
 
 
 def run(args: argparse.Namespace) -> int:
+    # Before anything is stored: the PDF checks run the documents extra's PDFium.
+    require_extra(EXTRA, "pipeline submit")
     _, conn = open_db()
     documents: list[tuple[Path, int]] = []
     with conn:
@@ -342,15 +372,23 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             documents.append((path, document))
+        unserved = unserved_stages(conn)
         if not args.wait:
+            if unserved:
+                print(
+                    f"pipeline: no running worker has the {APP} app's stages "
+                    f"{', '.join(unserved)}: the documents wait for one "
+                    f"(`pipeline worker --app {APP}`), or pass --wait to start one here",
+                    file=sys.stderr,
+                )
             return EXIT_OK
         worker = None
-        if live_workers(conn, "ocr") == 0:
+        if unserved:
             threads = args.workers or worker_count()
             worker = start_local_worker(threads)
             print(
-                f"no worker is running: started one with {threads} thread(s) "
-                f"(log: {shown_path(worker.log_path)})",
+                f"no running worker has the {APP} app's stages {', '.join(unserved)}: started "
+                f"one with {threads} thread(s) (log: {shown_path(worker.log_path)})",
                 file=sys.stderr,
             )
         try:

@@ -24,6 +24,7 @@ from pipeline import (
     RetryableError,
     blob_store_from_env,
     data_dir,
+    require_extra,
     stage,
 )
 from stages.document_cache import DEFAULT_MAX_AGE_S, DEFAULT_MAX_BYTES, DocumentCache
@@ -34,6 +35,10 @@ from stages.ocr_engine import ocr_page
 from stages.ocr_language import DEFAULT_LANGUAGE, SAMPLE_CHARS, document_language
 from stages.pdfinfo import inspect_pdf
 from stages.tender import TenderExtraction
+
+# PDFium and Pillow load only in the OCR children: without this, a worker given the documents app
+# in an install without its extra would start, and fail every document with an import error.
+require_extra("documents", "the documents app")
 
 OCR_DPI = 300  #: rendering resolution for pages without a text layer
 OCR_TIMEOUT_S = 120.0  #: one page's render + tesseract, after which the child is killed
@@ -94,9 +99,13 @@ def _setting(name: str, default: float) -> float:
 
 
 @contextlib.contextmanager
-def local_copy(key: str) -> Iterator[Path]:
+def local_copy(key: str, stored_in: str | None = None) -> Iterator[Path]:
     """A local path to the blob for the ``with`` block: the file itself for a local store,
-    else a copy from the worker's bounded cache (content-addressed, so never stale)."""
+    else a copy from the worker's bounded cache (content-addressed, so never stale).
+
+    `stored_in` is the URL of the store the submitter put the blob in (None for jobs from
+    before it was recorded). A key names its bytes, so another store that holds the key serves
+    as well; one that does not fails the job at once, naming both stores."""
     store = blob_store()
     with contextlib.ExitStack() as held:
         try:
@@ -107,6 +116,12 @@ def local_copy(key: str) -> Iterator[Path]:
             else:
                 path = held.enter_context(document_cache().copy_of(store, key))
         except BlobNotFound as exc:
+            if stored_in is not None and stored_in != store.url:
+                raise DocumentError(
+                    f"the document's file {key} was stored in {stored_in}, but this worker "
+                    f"reads the blob store {store.url}: give the workers PIPELINE_BLOB_URL="
+                    f"{stored_in}, as the submitter had"
+                ) from exc
             raise DocumentError(f"the document's file {key} is gone from blob storage") from exc
         except BlobStoreUnavailable as exc:
             raise RetryableError(f"blob storage unavailable: {exc}") from exc
@@ -115,6 +130,9 @@ def local_copy(key: str) -> Iterator[Path]:
 
 class Upload(BaseModel):
     blob_key: str
+    #: The blob store the submitter put the file in (BlobStore.url; None in jobs from before
+    #: it was recorded), so that a worker reading another can say so.
+    blob_store_url: str | None = None
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
     filename: str
     size_bytes: int = Field(ge=1)
@@ -132,6 +150,7 @@ class Uploaded(BaseModel):
 
 class OcrPage(BaseModel):
     blob_key: str
+    blob_store_url: str | None = None  #: as in Upload
     page: int = Field(ge=0, description="0-based page index")
     pages: int = Field(ge=1)
     #: Decided once for the document by `upload` (see stages.ocr_language): the pages are read
@@ -158,7 +177,7 @@ class Extract(BaseModel):
 @stage("upload", max_attempts=3, lease=120, timeout=UPLOAD_TIMEOUT_S, permanent=(DocumentError,))
 def upload(job: Upload, ctx: Context) -> Uploaded:
     """Checks the stored PDF again (a worker trusts no submitter) and fans out its pages."""
-    with local_copy(job.blob_key) as path:
+    with local_copy(job.blob_key, job.blob_store_url) as path:
         info = inspect_pdf(
             path, max_pages=MAX_PAGES, timeout_s=PARSE_TIMEOUT_S, sample_chars=SAMPLE_CHARS
         )
@@ -166,7 +185,13 @@ def upload(job: Upload, ctx: Context) -> Uploaded:
             raise DocumentError(f"stored file hashes to {info.sha256}, expected {job.sha256}")
         lang = document_language(path, info.text_sample, info.page_count)
     pages = [
-        OcrPage(blob_key=job.blob_key, page=i, pages=info.page_count, lang=lang)
+        OcrPage(
+            blob_key=job.blob_key,
+            blob_store_url=job.blob_store_url,
+            page=i,
+            pages=info.page_count,
+            lang=lang,
+        )
         for i in range(info.page_count)
     ]
     ctx.fan_out("ocr", pages, then=("extract", Extract(pages=info.page_count)))
@@ -196,7 +221,7 @@ def ocr(job: OcrPage, ctx: Context) -> PageResult:
     """One page: its text layer when it has one, else a 300 dpi render through tesseract
     (unless the render is blank), both in a child process that is killed on timeout or memory
     blow-up."""
-    with local_copy(job.blob_key) as path:
+    with local_copy(job.blob_key, job.blob_store_url) as path:
         result = ocr_page(
             path,
             job.page,
@@ -232,8 +257,3 @@ def extract(job: Extract, ctx: Context) -> TenderExtraction:
         raise RetryableError(f"found {len(pages)} of {job.pages} OCR'd pages")
     # Pages, so evidence can name them; layouts, so labels pair with values as drawn.
     return extract_fields([p.text for p in pages], layouts=[p.layout for p in pages])
-
-
-def worker_count() -> int:
-    """Local workers for `submit --wait`: one OCR at a time per core."""
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)

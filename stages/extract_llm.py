@@ -25,6 +25,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import ValidationError
 
+from pipeline import needs_extra
 from stages.errors import DocumentError
 from stages.tender import TenderFields
 
@@ -149,7 +150,8 @@ class LlmExtractor:
         self.temperature = temperature
         # Imported only when an endpoint is configured: the client library takes longer to
         # import than the rest of the pipeline, and every `pipeline` command would pay for it.
-        import openai
+        with needs_extra("llm", "the LLM extractor (PIPELINE_LLM_BASE_URL is set)"):
+            import openai
 
         self._client = openai.OpenAI(
             base_url=base_url,

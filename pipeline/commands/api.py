@@ -13,19 +13,17 @@ runs it and returns the exit code.
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
 import math
 import os
-import sys
 from collections.abc import Callable, Sequence
 from functools import partial
-from importlib.metadata import entry_points
 from typing import Any, TypeAlias, TypeVar
 
 import psycopg
 
-from pipeline import inputs
+from pipeline import apps, inputs
+from pipeline.apps import APP_ENV
 from pipeline.db import connect, database_url, describe
 from pipeline.migrate import migrate, pending_changes
 from pipeline.terminal import printable, printable_json, printable_lines
@@ -34,6 +32,7 @@ from pipeline.terminal import printable, printable_json, printable_lines
 Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 __all__ = [
+    "APP_ENV",
     "EXIT_FAILURE",
     "EXIT_OK",
     "EXIT_USAGE",
@@ -104,28 +103,14 @@ def open_db(*, auto_migrate: bool = True) -> tuple[str, psycopg.Connection[Any]]
     return dsn, conn
 
 
-def load_apps(modules: Sequence[str]) -> None:
-    """Import the modules that define stages: --app, PIPELINE_APP, then installed plugins
-    (the `pipeline.apps` entry point group, which is how packages add built-in stages)."""
-    if os.getcwd() not in sys.path:
-        # Last, not first: `--app shop.stages` still resolves from the current directory, but a
-        # folder there named like an installed package (`stages/` in a user's project,
-        # `pipeline/` in a checkout) cannot shadow it.
-        sys.path.append(os.getcwd())
-    names = [m for chunk in modules for m in chunk.split(",") if m.strip()]
-    names += [m for m in os.environ.get("PIPELINE_APP", "").split(",") if m.strip()]
-    for name in names:
-        try:
-            importlib.import_module(name.strip())
-        except Exception as exc:
-            raise CliError(
-                f"cannot import app module {name!r}: {type(exc).__name__}: {exc}"
-            ) from exc
-    for ep in entry_points(group="pipeline.apps"):
-        try:
-            ep.load()
-        except Exception as exc:
-            raise CliError(f"cannot load stages plugin {ep.name!r} ({ep.value}): {exc}") from exc
+def load_apps(modules: Sequence[str]) -> list[str]:
+    """Load the apps named by --app (`modules`) and PIPELINE_APP, or else by the config file:
+    a module path, or an installed app's name (`documents`); see pipeline/apps.py. Returns
+    their names."""
+    try:
+        return apps.load_apps(modules)
+    except apps.AppError as exc:
+        raise CliError(str(exc)) from exc
 
 
 def parse_payload(text: str) -> Any:

@@ -38,6 +38,7 @@ from pipeline.dashboard.security import (
     parse_tenant_tokens,
 )
 from pipeline.db import describe
+from pipeline.extras import needs_extra
 
 log = logging.getLogger("pipeline.dashboard")
 
@@ -108,6 +109,11 @@ def run(args: argparse.Namespace) -> int:
             f"without a token: set {TOKEN_ENV} (or {TENANT_TOKENS_ENV}), or bind to 127.0.0.1",
             EXIT_USAGE,
         )
+    with needs_extra("dashboard", "pipeline dashboard"):
+        import uvicorn
+
+        from pipeline.dashboard.web import app
+
     try:
         load_apps(args.app)
     except CliError as exc:
@@ -117,10 +123,6 @@ def run(args: argparse.Namespace) -> int:
         log.warning("%s; extracted fields are shown in stored order", exc)
     dsn, conn = open_db()  # migrates, like the other commands, and fails fast when unreachable
     conn.close()
-
-    import uvicorn
-
-    from pipeline.dashboard.web import app
 
     try:
         served = app(

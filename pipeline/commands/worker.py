@@ -57,7 +57,8 @@ def add_commands(sub: Subcommands) -> None:
         action="append",
         type=text_arg,
         default=[],
-        help="module defining stages (repeatable)",
+        help="app whose stages to run: a module, or an installed app's name such as documents "
+        "(repeatable; default: PIPELINE_APP, else the config file's apps)",
     )
     w.add_argument(
         "--stage",
@@ -162,7 +163,12 @@ def run(args: argparse.Namespace) -> int:
         )
         raise CliError(reasons, EXIT_USAGE) from exc
     configure(LogSetup(args.log_format, args.log_level))
-    load_apps(args.app)
+    if not load_apps(args.app):
+        raise CliError(
+            "no apps to run: name them with --app MODULE (the document pipeline: --app "
+            "documents), PIPELINE_APP, or `apps` in pipeline.toml",
+            EXIT_USAGE,
+        )
     dsn, conn = open_db()
     conn.close()
     try:

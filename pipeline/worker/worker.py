@@ -26,10 +26,11 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline.db import listen_dsn, make_pool
 from pipeline.errors import PipelineError
+from pipeline.extras import needs_extra
 from pipeline.listener import Listener
 from pipeline.logs import install_filter
 from pipeline.maintenance import Maintainer
@@ -45,13 +46,15 @@ from pipeline.worker.heartbeat import Heartbeat
 from pipeline.worker.inflight import InFlightTable
 from pipeline.worker.isolated import IsolatedRunner
 from pipeline.worker.job_executor import JobExecutor
-from pipeline.worker.metrics import WorkerMetrics
 from pipeline.worker.outputs import Outputs
 from pipeline.worker.prefetch import Prefetch
 from pipeline.worker.producer import ClaimPlan, Producer
 from pipeline.worker.runners import Runners
 from pipeline.worker.timeouts import Timeouts
 from pipeline.worker.versions import StageVersions
+
+if TYPE_CHECKING:
+    from pipeline.worker.metrics import WorkerMetrics
 
 log = logging.getLogger("pipeline.worker")
 
@@ -92,6 +95,11 @@ class Worker:
         self.store = JobStore(self.pool)
         self.metrics: WorkerMetrics | None = None
         if self.settings.metrics_port is not None:
+            # Only here: prometheus_client is the metrics extra, which a worker without
+            # --metrics-port does without.
+            with needs_extra("metrics", "the worker's /metrics endpoint (--metrics-port)"):
+                from pipeline.worker.metrics import WorkerMetrics
+
             self.metrics = WorkerMetrics(str(self.id))
         retry_max_s = self.settings.db_retry_max_s
         self.table = InFlightTable(self.settings.concurrency, self._wake)

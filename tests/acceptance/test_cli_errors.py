@@ -197,11 +197,11 @@ def test_submit_wait_fails_at_once_with_the_log_when_its_worker_cannot_start(
     env: dict[str, str], tmp_path: Path
 ) -> None:
     project = bogus_project(tmp_path / "project")
-    (project / "broken_app.py").write_text("raise RuntimeError('broken_app refuses to load')\n")
     # --timeout is the default 1800 s: only noticing the worker's exit ends this in time.
     result = subprocess.run(
         [*pipeline_exe(), "submit", str(TENDER), "--wait"],
-        env={**env, "PIPELINE_APP": "broken_app"},  # found in the current directory
+        # Read by the worker alone (submit has no such flag), which refuses it at start.
+        env={**env, "PIPELINE_LOG_FORMAT": "broken"},
         cwd=project,
         capture_output=True,
         text=True,
@@ -209,8 +209,8 @@ def test_submit_wait_fails_at_once_with_the_log_when_its_worker_cannot_start(
         stdin=subprocess.DEVNULL,
     )
     assert result.returncode == 1, result.stderr
-    assert "worker this command started exited with code 1" in result.stderr
-    assert "broken_app refuses to load" in result.stderr
+    assert "worker this command started exited with code 2" in result.stderr
+    assert "unknown log format 'broken'" in result.stderr
     log = next((tmp_path / "home" / "logs").glob("submit-worker-*.log"))
     assert str(log) in result.stderr
     assert "no worker of this command is left" in result.stderr

@@ -191,7 +191,7 @@ def test_a_document_grid_turns_from_queued_to_done_while_a_worker_runs(
     assert row is not None
     run = int(row[0])
     # Only the upload runs first: it fans out the pages, which stay queued for the browser to see.
-    uploader = start_worker("--stage", "upload")
+    uploader = start_worker("--app", "documents", "--stage", "upload")
     browser.get(f"{dashboard}/runs/{run}")
 
     def tiles() -> list[str]:
@@ -207,7 +207,7 @@ def test_a_document_grid_turns_from_queued_to_done_while_a_worker_runs(
     uploader.signal(signal.SIGTERM)
     uploader.wait()
 
-    start_worker("--stage", "ocr", "--stage", "extract")
+    start_worker("--app", "documents", "--stage", "ocr", "--stage", "extract")
     wait_for(lambda: tiles() == ["done", "done"], what="done page tiles", timeout=90)
     wait_for(
         lambda: "%" in text_at(browser, '#fields tr[data-field="title"]'),

@@ -132,8 +132,9 @@ def test_a_worker_killed_mid_document_costs_one_page_and_no_duplicates(
     assert submitted.returncode == 0, submitted.stderr
     doc = count(conn, "SELECT id FROM pipeline.jobs WHERE type = 'upload'")
     first = start_worker(
-        "--stage", "upload", "--stage", "ocr", "--stage", "extract", "--concurrency", "1"
-    )
+        "--app", "documents", "--stage", "upload", "--stage", "ocr", "--stage", "extract",
+        "--concurrency", "1",
+    )  # fmt: skip
     wait_for(
         lambda: (
             count(conn, "SELECT count(*) FROM pipeline.outputs WHERE stage = 'ocr'") >= 1
@@ -150,7 +151,7 @@ def test_a_worker_killed_mid_document_costs_one_page_and_no_duplicates(
     killed = count(conn, "SELECT id FROM pipeline.jobs WHERE type = 'ocr' AND status = 'running'")
     # The dead worker's lease would run out within a minute; let it be over now.
     conn.execute("UPDATE pipeline.active_jobs SET leased_until = now() WHERE status = 'running'")
-    start_worker("--stage", "upload", "--stage", "ocr", "--stage", "extract")
+    start_worker("--app", "documents", "--stage", "upload", "--stage", "ocr", "--stage", "extract")
     wait_for(
         lambda: count(conn, "SELECT count(*) FROM pipeline.outputs WHERE stage = 'extract'"),
         timeout=180,
@@ -222,6 +223,19 @@ def test_the_same_document_submitted_twice_at_once_is_one_document(
     assert count(conn, "SELECT count(*) FROM pipeline.jobs WHERE type = 'upload'") == 2
 
 
+def failed_upload(conn: Conn) -> tuple[int, str]:
+    """The upload's attempts and error, once it failed for good."""
+    wait_for(
+        lambda: count(conn, "SELECT count(*) FROM pipeline.jobs WHERE status = 'failed'"),
+        what="the upload to fail",
+    )
+    row = conn.execute(
+        "SELECT attempts, last_error FROM pipeline.jobs WHERE type = 'upload'"
+    ).fetchone()
+    assert row is not None
+    return int(row[0]), str(row[1])
+
+
 def test_a_document_whose_file_vanished_fails_with_the_reason(
     env: dict[str, str], conn: Conn, tmp_path: Path, start_worker: Callable[..., WorkerProcess]
 ) -> None:
@@ -229,15 +243,9 @@ def test_a_document_whose_file_vanished_fails_with_the_reason(
     blobs = [b for b in (tmp_path / "home" / "blobs").rglob("*") if b.is_file()]
     assert len(blobs) == 1
     blobs[0].unlink()
-    start_worker("--stage", "upload")
-    wait_for(
-        lambda: count(conn, "SELECT count(*) FROM pipeline.jobs WHERE status = 'failed'"),
-        what="the upload to fail",
-    )
-    error = conn.execute(
-        "SELECT attempts, last_error FROM pipeline.jobs WHERE type = 'upload'"
-    ).fetchone()
-    assert error is not None and error[0] == 1 and "gone from blob storage" in error[1]
+    start_worker("--app", "documents", "--stage", "upload")
+    error = failed_upload(conn)
+    assert error[0] == 1 and "gone from blob storage" in error[1]
     # Waiting on the failed document reports why instead of hanging.
     result = run_cli(env, "submit", str(SAMPLES / "tender.pdf"), "--wait", timeout=120)
     assert result.returncode == 1
@@ -260,3 +268,44 @@ def test_doctor_finds_everything_the_pipeline_needs(env: dict[str, str]) -> None
         line.startswith("ok") and "tesseract lib" in line and "in-process" in line
         for line in result.stdout.splitlines()
     ), result.stdout
+
+
+def test_a_worker_reading_another_blob_store_fails_the_document_at_once_naming_both(
+    env: dict[str, str], conn: Conn, tmp_path: Path, start_worker: Callable[..., WorkerProcess]
+) -> None:
+    submitter, reader = tmp_path / "submitter-blobs", tmp_path / "worker-blobs"
+    submitted = run_cli(
+        {**env, "PIPELINE_BLOB_URL": str(submitter)}, "submit", str(SAMPLES / "tender.pdf")
+    )
+    assert submitted.returncode == 0, submitted.stderr
+    start_worker(
+        "--app", "documents", "--stage", "upload", environ={**env, "PIPELINE_BLOB_URL": str(reader)}
+    )
+    error = failed_upload(conn)
+    assert error[0] == 1, error
+    assert f"stored in {submitter.as_uri()}" in error[1]
+    assert f"reads the blob store {reader.as_uri()}" in error[1]
+    assert "gone" not in error[1]
+
+
+def test_submit_names_the_document_stages_no_running_worker_has(
+    env: dict[str, str], conn: Conn, start_worker: Callable[..., WorkerProcess]
+) -> None:
+    tender = str(SAMPLES / "tender.pdf")
+    # A worker of another app (jobs_app, from PIPELINE_APP) runs none of the document stages.
+    other = start_worker("--stage", "effect")
+    wait_for(lambda: count(conn, "SELECT count(*) FROM pipeline.workers"), what="the worker")
+    alone = run_cli(env, "submit", tender, "--tenant", "a")
+    assert alone.returncode == 0, alone.stderr
+    assert "no running worker has the documents app's stages upload, ocr, extract" in alone.stderr
+    assert "pipeline worker --app documents" in alone.stderr
+    other.signal(signal.SIGTERM)
+    assert other.wait() == 0
+    start_worker("--app", "documents", "--stage", "ocr", "--stage", "extract")
+    wait_for(
+        lambda: count(conn, "SELECT count(*) FROM pipeline.workers WHERE 'ocr' = ANY(stages)"),
+        what="the documents worker",
+    )
+    partly = run_cli(env, "submit", tender, "--tenant", "b")
+    assert partly.returncode == 0, partly.stderr
+    assert "no running worker has the documents app's stages upload:" in partly.stderr

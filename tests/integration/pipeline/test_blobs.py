@@ -496,3 +496,16 @@ def test_local_blob_directories_are_private_to_the_user(tmp_path: Path) -> None:
     assert path.stat().st_mode & 0o077 == 0
     for directory in (tmp_path / "blobs", path.parent):
         assert directory.stat().st_mode & 0o077 == 0, directory
+
+
+def test_a_store_url_is_what_pipeline_blob_url_takes_back_and_holds_no_secret(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    local = blobs.blob_store_from_url(str(tmp_path / "blobs"))
+    assert local.url == (tmp_path / "blobs").as_uri()
+    assert blobs.blob_store_from_url(local.url).url == local.url
+    monkeypatch.setenv("PIPELINE_S3_ENDPOINT_URL", "http://minio:s3cret@127.0.0.1:9000")
+    remote = blobs.blob_store_from_url("s3://docs/tenders/")
+    assert remote.url == "s3://docs/tenders"
+    assert blobs.blob_store_from_url(remote.url).url == remote.url
+    assert "s3cret" not in remote.url

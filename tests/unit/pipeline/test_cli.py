@@ -116,7 +116,7 @@ def test_log_levels_are_read_in_any_case(capsys: pytest.CaptureFixture[str], lev
         ["enqueue", "noop", "{}", "--priority", "-32768", "--delay", "3600", "--tenant", "-"],
         ["jobs", "list", "--limit", "10000", "--status", "failed"],
         ["jobs", "show", "9223372036854775807"],
-        ["worker", "--grace", "0", "--concurrency", "1024"],
+        ["worker", "--grace", "0", "--concurrency", "1024", "--app", "documents"],
     ],
 )
 def test_input_at_the_edge_of_each_range_is_accepted(
