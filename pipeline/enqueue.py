@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import psycopg
+from pydantic import BaseModel
 
-from pipeline.errors import InvalidPayload
+from pipeline import recorded_stages as recorded
+from pipeline.errors import InvalidPayload, UnknownStage
 from pipeline.plans import Plan, Statement, Steps, execute, sync_api
 from pipeline.queries import Q
-from pipeline.stage import REGISTRY, Registry
+from pipeline.stage import (
+    LEASE_S_DEFAULT,
+    MAX_ATTEMPTS_DEFAULT,
+    REGISTRY,
+    Registry,
+)
 from pipeline.tracing import current_traceparent
 from pipeline.validation import (
     InvalidJob,
@@ -19,6 +27,7 @@ from pipeline.validation import (
     check_payload_size,
     check_priority,
     check_tenant_id,
+    storable_json,
     storable_model_json,
 )
 
@@ -50,16 +59,22 @@ def _when(run_after: datetime | timedelta | None) -> datetime | None:
     return run_after
 
 
-def job_row(request: JobRequest, registry: Registry) -> dict[str, Any]:
-    """The validated columns of one job, the stage's defaults filled in."""
+def job_row(request: JobRequest, registry: Registry, *, validate: bool = True) -> dict[str, Any]:
+    """The validated columns of one job of a stage in `registry`, its defaults filled in."""
     spec = registry.get(request.type)
     # Refused here, with the reason, rather than by the database inside someone's transaction
     # (a stage's completing one, where it would cost the job).
     try:
-        payload_json = storable_model_json(spec.validate(request.payload))
+        if validate:
+            payload_json = storable_model_json(spec.validate(request.payload))
+        else:
+            payload_json = storable_json(_plain(request.payload))
     except ValueError as exc:
-        reason = f"payload for stage {request.type!r} cannot be stored: {exc}"
-        raise InvalidPayload(reason) from None
+        raise _unstorable(request.type, exc) from None
+    return _row(request, payload_json, spec)
+
+
+def _row(request: JobRequest, payload_json: str, spec: _HasDefaults) -> dict[str, Any]:
     check_payload_size(payload_json, request.type)
     tenant = check_tenant_id(request.tenant_id)
     dedup_key = check_dedup_key(request.dedup_key)
@@ -70,7 +85,7 @@ def job_row(request: JobRequest, registry: Registry) -> dict[str, Any]:
         "type": request.type,
         "tenant_id": tenant,
         "payload": payload_json,  # JSON text: encoded once, here
-        # A stage's own priority was checked when it was registered.
+        # A stage's own priority was checked when it was registered (or recorded).
         "priority": spec.priority if request.priority is None else check_priority(request.priority),
         "max_attempts": max_attempts,
         "lease_seconds": spec.lease_s,
@@ -81,6 +96,81 @@ def job_row(request: JobRequest, registry: Registry) -> dict[str, Any]:
         "join_id": request.join_id,
         "traceparent": current_traceparent(),
     }
+
+
+class _HasDefaults(Protocol):
+    """What a job takes from its stage when the request leaves it out."""
+
+    @property
+    def max_attempts(self) -> int: ...
+    @property
+    def lease_s(self) -> int: ...
+    @property
+    def priority(self) -> int: ...
+
+
+class _Defaults(NamedTuple):
+    """A stage's defaults when it is known by name only: as a worker recorded them, or the
+    library's when no worker did (an unvalidated enqueue, before any worker started)."""
+
+    max_attempts: int = MAX_ATTEMPTS_DEFAULT
+    lease_s: int = LEASE_S_DEFAULT
+    priority: int = 0
+
+
+def _plain(payload: Any) -> Any:
+    return payload.model_dump(mode="json") if isinstance(payload, BaseModel) else payload
+
+
+def _unstorable(stage: str, exc: ValueError) -> InvalidPayload:
+    return InvalidPayload(f"payload for stage {stage!r} cannot be stored: {exc}")
+
+
+Rows = list[dict[str, Any]]
+
+
+def job_rows(requests: Sequence[JobRequest], registry: Registry, *, validate: bool) -> Steps[Rows]:
+    """The rows of `requests`. A stage in `registry` (this process's code) is checked now,
+    before anything connects; any other is looked up by name in what workers recorded, by the
+    first statement of the plan these steps begin."""
+    rows = [
+        job_row(r, registry, validate=validate) if r.type in registry else None for r in requests
+    ]
+    return _rows_by_name(requests, rows, registry, validate)
+
+
+def _rows_by_name(
+    requests: Sequence[JobRequest],
+    rows: list[dict[str, Any] | None],
+    registry: Registry,
+    validate: bool,
+) -> Steps[Rows]:
+    names = sorted({r.type for r, row in zip(requests, rows, strict=True) if row is None})
+    if names:
+        found = recorded.by_name((yield from recorded.read_steps(names)))
+        unknown = [n for n in names if n not in found]
+        if unknown and validate:
+            known = yield from recorded.names_steps()
+            raise UnknownStage(unknown[0], sorted({*registry.names(), *known}), recorded=True)
+        for index, request in enumerate(requests):
+            if rows[index] is None:
+                rows[index] = _recorded_row(request, found, validate)
+    return [row for row in rows if row is not None]
+
+
+def _recorded_row(
+    request: JobRequest, found: dict[str, list[recorded.RecordedStage]], validate: bool
+) -> dict[str, Any]:
+    try:
+        payload_json = storable_json(_plain(request.payload))
+    except ValueError as exc:
+        raise _unstorable(request.type, exc) from None
+    if validate:
+        # The schema describes the JSON the payload is stored as, not the Python values.
+        recorded.check_payload(request.type, found[request.type], json.loads(payload_json))
+    version = recorded.defaults(found, request.type)
+    defaults = _Defaults() if version is None else version
+    return _row(request, payload_json, defaults)
 
 
 def enqueue_plan(
@@ -94,6 +184,7 @@ def enqueue_plan(
     max_attempts: int | None = None,
     parent_id: int | None = None,
     root_id: int | None = None,
+    validate: bool = True,
     registry: Registry | None = None,
 ) -> Plan[int]:
     """Insert one job on `conn` (inside its open transaction, if any) and return its id.
@@ -101,11 +192,17 @@ def enqueue_plan(
     The payload is validated first: an unknown stage, a bad payload or one over the payload
     limit (PayloadTooLarge), a tenant id or dedup key too long to index (InvalidJob) raises and
     inserts nothing. With a dedup_key already taken for this type, the existing job's id comes back.
+
+    `type` need not be a stage this process imports: a stage a worker recorded
+    (pipeline.recorded_stages) is validated against its recorded JSON schema and takes its
+    recorded defaults. validate=False stores the payload as given (still JSON, within the
+    payload limit) and leaves the check to the worker that claims the job; it enqueues a stage
+    no worker has recorded yet too, with the library's defaults.
     """
     request = JobRequest(
         type, payload, tenant_id, priority, run_after, dedup_key, max_attempts, parent_id, root_id
     )
-    return Plan(insert_row_steps(job_row(request, registry or REGISTRY))).then(_first)
+    return Plan(_insert_one(job_rows([request], registry or REGISTRY, validate=validate)))
 
 
 def enqueue_once_plan(
@@ -115,23 +212,32 @@ def enqueue_once_plan(
     dedup_key: str,
     tenant_id: str | int | None = None,
     priority: int | None = None,
+    validate: bool = True,
     registry: Registry | None = None,
 ) -> Plan[tuple[int, bool]]:
     """Like enqueue with a dedup key, and says whether the job is new (True) or was there."""
     request = JobRequest(type, payload, tenant_id, priority, dedup_key=dedup_key)
-    return Plan(insert_row_steps(job_row(request, registry or REGISTRY)))
+    rows = job_rows([request], registry or REGISTRY, validate=validate)
+    return Plan(_insert_one_found(rows))
 
 
 def enqueue_many_plan(
     requests: Iterable[JobRequest],
     *,
+    validate: bool = True,
     registry: Registry | None = None,
 ) -> Plan[list[int]]:
     """Insert many jobs in one statement; returns the ids inserted (dedup conflicts are skipped).
 
-    Every payload is validated before anything is sent, so one bad job inserts none.
+    Every payload is validated before anything is sent (against what workers recorded, for a
+    stage this process does not import: see enqueue), so one bad job inserts none.
     """
-    return insert_rows_plan([job_row(r, registry or REGISTRY) for r in requests])
+    known = registry or REGISTRY
+    requests = list(requests)
+    if all(r.type in known for r in requests):
+        return insert_rows_plan([job_row(r, known, validate=validate) for r in requests])
+    # The records are read and the rows inserted together, on an autocommit connection too.
+    return Plan(_insert_all(job_rows(requests, known, validate=validate)), atomic=True)
 
 
 # The public functions: `enqueue(conn, ...)` runs enqueue_plan(...) on what `conn` holds;
@@ -141,8 +247,18 @@ enqueue_once = sync_api(enqueue_once_plan)
 enqueue_many = sync_api(enqueue_many_plan)
 
 
-def _first(found: tuple[int, bool]) -> int:
-    return found[0]
+def _insert_one(rows: Steps[Rows]) -> Steps[int]:
+    return (yield from _insert_one_found(rows))[0]
+
+
+def _insert_one_found(rows: Steps[Rows]) -> Steps[tuple[int, bool]]:
+    (row,) = yield from rows
+    return (yield from insert_row_steps(row))
+
+
+def _insert_all(rows: Steps[Rows]) -> Steps[list[int]]:
+    made = yield from rows
+    return (yield from _insert_chunks(list(_chunks(made)) if made else []))
 
 
 def insert_row(conn: psycopg.Connection[Any], row: dict[str, Any]) -> tuple[int, bool]:

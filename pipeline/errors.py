@@ -12,11 +12,21 @@ class DatabaseUnavailable(PipelineError):
 
 
 class UnknownStage(PipelineError):
-    def __init__(self, name: str, known: list[str]) -> None:
-        hint = (
-            ", ".join(sorted(known)) or "none: load your stages with --app MODULE or PIPELINE_APP"
-        )
-        super().__init__(f"unknown stage {name!r}; registered stages: {hint}")
+    """A stage name neither this process's code knows nor, when `recorded`, any worker
+    recorded (pipeline.recorded_stages)."""
+
+    def __init__(self, name: str, known: list[str], *, recorded: bool = False) -> None:
+        if recorded:
+            hint = ", ".join(sorted(known)) or (
+                "none: no worker has recorded its stages in this database, and no app is loaded"
+            )
+            where = " (imported here or recorded by workers)"
+        else:
+            hint = ", ".join(sorted(known)) or (
+                "none: load your stages with --app MODULE or PIPELINE_APP"
+            )
+            where = ""
+        super().__init__(f"unknown stage {name!r}; registered stages{where}: {hint}")
         self.name = name
 
 

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 from pipeline import inputs
 from pipeline.errors import InvalidPayload, PermanentError, RetryableError, UnknownStage
 from pipeline.retry_delays import BACKOFF_BASE_S, BACKOFF_CAP_S
+from pipeline.schema_fit import misfits
 from pipeline.validation import InvalidJob
 
 MAX_ATTEMPTS_DEFAULT = 5  #: runs started before a job fails for good
@@ -90,13 +91,26 @@ class StageSpec:
             raise ValueError(f"stage {self.name!r}: then={self.then!r} needs an output model")
 
     @functools.cached_property
+    def input_schema(self) -> dict[str, Any] | None:
+        """The input model's JSON schema, as a payload must match it; None when a field's type
+        has none."""
+        return _json_schema(self.input_model, "validation")
+
+    @functools.cached_property
+    def output_schema(self) -> dict[str, Any] | None:
+        """The output model's JSON schema, as its outputs are written (serialization mode)."""
+        return (
+            None if self.output_model is None else _json_schema(self.output_model, "serialization")
+        )
+
+    @functools.cached_property
     def version(self) -> str:
         """A fingerprint of the input model's JSON schema: what a worker advertises, so that one
         whose model rejects a payload can tell a worker running another version of the stage
-        (which may accept it) from one running the same (which will not)."""
-        try:
-            schema: Any = self.input_model.model_json_schema()
-        except Exception:  # a field type with no JSON schema: the fields as pydantic sees them
+        (which may accept it) from one running the same (which will not). Workers record each
+        version's schema in pipeline.stages (pipeline/recorded_stages.py)."""
+        schema: Any = self.input_schema
+        if schema is None:  # a field type with no JSON schema: the fields as pydantic sees them
             schema = repr(sorted(self.input_model.model_fields.items()))
         text = json.dumps(schema, sort_keys=True, default=repr)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -127,8 +141,35 @@ class StageSpec:
         return self.retry_on is not None and not isinstance(exc, self.retry_on)
 
 
+def _json_schema(
+    model: type[BaseModel], mode: Literal["validation", "serialization"]
+) -> dict[str, Any] | None:
+    try:
+        return model.model_json_schema(mode=mode)
+    except Exception:  # e.g. a field of an arbitrary type: pydantic has no schema for it
+        return None
+
+
+def chain_misfits(producer: StageSpec, target: StageSpec) -> list[str]:
+    """Why `target`'s input model may refuse `producer`'s output (pipeline.schema_fit), as far
+    as their JSON schemas say; empty when it fits or a schema is missing."""
+    if producer.output_schema is None or target.input_schema is None:
+        return []
+    return misfits(producer.output_schema, target.input_schema)
+
+
+class ChainMisfit(ValueError):
+    """A stage's then= names a stage whose input model refuses its output model."""
+
+
 class Registry:
-    """Stage name to spec. The default registry is filled by @stage at import time."""
+    """Stage name to spec. The default registry is filled by @stage at import time.
+
+    A stage's then= target is checked when the second of the pair is added, whichever comes
+    first in the code: an output the target's input refuses is refused here (ChainMisfit), at
+    import, rather than failing every job of the stage once its work is done. A target that is
+    never added is what check_chains() finds, once every app is loaded.
+    """
 
     def __init__(self) -> None:
         self._stages: dict[str, StageSpec] = {}
@@ -137,7 +178,33 @@ class Registry:
         existing = self._stages.get(spec.name)
         if existing is not None and existing.fn is not spec.fn:
             raise ValueError(f"stage {spec.name!r} is defined twice")
+        target = self._stages.get(spec.then) if spec.then is not None else None
+        if spec.then == spec.name:
+            target = spec
+        pairs = [(spec, target)] if target is not None else []
+        pairs += [
+            (s, spec) for s in self._stages.values() if s.then == spec.name and s is not existing
+        ]
+        for producer, consumer in pairs:
+            reasons = chain_misfits(producer, consumer)
+            if reasons:
+                raise ChainMisfit(
+                    f"stage {producer.name!r} has then={consumer.name!r}, whose input model "
+                    f"{consumer.input_model.__name__} does not take its output model "
+                    f"{_name(producer.output_model)}: " + "; ".join(reasons)
+                )
         self._stages[spec.name] = spec
+
+    def check_chains(self, names: Iterable[str] | None = None) -> None:
+        """ValueError when a stage of `names` (all by default) names a then= target that is
+        not registered: its jobs would do their work and then fail for good."""
+        for spec in self.select(names):
+            if spec.then is not None and spec.then not in self._stages:
+                known = ", ".join(self.names())
+                raise ValueError(
+                    f"stage {spec.name!r}: then={spec.then!r} names no registered stage "
+                    f"(registered: {known}); load the app that defines it too"
+                )
 
     def get(self, name: str) -> StageSpec:
         try:
@@ -157,6 +224,10 @@ class Registry:
 
     def __contains__(self, name: object) -> bool:
         return name in self._stages
+
+
+def _name(model: type[BaseModel] | None) -> str:
+    return "None" if model is None else model.__name__
 
 
 REGISTRY = Registry()

@@ -20,6 +20,8 @@ from psycopg_pool import ConnectionPool
 from pipeline.errors import LeaseLost
 from pipeline.history import healing
 from pipeline.queries import Q
+from pipeline.recorded_stages import record_stages
+from pipeline.stage import StageSpec
 
 #: shutdown releases per job that refund the attempt; later ones are charged
 FREE_RELEASES = 3
@@ -220,6 +222,12 @@ class JobStore:
     def register_worker(self, worker: WorkerInfo) -> None:
         with self.pool.connection() as conn:
             conn.execute(Q["register_worker"], worker.params())
+
+    def record_stages(self, worker: WorkerInfo, specs: Iterable[StageSpec]) -> None:
+        """Record the worker's stages (pipeline.recorded_stages), for code that enqueues them
+        by name or names them without importing them."""
+        with self.pool.connection() as conn:
+            record_stages(conn, specs, worker.id, socket.gethostname())
 
     def unregister_worker(self, worker_id: uuid.UUID) -> None:
         with self.pool.connection() as conn:

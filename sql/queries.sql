@@ -399,6 +399,39 @@ INSERT INTO pipeline.workers (id, hostname, pid, stages, concurrency, stage_vers
 VALUES (%(worker_id)s, %(hostname)s, %(pid)s, %(stages)s, %(concurrency)s, %(versions)s)
 ON CONFLICT (id) DO UPDATE SET last_seen = now();
 
+-- name: record_stages
+-- A starting worker's stages, one row per (stage, version of its input model): a version
+-- already there takes this worker's settings and time, a new one is added beside the others.
+INSERT INTO pipeline.stages AS s (name, version, input_schema, output_schema, then_stage,
+                                  max_attempts, lease_seconds, priority, tenant_cap,
+                                  recorded_by, hostname)
+SELECT r.name, r.version, r.input_schema, r.output_schema, r.then_stage, r.max_attempts,
+       r.lease_seconds, r.priority, r.tenant_cap, %(worker_id)s, %(hostname)s
+FROM jsonb_to_recordset(%(stages)s::jsonb) AS r(
+    name text, version text, input_schema jsonb, output_schema jsonb, then_stage text,
+    max_attempts integer, lease_seconds integer, priority smallint, tenant_cap integer)
+ON CONFLICT (name, version) DO UPDATE
+SET input_schema = EXCLUDED.input_schema, output_schema = EXCLUDED.output_schema,
+    then_stage = EXCLUDED.then_stage, max_attempts = EXCLUDED.max_attempts,
+    lease_seconds = EXCLUDED.lease_seconds, priority = EXCLUDED.priority,
+    tenant_cap = EXCLUDED.tenant_cap, recorded_by = EXCLUDED.recorded_by,
+    hostname = EXCLUDED.hostname, updated_at = now();
+
+-- name: recorded_stages
+-- The recorded versions of the stages named (of every stage when names is NULL), the latest
+-- recorded first, each with whether a live worker runs it (its stage_versions says so).
+SELECT s.name, s.version, s.input_schema, s.output_schema, s.then_stage, s.max_attempts,
+       s.lease_seconds, s.priority, s.tenant_cap, s.recorded_by, s.hostname, s.updated_at,
+       EXISTS (SELECT FROM pipeline.workers AS w
+               WHERE w.stage_versions ->> s.name = s.version
+                 AND w.last_seen > now() - make_interval(secs => %(alive_s)s)) AS live
+FROM pipeline.stages AS s
+WHERE %(names)s::text[] IS NULL OR s.name = ANY(%(names)s::text[])
+ORDER BY s.name, s.updated_at DESC, s.version;
+
+-- name: recorded_stage_names
+SELECT DISTINCT name FROM pipeline.stages ORDER BY name;
+
 -- name: other_stage_version_alive
 -- Whether a live worker other than this one runs another version of the stage than `version`
 -- (or does not say which: a worker of an older package), so may accept a payload this one

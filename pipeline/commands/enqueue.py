@@ -23,17 +23,36 @@ from pipeline.commands.api import (
     tenant_arg,
     text_arg,
 )
+from pipeline.commands.known_stages import one_line
 from pipeline.enqueue import enqueue
 from pipeline.errors import InvalidPayload, UnknownStage
+from pipeline.stage import REGISTRY
 from pipeline.validation import InvalidJob
 from pipeline.vocabulary import DEDUP_KEY_MAX_BYTES, DELAY_MAX_S
 
 
 def add_commands(sub: Subcommands) -> None:
-    e = add_command(sub, "enqueue", run, "enqueue one job; prints its id")
+    add_arguments(add_command(sub, "enqueue", run, "enqueue one job; prints its id"))
+
+
+def add_arguments(e: argparse.ArgumentParser) -> None:
+    """The arguments of `pipeline enqueue`, which `pipeline jobs enqueue` takes too."""
     e.add_argument("type", type=stage_arg)
     e.add_argument("payload", help="JSON object")
-    e.add_argument("--app", action="append", type=text_arg, default=[])
+    e.add_argument(
+        "--app",
+        action="append",
+        type=text_arg,
+        default=[],
+        help="module defining the stage; without it, a stage a worker recorded is checked "
+        "against its recorded JSON schema",
+    )
+    e.add_argument(
+        "--no-validate",
+        dest="validate",
+        action="store_false",
+        help="store the payload as given; the worker that claims the job validates it",
+    )
     e.add_argument("--tenant", type=tenant_arg)
     e.add_argument("--priority", type=priority_arg, help="higher runs first; -32768..32767")
     when = e.add_mutually_exclusive_group()
@@ -58,6 +77,8 @@ def add_commands(sub: Subcommands) -> None:
 def run(args: argparse.Namespace) -> int:
     payload = parse_payload(args.payload)
     load_apps(args.app)
+    if args.app and args.type not in REGISTRY:  # the code given decides
+        raise CliError(str(UnknownStage(args.type, REGISTRY.names())), EXIT_USAGE)
     _, conn = open_db()
     with conn:
         try:
@@ -69,9 +90,10 @@ def run(args: argparse.Namespace) -> int:
                 priority=args.priority,
                 run_after=timedelta(seconds=args.delay) if args.delay else not_before(args.at),
                 dedup_key=args.dedup_key,
+                validate=args.validate,
             )
         except (UnknownStage, InvalidPayload, InvalidJob) as exc:
-            raise CliError(str(exc), EXIT_USAGE) from exc
+            raise CliError(one_line(exc, args.type), EXIT_USAGE) from exc
     print(job_id)
     return EXIT_OK
 

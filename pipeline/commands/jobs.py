@@ -16,6 +16,7 @@ from typing import Any
 import psycopg
 
 from pipeline.admin import jobs as admin
+from pipeline.commands import enqueue as enqueue_command
 from pipeline.commands.api import (
     EXIT_OK,
     EXIT_USAGE,
@@ -83,6 +84,10 @@ def add_commands(sub: Subcommands) -> None:
     tenant_option(retry)
     batch_option(retry)
 
+    enqueue_command.add_arguments(
+        verbs.add_parser("enqueue", help="enqueue one job; prints its id")
+    )
+
     cancel = verbs.add_parser(
         "cancel", help="cancel a queued or running job (or a stage's queued ones: --queued)"
     )
@@ -110,6 +115,8 @@ def _check_target(args: argparse.Namespace, bulk_flag: str, bulk: bool) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.jobs_command == "enqueue":  # `pipeline enqueue`, beside the other verbs on jobs
+        return enqueue_command.run(args)
     if args.jobs_command == "retry":
         _check_target(args, "--failed", args.failed)
     elif args.jobs_command == "cancel":

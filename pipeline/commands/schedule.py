@@ -8,8 +8,6 @@ import sys
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
-from pydantic import ValidationError
-
 from pipeline import inputs
 from pipeline.commands.api import (
     EXIT_OK,
@@ -19,7 +17,6 @@ from pipeline.commands.api import (
     add_command,
     argument,
     integer_arg,
-    load_apps,
     open_db,
     parse_payload,
     printable,
@@ -27,7 +24,7 @@ from pipeline.commands.api import (
     tenant_arg,
     text_arg,
 )
-from pipeline.errors import InvalidPayload, UnknownStage
+from pipeline.commands.known_stages import check_stage
 from pipeline.inputs import CATCH_UP_MAX
 from pipeline.schedules import (
     InvalidSchedule,
@@ -41,7 +38,6 @@ from pipeline.schedules import (
     resume_schedule,
     save_schedule,
 )
-from pipeline.stage import REGISTRY
 
 # -- argument types (pipeline.inputs' checks, as the library applies them to a definition)
 
@@ -101,17 +97,6 @@ def add_commands(sub: Subcommands) -> None:
         p.add_argument("name", type=name_arg)
 
 
-def _one_line(exc: Exception, stage: str) -> str:
-    """pydantic's report on one line: field and reason per error."""
-    cause = exc.__cause__
-    if isinstance(exc, InvalidPayload) and isinstance(cause, ValidationError):
-        reasons = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'payload'}: {e['msg']}" for e in cause.errors()
-        )
-        return f"invalid payload for stage {stage!r}: {reasons}"
-    return " ".join(str(exc).split())
-
-
 def _add(args: argparse.Namespace) -> int:
     payload = parse_payload(args.payload)
     try:
@@ -127,13 +112,10 @@ def _add(args: argparse.Namespace) -> int:
         )
     except InvalidSchedule as exc:
         raise CliError(str(exc), EXIT_USAGE) from exc
-    load_apps(args.app)
-    try:
-        item.check(REGISTRY)
-    except (UnknownStage, InvalidPayload) as exc:
-        raise CliError(_one_line(exc, item.stage), EXIT_USAGE) from exc
     _, conn = open_db()
     with conn:
+        # Each fire validates the payload again, with the firing worker's model.
+        check_stage(conn, item.stage, args.app, item.payload)
         try:
             new, next_fire_at = save_schedule(conn, item)
         except ScheduleOwnedByCode as exc:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 from dataclasses import asdict
+from typing import Any
+
+import psycopg
 
 from pipeline.admin.tenants import clear_cap, set_cap, tenant_loads
 from pipeline.commands.api import (
     EXIT_OK,
-    EXIT_USAGE,
     CliError,
     Subcommands,
     add_command,
@@ -21,6 +23,8 @@ from pipeline.commands.api import (
     tenant_arg,
     text_arg,
 )
+from pipeline.commands.known_stages import check_stage
+from pipeline.recorded_stages import by_name, current, recorded_stages
 from pipeline.stage import REGISTRY
 
 
@@ -49,19 +53,11 @@ def add_commands(sub: Subcommands) -> None:
     ls.add_argument("--json", action="store_true", help="one JSON object per line")
 
 
-def _known_stage(stage: str, apps: list[str]) -> None:
-    load_apps(apps)
-    if stage not in REGISTRY:
-        known = ", ".join(REGISTRY.names()) or "none: load your stages with --app or PIPELINE_APP"
-        raise CliError(f"unknown stage {stage!r}; registered stages: {known}", EXIT_USAGE)
-
-
 def run(args: argparse.Namespace) -> int:
-    if args.tenants_command in ("set-cap", "clear-cap"):
-        _known_stage(args.stage, args.app)
     _, conn = open_db()
     with conn:
         if args.tenants_command == "set-cap":
+            check_stage(conn, args.stage, args.app)
             set_cap(conn, args.tenant, args.stage, args.cap)
             print(
                 f"tenant {printable(args.tenant)}: at most {args.cap} running "
@@ -69,6 +65,9 @@ def run(args: argparse.Namespace) -> int:
             )
         elif args.tenants_command == "clear-cap":
             if not clear_cap(conn, args.tenant, args.stage):
+                # A cap of a stage gone from code and records still clears; a name that is
+                # neither is most likely a typo, said as such (exit 2).
+                check_stage(conn, args.stage, args.app)
                 raise CliError(
                     f"tenant {printable(args.tenant)} has no cap for stage {printable(args.stage)}"
                 )
@@ -76,13 +75,14 @@ def run(args: argparse.Namespace) -> int:
         else:
             load_apps(args.app)
             loads = tenant_loads(conn, args.tenant)
+            defaults = _default_caps(conn, {load.stage for load in loads})
             if args.json:
                 for load in loads:
-                    print(json.dumps(asdict(load) | {"default_cap": _default_cap(load.stage)}))
+                    print(json.dumps(asdict(load) | {"default_cap": defaults.get(load.stage)}))
                 return EXIT_OK
             print(f"{'tenant':<24}{'stage':<16}{'cap':>8}{'running':>9}{'queued':>9}")
             for load in loads:
-                cap = load.cap if load.cap is not None else _default_cap(load.stage)
+                cap = load.cap if load.cap is not None else defaults.get(load.stage)
                 shown = "-" if cap is None else f"{cap}{'' if load.cap is not None else '*'}"
                 print(
                     f"{printable(load.tenant_id):<24}{printable(load.stage):<16}{shown:>8}"
@@ -93,6 +93,17 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _default_cap(stage: str) -> int | None:
-    spec = REGISTRY.get_or_none(stage)
-    return None if spec is None else spec.tenant_cap
+def _default_caps(conn: psycopg.Connection[Any], stages: set[str]) -> dict[str, int | None]:
+    """Each stage's @stage(tenant_cap=): from the code loaded here, else as a live worker (or
+    the last to start) recorded it."""
+    caps: dict[str, int | None] = {}
+    for stage in stages:
+        spec = REGISTRY.get_or_none(stage)
+        if spec is not None:
+            caps[stage] = spec.tenant_cap
+    missing = sorted(stages - caps.keys())
+    if missing:
+        found = by_name(recorded_stages(conn, missing))
+        for stage, versions in found.items():
+            caps[stage] = current(versions)[0].tenant_cap
+    return caps

@@ -74,6 +74,9 @@ class Worker:
         self.specs = {spec.name: spec for spec in self.registry.select(stages)}
         if not self.specs:
             raise ValueError("no stages to run: register some with @stage and load them with --app")
+        # A then= target missing from the code would fail every job of the stage once its work
+        # is done: refused before the worker claims anything.
+        self.registry.check_chains(self.specs)
         self.settings = settings or WorkerSettings()
         self.dsn = dsn
         self.id = uuid.uuid4()
@@ -178,6 +181,9 @@ class Worker:
         """Run until stop(); returns the process exit code (0 clean, 1 the worker had to stop)."""
         install_filter()  # the stages' log lines carry their job, whoever configured logging
         self._retry("register", lambda: self.store.register_worker(self.info))
+        self._retry(
+            "record stages", lambda: self.store.record_stages(self.info, self.specs.values())
+        )
         try:
             self._retry("sync schedules", self._sync_schedules)
         except PipelineError as exc:  # a schedule in code names an unknown stage, say

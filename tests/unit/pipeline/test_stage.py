@@ -91,3 +91,84 @@ def test_a_stage_version_follows_its_input_model_and_nothing_else() -> None:
         versions.append(registry.get("resize").version)
     same_model, other_settings, new_field = versions
     assert same_model == other_settings != new_field
+
+
+class Scan(BaseModel):
+    path: str
+
+
+class Text(BaseModel):
+    text: str
+
+
+class Words(BaseModel):
+    words: list[str]
+
+
+def test_then_naming_a_stage_whose_input_refuses_the_output_is_refused_at_registration() -> None:
+    # The producer first: refused when the consumer it names is registered.
+    reg = Registry()
+
+    @stage("ocr", then="count", registry=reg)
+    def ocr(job: Scan, ctx: Context) -> Text:
+        return Text(text="")
+
+    with pytest.raises(ValueError) as raised:
+
+        @stage("count", registry=reg)
+        def count(job: Words, ctx: Context) -> None:
+            return None
+
+    assert str(raised.value) == (
+        "stage 'ocr' has then='count', whose input model Words does not take its output model "
+        "Text: field 'words': required, and the output has no such field"
+    )
+    assert reg.names() == ["ocr"]
+
+    # The consumer first: refused when the producer naming it is registered.
+    reg = Registry()
+
+    @stage("count", registry=reg)
+    def count_first(job: Words, ctx: Context) -> None:
+        return None
+
+    with pytest.raises(ValueError, match="does not take its output model Text"):
+
+        @stage("ocr", then="count", registry=reg)
+        def ocr_then(job: Scan, ctx: Context) -> Text:
+            return Text(text="")
+
+    assert reg.names() == ["count"]
+
+
+def test_then_naming_a_stage_that_takes_the_output_registers() -> None:
+    reg = Registry()
+
+    @stage("ocr", then="index", registry=reg)
+    def ocr(job: Scan, ctx: Context) -> Text:
+        return Text(text="")
+
+    @stage("index", registry=reg)
+    def index(job: Text, ctx: Context) -> None:
+        return None
+
+    reg.check_chains()
+    assert reg.names() == ["index", "ocr"]
+
+
+def test_then_naming_no_registered_stage_is_refused_once_the_apps_are_loaded() -> None:
+    from pipeline import Worker
+
+    reg = Registry()
+
+    @stage("ocr", then="indx", registry=reg)
+    def ocr(job: Scan, ctx: Context) -> Text:
+        return Text(text="")
+
+    with pytest.raises(
+        ValueError, match=r"then='indx' names no registered stage \(registered: ocr\)"
+    ):
+        reg.check_chains()
+    # A worker refuses to start with it, before it connects (the address leads nowhere).
+    with pytest.raises(ValueError, match="then='indx' names no registered stage"):
+        Worker("postgresql://nowhere.invalid/db", registry=reg)
