@@ -43,7 +43,8 @@ def test_every_feature_extra_is_known_with_the_modules_it_installs() -> None:
 
 def test_the_queue_installs_no_feature_dependency() -> None:
     core = {distribution(r) for r in PROJECT["dependencies"]}
-    assert core == {"psycopg", "psycopg-pool", "pydantic", "cronsim", "tzdata"}
+    # jsonschema: enqueue by name checks payloads against the schemas workers recorded.
+    assert core == {"psycopg", "psycopg-pool", "pydantic", "jsonschema", "cronsim", "tzdata"}
 
 
 def test_all_bundles_every_feature_and_dev_pulls_all() -> None:
