@@ -1,5 +1,6 @@
 """The history's daily partitions (pipeline.job_history, one partition per UTC day), made
-ahead of the days jobs finish in, and made on the spot by a finishing write that found none.
+ahead of the days jobs finish in, and made on the spot by a finishing write that found none;
+and the end of the per-minute rollups of finished jobs, which the status views read.
 
 There is no default partition (see sql/functions/make_history_partitions.sql), so a job that
 finishes on a day without a partition makes its write fail with SQLSTATE 23514 (check_violation:
@@ -20,6 +21,11 @@ from pipeline.queries import Q
 
 #: Days of partitions made ahead of today, today not counted.
 HISTORY_DAYS_AHEAD = 7
+#: Seconds the per-minute rollups of finished jobs are kept (pipeline.finished_by_minute): the
+#: status views read the last 24 hours; a day more leaves a late reader, and a clock that
+#: stepped back, whole windows. The rollups' delete trigger counts nothing older than this
+#: (sql/functions/roll_up_finished.sql says "2 days" too).
+ROLLUP_KEEP_S = 2 * 86_400.0
 
 T = TypeVar("T")
 
@@ -28,6 +34,12 @@ def make_partitions(conn: psycopg.Connection[Any], days_ahead: int = HISTORY_DAY
     """Make today's partition and the days_ahead days after it, those missing (UTC, by the
     database's clock); returns how many were made."""
     row = conn.execute(Q["make_history_partitions"], {"days_ahead": days_ahead}).fetchone()
+    return int(row[0]) if row else 0
+
+
+def drop_old_rollups(conn: psycopg.Connection[Any], keep_s: float = ROLLUP_KEEP_S) -> int:
+    """Delete the rollups of minutes older than keep_s; returns how many rows went."""
+    row = conn.execute(Q["rollups_drop_old"], {"keep_s": keep_s}).fetchone()
     return int(row[0]) if row else 0
 
 

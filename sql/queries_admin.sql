@@ -540,3 +540,19 @@ SELECT (SELECT count(*) FROM deleted) AS jobs,
        (SELECT count(*) FROM outputs) AS outputs,
        (SELECT count(*) FROM joins) AS joins,
        (SELECT count(*) FROM keys) AS keys;
+
+-- name: rollups_drop_old
+-- The rollups of finished jobs (pipeline.finished_by_minute, per tenant too) older than
+-- %(keep_s)s seconds: the status views read the last 24 hours of them. Run hourly by the
+-- Partitions service, so each run deletes about an hour of minutes, by index.
+WITH whole AS (
+    DELETE FROM pipeline.finished_by_minute
+    WHERE minute < now() - make_interval(secs => %(keep_s)s::float8)
+    RETURNING 1
+),
+tenants AS (
+    DELETE FROM pipeline.tenant_finished_by_minute
+    WHERE minute < now() - make_interval(secs => %(keep_s)s::float8)
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM whole) + (SELECT count(*) FROM tenants);

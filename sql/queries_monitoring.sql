@@ -6,7 +6,8 @@
 -- %(tenant)s NULL means every tenant; set, every statement matches it, so a read scoped to one
 -- tenant (a dashboard's tenant token) shows nothing of another. The views that count per stage
 -- have no tenant to filter on: for one tenant, monitoring_tenant_* spell the same figures over
--- the same windows from the jobs table, each arm through the partial index its view uses.
+-- the same windows from the hot table, each arm through the partial index its view uses, and
+-- from the tenant's rollups of finished jobs (pipeline.tenant_finished_by_minute).
 
 -- name: monitoring_snapshot
 -- First in a snapshot's transaction: one view of the data for every query that follows, so
@@ -54,63 +55,85 @@ ORDER BY s.stage;
 -- name: monitoring_tenant_stages
 -- monitoring_stages for one tenant: its columns, as pipeline.stage_counts, pipeline.oldest_ready,
 -- pipeline.attempts, pipeline.durations and pipeline.expired_leases count them, over the
--- tenant's jobs alone. Three arms, one per partial index: queued rows through jobs_ready
--- ("tenant_id = T" implies its "tenant_id IS NOT NULL"), running ones through jobs_running, the
--- last day's finished ones through jobs_finished. A stage is listed as the views list it:
--- anything queued or running, or failed or done within the day (not only cancelled).
-SELECT type AS stage,
-       count(*) FILTER (WHERE status = 'queued') AS queued,
-       count(*) FILTER (WHERE status = 'queued' AND run_after <= now()) AS ready,
-       count(*) FILTER (WHERE status = 'running') AS running,
-       count(*) FILTER (WHERE status = 'running' AND leased_until < now()) AS expired_leases,
-       extract(epoch FROM now() - min(run_after) FILTER (WHERE status = 'queued'
-                                                           AND run_after <= now()))::double precision
-           AS oldest_ready_age_s,
-       count(*) FILTER (WHERE status = 'failed' AND last_hour) AS failed_1h,
-       count(*) FILTER (WHERE status = 'failed') AS failed_24h,
-       count(*) FILTER (WHERE status = 'done' AND last_hour) AS completed_1h,
-       (avg(attempts) FILTER (WHERE status = 'done' AND last_hour))::double precision
-           AS avg_attempts_1h,
-       max(attempts) FILTER (WHERE status = 'done' AND last_hour) AS max_attempts_1h,
-       count(*) FILTER (WHERE status = 'done') AS completed_24h,
-       (avg(attempts) FILTER (WHERE status = 'done'))::double precision AS avg_attempts_24h,
-       max(attempts) FILTER (WHERE status = 'done') AS max_attempts_24h,
-       -- run_s is NULL but for the last hour's done jobs, and these aggregates skip NULLs
-       percentile_cont(0.5) WITHIN GROUP (ORDER BY run_s) AS p50_s,
-       percentile_cont(0.95) WITHIN GROUP (ORDER BY run_s) AS p95_s,
-       max(run_s) AS max_s
-FROM (
-    SELECT type, status, run_after, leased_until, attempts,
-           false AS last_hour, NULL::double precision AS run_s
-    FROM pipeline.jobs
-    WHERE status = 'queued' AND tenant_id = %(tenant)s
-    UNION ALL
-    SELECT type, status, run_after, leased_until, attempts, false, NULL
-    FROM pipeline.jobs
-    WHERE status = 'running' AND tenant_id = %(tenant)s
-    UNION ALL
-    SELECT type, status, run_after, leased_until, attempts,
-           finished_at >= now() - interval '1 hour',
-           CASE WHEN status = 'done' AND finished_at >= now() - interval '1 hour'
-                THEN extract(epoch FROM finished_at - started_at)::double precision END
-    FROM pipeline.jobs
-    WHERE status IN ('done', 'failed', 'cancelled') AND finished_at >= now() - interval '24 hours'
-      AND tenant_id = %(tenant)s
-) AS j
-GROUP BY type
-HAVING count(*) FILTER (WHERE status <> 'cancelled') > 0
-ORDER BY type;
+-- tenant's jobs alone. Queued and running jobs from the hot table, one arm per partial index
+-- (queued through jobs_ready: "tenant_id = T" implies its "tenant_id IS NOT NULL"; running
+-- through jobs_running); finished ones from the tenant's rollups of the last day
+-- (tenant_finished_by_minute, by its primary key), over the views' windows of whole minutes.
+-- A stage is listed as the views list it: anything queued or running, or failed or done within
+-- the day (not only cancelled).
+WITH hot AS (
+    SELECT type AS stage,
+           count(*) FILTER (WHERE status = 'queued') AS queued,
+           count(*) FILTER (WHERE status = 'queued' AND run_after <= now()) AS ready,
+           count(*) FILTER (WHERE status = 'running') AS running,
+           count(*) FILTER (WHERE status = 'running' AND leased_until < now()) AS expired_leases,
+           min(run_after) FILTER (WHERE status = 'queued' AND run_after <= now()) AS oldest_ready
+    FROM (
+        SELECT type, status, run_after, leased_until FROM pipeline.active_jobs
+        WHERE status = 'queued' AND tenant_id = %(tenant)s
+        UNION ALL
+        SELECT type, status, run_after, leased_until FROM pipeline.active_jobs
+        WHERE status = 'running' AND tenant_id = %(tenant)s
+    ) AS j
+    GROUP BY type
+),
+finished AS (
+    SELECT stage,
+           sum(jobs) FILTER (WHERE status = 'failed' AND last_hour) AS failed_1h,
+           sum(jobs) FILTER (WHERE status = 'failed') AS failed_24h,
+           sum(jobs) FILTER (WHERE status = 'done' AND last_hour) AS completed_1h,
+           sum(attempts) FILTER (WHERE status = 'done' AND last_hour) AS attempts_1h,
+           max(max_attempts) FILTER (WHERE status = 'done' AND last_hour) AS max_attempts_1h,
+           sum(jobs) FILTER (WHERE status = 'done') AS completed_24h,
+           sum(attempts) FILTER (WHERE status = 'done') AS attempts_24h,
+           max(max_attempts) FILTER (WHERE status = 'done') AS max_attempts_24h,
+           pipeline.histogram_sum(run_hist) FILTER (WHERE status = 'done' AND last_hour)
+               AS run_hist,
+           min(min_run_s) FILTER (WHERE status = 'done' AND last_hour) AS min_s,
+           max(max_run_s) FILTER (WHERE status = 'done' AND last_hour) AS max_s
+    FROM (
+        SELECT stage, status, jobs, attempts, max_attempts, run_hist, min_run_s, max_run_s,
+               minute >= date_trunc('minute', now()) - interval '59 minutes' AS last_hour
+        FROM pipeline.tenant_finished_by_minute
+        WHERE tenant_id = %(tenant)s
+          AND minute >= date_trunc('minute', now()) - interval '1439 minutes'
+    ) AS r
+    GROUP BY stage
+)
+SELECT coalesce(h.stage, f.stage) AS stage,
+       coalesce(h.queued, 0) AS queued,
+       coalesce(h.ready, 0) AS ready,
+       coalesce(h.running, 0) AS running,
+       coalesce(h.expired_leases, 0) AS expired_leases,
+       extract(epoch FROM now() - h.oldest_ready)::double precision AS oldest_ready_age_s,
+       coalesce(f.failed_1h, 0)::bigint AS failed_1h,
+       coalesce(f.failed_24h, 0)::bigint AS failed_24h,
+       coalesce(f.completed_1h, 0)::bigint AS completed_1h,
+       (f.attempts_1h / nullif(f.completed_1h, 0))::double precision AS avg_attempts_1h,
+       f.max_attempts_1h,
+       coalesce(f.completed_24h, 0)::bigint AS completed_24h,
+       (f.attempts_24h / nullif(f.completed_24h, 0))::double precision AS avg_attempts_24h,
+       f.max_attempts_24h,
+       pipeline.histogram_quantile(f.run_hist, 0.5, f.min_s, f.max_s) AS p50_s,
+       pipeline.histogram_quantile(f.run_hist, 0.95, f.min_s, f.max_s) AS p95_s,
+       f.max_s
+FROM hot AS h
+FULL JOIN finished AS f ON f.stage = h.stage
+WHERE h.stage IS NOT NULL OR f.failed_24h > 0 OR f.completed_24h > 0
+ORDER BY 1;
 
 -- name: monitoring_failures_hourly
 SELECT stage, hour, failed FROM pipeline.failures_hourly ORDER BY hour, stage;
 
 -- name: monitoring_tenant_failures_hourly
--- monitoring_failures_hourly for one tenant: the body of pipeline.failures_hourly, filtered.
-SELECT type AS stage, date_trunc('hour', finished_at) AS hour, count(*) AS failed
-FROM pipeline.jobs
-WHERE status = 'failed' AND finished_at >= date_trunc('hour', now()) - interval '23 hours'
-  AND tenant_id = %(tenant)s
-GROUP BY type, date_trunc('hour', finished_at)
+-- monitoring_failures_hourly for one tenant: the body of pipeline.failures_hourly over the
+-- tenant's rollups.
+SELECT stage, date_trunc('hour', minute) AS hour, sum(jobs)::bigint AS failed
+FROM pipeline.tenant_finished_by_minute
+WHERE tenant_id = %(tenant)s AND status = 'failed'
+  AND minute >= date_trunc('hour', now()) - interval '23 hours'
+GROUP BY stage, date_trunc('hour', minute)
+HAVING sum(jobs) > 0
 ORDER BY hour, stage;
 
 -- name: monitoring_expired_leases
@@ -166,17 +189,25 @@ ORDER BY paused, next_fire_at, name
 LIMIT %(limit)s;
 
 -- name: monitoring_throughput
--- Jobs finished per minute over the last hour, done and failed, for the overview's chart.
--- Through jobs_finished: the last hour's rows alone, however many finished before.
-SELECT date_trunc('minute', finished_at) AS minute,
-       count(*) FILTER (WHERE status = 'done') AS done,
-       count(*) FILTER (WHERE status = 'failed') AS failed
-FROM pipeline.jobs
-WHERE status IN ('done', 'failed', 'cancelled') AND finished_at >= now() - interval '1 hour'
-  AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
-GROUP BY 1
-ORDER BY 1
-LIMIT 61;
+-- Jobs finished per minute over the last hour (the current minute and the 59 before it), done
+-- and failed, for the overview's chart: from the rollups, the whole queue's or the tenant's,
+-- sixty minutes of a few rows each however many jobs finished in them.
+SELECT minute,
+       coalesce(sum(jobs) FILTER (WHERE status = 'done'), 0)::bigint AS done,
+       coalesce(sum(jobs) FILTER (WHERE status = 'failed'), 0)::bigint AS failed
+FROM (
+    SELECT minute, status, jobs FROM pipeline.finished_by_minute
+    WHERE %(tenant)s::text IS NULL
+      AND minute >= date_trunc('minute', now()) - interval '59 minutes'
+    UNION ALL
+    SELECT minute, status, jobs FROM pipeline.tenant_finished_by_minute
+    WHERE tenant_id = %(tenant)s
+      AND minute >= date_trunc('minute', now()) - interval '59 minutes'
+) AS r
+GROUP BY minute
+HAVING sum(jobs) > 0
+ORDER BY minute
+LIMIT 60;
 
 -- name: monitoring_worker_stages
 -- What each live worker runs now: its running jobs per stage, through jobs_running.

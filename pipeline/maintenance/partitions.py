@@ -1,5 +1,6 @@
 """The history's partitions, made ahead: every worker makes today's partition of
-pipeline.job_history and the HISTORY_DAYS_AHEAD days after it, those missing, once an hour.
+pipeline.job_history and the HISTORY_DAYS_AHEAD days after it, those missing, once an hour;
+and deletes the rollups of finished jobs older than ROLLUP_KEEP_S in the same round.
 
 Safe in every worker at once: pipeline.make_history_partitions takes an advisory lock, and
 each caller finds what the one before it made. A round over days that exist costs a lookup per
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 
 from psycopg_pool import ConnectionPool
 
-from pipeline.history import HISTORY_DAYS_AHEAD, make_partitions
+from pipeline.history import HISTORY_DAYS_AHEAD, ROLLUP_KEEP_S, drop_old_rollups, make_partitions
 
 #: Between two rounds, seconds. A week ahead leaves days of slack for a round that fails.
 PARTITIONS_INTERVAL_S = 3600.0
@@ -24,8 +25,12 @@ PARTITIONS_INTERVAL_S = 3600.0
 class Partitions:
     pool: ConnectionPool
     days_ahead: int = HISTORY_DAYS_AHEAD
+    rollup_keep_s: float = ROLLUP_KEEP_S
 
     def run_once(self) -> int:
-        """Make the missing days; returns how many partitions were made."""
+        """Make the missing days and drop the old rollups; returns how many partitions were
+        made."""
         with self.pool.connection() as conn:
-            return make_partitions(conn, self.days_ahead)
+            made = make_partitions(conn, self.days_ahead)
+            drop_old_rollups(conn, self.rollup_keep_s)
+            return made

@@ -59,7 +59,13 @@ CATALOG = {
         WHERE relnamespace = %(schema)s::regnamespace AND reloptions IS NOT NULL ORDER BY 1""",
     "functions": """
         SELECT proname, pg_get_functiondef(oid) FROM pg_proc
-        WHERE pronamespace = %(schema)s::regnamespace ORDER BY 1""",
+        WHERE pronamespace = %(schema)s::regnamespace AND prokind <> 'a' ORDER BY 1""",
+    # pg_get_functiondef refuses an aggregate: its arguments and parts instead.
+    "aggregates": """
+        SELECT p.proname, pg_get_function_arguments(p.oid), a.aggtransfn::text,
+               format_type(a.aggtranstype, NULL), a.agginitval
+        FROM pg_proc p JOIN pg_aggregate a ON a.aggfnoid = p.oid
+        WHERE p.pronamespace = %(schema)s::regnamespace ORDER BY 1, 2""",
     "triggers": """
         SELECT tgname, pg_get_triggerdef(oid) FROM pg_trigger WHERE NOT tgisinternal
         ORDER BY 1, 2""",
@@ -105,7 +111,7 @@ def schema_file_catalog(server_url: str) -> dict[str, list[tuple[Any, ...]]]:
             conn.execute("CREATE SCHEMA pipeline")
             conn.execute("SET LOCAL check_function_bodies = off")
             for function in functions:
-                if function.is_trigger:
+                if function.is_trigger or function.name in migrate_module.MIGRATION_CALLS:
                     conn.execute(function.sql)  # type: ignore[arg-type]
             conn.execute("RESET check_function_bodies")
             conn.execute(sql_text("schema.sql"))  # type: ignore[arg-type]

@@ -1,0 +1,76 @@
+-- The rollups of finished jobs (pipeline.finished_by_minute, and per tenant
+-- pipeline.tenant_finished_by_minute), kept in the statement that moves jobs into the history
+-- or out of it: `pipeline status`, the dashboard and the metrics read a day's figures from a
+-- few thousand rollup rows instead of the day's million history rows. Statement-level, over
+-- the statement's transition table `changed`: a completion of a hundred jobs costs one upsert
+-- per (minute, stage, status) it touches, not a hundred.
+--
+-- An insert counts jobs in (a job finished); a delete counts them out (a retry moved a failed
+-- job back to the queue, a prune deleted a run), so the rollups say what the history holds, as
+-- the views said when they read it. Deletes older than ROLLUP_KEEP (two days: see
+-- pipeline/history.py) count nothing: their minutes are deleted, or soon will be. The largest
+-- attempts and the shortest and longest run time of a minute are kept as seen: a delete
+-- cannot move them.
+--
+-- Concurrent finishers do not queue on one row: each backend adds to its own shard of a minute
+-- (its pid modulo 8), and readers sum the shards. Rows are upserted in key order, so two
+-- statements that do share a shard lock the rows they share in the same order (no deadlock).
+CREATE OR REPLACE FUNCTION pipeline.roll_up_finished() RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    weight integer := CASE WHEN TG_OP = 'INSERT' THEN 1 ELSE -1 END;
+    backend_shard smallint := pg_backend_pid() % 8;
+BEGIN
+    WITH f AS MATERIALIZED (
+        SELECT date_trunc('minute', finished_at) AS minute, type AS stage, tenant_id, status,
+               attempts,
+               CASE WHEN status = 'done' AND started_at IS NOT NULL
+                    THEN greatest(extract(epoch FROM finished_at - started_at), 0)::double precision
+               END AS run_s
+        FROM changed
+        WHERE weight = 1 OR finished_at >= now() - interval '2 days'
+    ),
+    whole AS (
+        INSERT INTO pipeline.finished_by_minute AS r
+            (minute, stage, status, shard, jobs, attempts, max_attempts, timed, min_run_s,
+             max_run_s, run_hist)
+        SELECT minute, stage, status, backend_shard, weight * count(*), weight * sum(attempts),
+               CASE WHEN weight = 1 THEN max(attempts) END, weight * count(run_s),
+               CASE WHEN weight = 1 THEN min(run_s) END, CASE WHEN weight = 1 THEN max(run_s) END,
+               pipeline.run_time_histogram(run_s, weight)
+        FROM f
+        GROUP BY minute, stage, status
+        ORDER BY minute, stage, status
+        ON CONFLICT (minute, stage, status, shard) DO UPDATE
+        SET jobs = r.jobs + excluded.jobs,
+            attempts = r.attempts + excluded.attempts,
+            max_attempts = greatest(r.max_attempts, excluded.max_attempts),
+            timed = r.timed + excluded.timed,
+            min_run_s = least(r.min_run_s, excluded.min_run_s),
+            max_run_s = greatest(r.max_run_s, excluded.max_run_s),
+            run_hist = pipeline.histogram_add(r.run_hist, excluded.run_hist)
+    )
+    INSERT INTO pipeline.tenant_finished_by_minute AS r
+        (tenant_id, minute, stage, status, shard, jobs, attempts, max_attempts, timed,
+         min_run_s, max_run_s, run_hist)
+    SELECT tenant_id, minute, stage, status, backend_shard, weight * count(*), weight * sum(attempts),
+           CASE WHEN weight = 1 THEN max(attempts) END, weight * count(run_s),
+           CASE WHEN weight = 1 THEN min(run_s) END, CASE WHEN weight = 1 THEN max(run_s) END,
+           pipeline.run_time_histogram(run_s, weight)
+    FROM f
+    WHERE tenant_id IS NOT NULL
+    GROUP BY tenant_id, minute, stage, status
+    ORDER BY tenant_id, minute, stage, status
+    ON CONFLICT (tenant_id, minute, stage, status, shard) DO UPDATE
+    SET jobs = r.jobs + excluded.jobs,
+        attempts = r.attempts + excluded.attempts,
+        max_attempts = greatest(r.max_attempts, excluded.max_attempts),
+        timed = r.timed + excluded.timed,
+        min_run_s = least(r.min_run_s, excluded.min_run_s),
+        max_run_s = greatest(r.max_run_s, excluded.max_run_s),
+        run_hist = pipeline.histogram_add(r.run_hist, excluded.run_hist);
+    RETURN NULL;
+END
+$$;

@@ -1,0 +1,195 @@
+"""The per-minute rollups of finished jobs (pipeline.finished_by_minute, per tenant
+pipeline.tenant_finished_by_minute): kept by the statements that move jobs into the history and
+out of it, so that they always say what the history holds; concurrent finishers never wait on
+each other's rollup row; retention deletes old minutes."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg_pool import ConnectionPool
+
+from pipeline.admin.jobs import Change, cancel_job, retry_job
+from pipeline.history import ROLLUP_KEEP_S, drop_old_rollups
+from pipeline.store import JobStore
+from tests.support.history import finish, make_past_days
+
+Conn = psycopg.Connection[Any]
+
+#: What the history holds, per minute, stage, tenant and outcome, as the rollups count it.
+FROM_HISTORY = """
+    SELECT date_trunc('minute', finished_at), type, tenant_id, status, count(*), sum(attempts)
+    FROM pipeline.job_history
+    GROUP BY 1, 2, 3, 4
+"""
+WHOLE = """
+    SELECT minute, stage, NULL::text, status, sum(jobs), sum(attempts)
+    FROM pipeline.finished_by_minute
+    GROUP BY 1, 2, 3, 4
+    HAVING sum(jobs) <> 0
+"""
+PER_TENANT = """
+    SELECT minute, stage, tenant_id, status, sum(jobs), sum(attempts)
+    FROM pipeline.tenant_finished_by_minute
+    GROUP BY 1, 2, 3, 4
+    HAVING sum(jobs) <> 0
+"""
+
+
+def counted(conn: Conn) -> tuple[set[tuple[Any, ...]], set[tuple[Any, ...]]]:
+    """(whole queue, per tenant) from the history and from the rollups, each as sets of rows:
+    equal when the rollups say what the history holds."""
+    history = conn.execute(FROM_HISTORY).fetchall()
+    whole: dict[tuple[Any, ...], list[int]] = {}
+    for minute, stage, _, status, n, attempts in history:
+        sums = whole.setdefault((minute, stage, None, status), [0, 0])
+        sums[0] += n
+        sums[1] += attempts
+    expected_whole = {(*k, v[0], v[1]) for k, v in whole.items()}
+    expected_tenants = {tuple(r) for r in history if r[2] is not None}
+    got_whole = {tuple(r) for r in conn.execute(WHOLE).fetchall()}
+    got_tenants = {tuple(r) for r in conn.execute(PER_TENANT).fetchall()}
+    assert got_whole == expected_whole
+    assert got_tenants == expected_tenants
+    return got_whole, got_tenants
+
+
+def enqueue(conn: Conn, n: int, tenant: str | None = None, stage: str = "ocr") -> None:
+    conn.execute(
+        "INSERT INTO pipeline.active_jobs (type, tenant_id, payload) "
+        "SELECT %s, %s, '{}' FROM generate_series(1, %s)",
+        (stage, tenant, n),
+    )
+
+
+def test_every_way_a_job_finishes_or_comes_back_keeps_the_rollups_equal_to_the_history(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    enqueue(conn, 6, "acme")
+    enqueue(conn, 4, None, "extract")
+    store, worker = JobStore(pool), uuid.uuid4()
+    claimed = store.claim(["ocr", "extract"], 10, worker)
+    assert len(claimed) == 10
+    # Completed in one batch, failed one by one, cancelled: each a move into the history.
+    store.complete([j.fence for j in claimed[:5]])
+    for job in claimed[5:8]:
+        assert store.fail(job, "boom")
+    assert cancel_job(conn, claimed[8].id) == Change.DONE
+    whole, tenants = counted(conn)
+    assert sum(r[4] for r in whole) == 9 and whole
+    assert sum(r[4] for r in tenants) == sum(1 for j in claimed[:9] if j.type == "ocr")
+
+    # A retry moves a failed job back: it is not failed any more, in the history or the rollups.
+    assert retry_job(conn, claimed[5].id) == Change.DONE
+    whole, _ = counted(conn)
+    assert sum(r[4] for r in whole) == 8
+
+
+def test_the_status_views_count_what_the_rollups_hold_for_jobs_moved_by_the_runtime(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    enqueue(conn, 3)
+    store = JobStore(pool)
+    claimed = store.claim(["ocr"], 3, uuid.uuid4())
+    store.complete([j.fence for j in claimed[:2]])
+    assert store.fail(claimed[2], "boom")
+    [attempts] = conn.execute(
+        "SELECT stage, completed_1h, completed_24h, max_attempts_1h FROM pipeline.attempts"
+    ).fetchall()
+    assert attempts == ("ocr", 2, 2, 1)
+    [counts] = conn.execute("SELECT stage, failed_1h, failed_24h FROM pipeline.stage_counts")
+    assert counts == ("ocr", 1, 1)
+    [durations] = conn.execute("SELECT stage, completed, max_s FROM pipeline.durations")
+    assert durations[:2] == ("ocr", 2) and durations[2] >= 0
+
+
+def test_concurrent_finishers_on_other_backends_do_not_wait_for_each_others_rollup_row(
+    db_url: str,
+) -> None:
+    # Two connections whose backends add to different shards (pid modulo 8).
+    conns: list[Conn] = []
+    first = psycopg.connect(db_url, autocommit=True)
+    conns.append(first)
+    [(pid,)] = first.execute("SELECT pg_backend_pid()").fetchall()
+    while True:
+        other = psycopg.connect(db_url, autocommit=True)
+        conns.append(other)
+        [(other_pid,)] = other.execute("SELECT pg_backend_pid()").fetchall()
+        if other_pid % 8 != pid % 8:
+            break
+    try:
+        enqueue(first, 2)
+        ids = [r[0] for r in first.execute("SELECT id FROM pipeline.active_jobs ORDER BY id")]
+        # The first finishes a job in a transaction it keeps open: it holds its rollup rows.
+        first.execute("BEGIN")
+        finish(first, ids[0])
+        done = threading.Event()
+
+        def second_finisher() -> None:
+            finish(other, ids[1])
+            done.set()
+
+        thread = threading.Thread(target=second_finisher)
+        thread.start()
+        # Same minute, stage and outcome: only the shard differs. Were it one row, this would
+        # wait until the first commits, which it does only after the wait.
+        assert done.wait(timeout=10), "the second finisher waited on the first one's row"
+        first.execute("COMMIT")
+        thread.join(timeout=10)
+        [(shards, jobs)] = first.execute(
+            "SELECT count(*), sum(jobs) FROM pipeline.finished_by_minute"
+        ).fetchall()
+        assert (shards, jobs) in ((2, 2),), "same minute, two shards, summed on read"
+    finally:
+        for c in conns:
+            c.close()
+
+
+def test_retention_deletes_the_rollups_of_minutes_past_the_keep(conn: Conn) -> None:
+    make_past_days(conn, 4)
+    enqueue(conn, 3, "acme")
+    ids = [r[0] for r in conn.execute("SELECT id FROM pipeline.active_jobs ORDER BY id")]
+    finish(conn, ids[0], ago="3 days")
+    finish(conn, ids[1], ago="1 day")
+    finish(conn, ids[2])
+    assert drop_old_rollups(conn, ROLLUP_KEEP_S) == 2  # the whole queue's row and acme's
+    left = conn.execute(
+        "SELECT count(*) FROM pipeline.finished_by_minute "
+        "UNION ALL SELECT count(*) FROM pipeline.tenant_finished_by_minute"
+    ).fetchall()
+    assert left == [(2,), (2,)]
+    # A job deleted from a minute already gone counts nothing (no negative leftovers).
+    conn.execute("DELETE FROM pipeline.job_history WHERE id = %s", (ids[0],))
+    [(rows,)] = conn.execute("SELECT count(*) FROM pipeline.finished_by_minute").fetchall()
+    assert rows == 2
+
+
+@pytest.mark.parametrize("shape", ["uniform", "lognormal"])
+def test_run_time_percentiles_from_the_histogram_are_within_13_percent(
+    conn: Conn, shape: str
+) -> None:
+    run_s = (
+        "0.05 + random() * 30"
+        if shape == "uniform"
+        else "exp(ln(2.0) + 1.2 * sqrt(-2 * ln(random())) * cos(2 * pi() * random()))"
+    )
+    conn.execute("SELECT setseed(0.21)")
+    conn.execute(
+        f"""INSERT INTO pipeline.job_history (type, payload, status, started_at, finished_at)
+            SELECT 'ocr', '{{}}', 'done', now() - ({run_s}) * interval '1 second', now()
+            FROM generate_series(1, 5000)"""  # type: ignore[arg-type]
+    )
+    [(exact50, exact95, est50, est95)] = conn.execute(
+        """SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at
+                                                                       - started_at)),
+                  percentile_cont(0.95) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at
+                                                                        - started_at)),
+                  (SELECT p50_s FROM pipeline.durations), (SELECT p95_s FROM pipeline.durations)
+           FROM pipeline.job_history"""
+    ).fetchall()
+    assert est50 == pytest.approx(float(exact50), rel=0.13)
+    assert est95 == pytest.approx(float(exact95), rel=0.13)
