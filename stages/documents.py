@@ -30,6 +30,7 @@ from pipeline import (
 from stages.document_cache import DEFAULT_MAX_AGE_S, DEFAULT_MAX_BYTES, DocumentCache
 from stages.errors import DocumentError
 from stages.extract import extract_fields
+from stages.extract_llm import BASE_URL_ENV, LLM_FEATURE
 from stages.layout import PageLayout
 from stages.ocr_engine import ocr_page
 from stages.ocr_language import DEFAULT_LANGUAGE, SAMPLE_CHARS, document_language
@@ -39,6 +40,8 @@ from stages.tender import TenderExtraction
 # PDFium and Pillow load only in the OCR children: without this, a worker given the documents app
 # in an install without its extra would start, and fail every document with an import error.
 require_extra("documents", "the documents app")
+if os.environ.get(BASE_URL_ENV, "").strip():  # at start, not when each document is extracted
+    require_extra("llm", LLM_FEATURE)
 
 OCR_DPI = 300  #: rendering resolution for pages without a text layer
 OCR_TIMEOUT_S = 120.0  #: one page's render + tesseract, after which the child is killed

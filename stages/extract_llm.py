@@ -40,6 +40,9 @@ __all__ = [
     "LlmUnavailable",
 ]
 
+BASE_URL_ENV = "PIPELINE_LLM_BASE_URL"  #: set: fields come from this OpenAI-compatible endpoint
+LLM_FEATURE = f"the LLM extractor ({BASE_URL_ENV} is set)"
+
 DEFAULT_MAX_CHARS = 24_000
 _MAX_ECHO = 20_000  # how much of an invalid answer is sent back with the correction request
 _NO_KEY = "not-needed"  # local servers ignore the key, but the client insists on sending one
@@ -150,7 +153,7 @@ class LlmExtractor:
         self.temperature = temperature
         # Imported only when an endpoint is configured: the client library takes longer to
         # import than the rest of the pipeline, and every `pipeline` command would pay for it.
-        with needs_extra("llm", "the LLM extractor (PIPELINE_LLM_BASE_URL is set)"):
+        with needs_extra("llm", LLM_FEATURE):
             import openai
 
         self._client = openai.OpenAI(
@@ -171,7 +174,7 @@ class LlmExtractor:
         none).
         """
         env = os.environ if environ is None else environ
-        base_url = env.get("PIPELINE_LLM_BASE_URL", "").strip()
+        base_url = env.get(BASE_URL_ENV, "").strip()
         if not base_url:
             return None
         model = env.get("PIPELINE_LLM_MODEL", "").strip()

