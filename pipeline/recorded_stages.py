@@ -6,8 +6,9 @@ input model's JSON schema, the output's, then= and the defaults a job takes. A p
 enqueues by name (`enqueue(conn, "classify", {...})` without the module that defines
 "classify") and the operator commands run without --app read them here: the name is known if
 a worker recorded it, and a payload is valid if it matches the JSON schema of a version that
-a live worker runs (any recorded version when none is live: the workers may all be down for a
-deploy). The worker still validates with its model when it claims the job, as for every job.
+a live worker runs (the version recorded last when none is live: the workers may all be down
+for a deploy). The worker still validates with its model when it claims the job, as for every
+job. Old versions stay recorded (a row per version of a stage's input model), unused.
 
 A JSON schema is stricter than pydantic's lax mode in places ("5" is not an integer to it), so
 a payload it refuses may be one the model would have coerced: send it typed, or enqueue with
@@ -117,10 +118,11 @@ def by_name(found: Iterable[RecordedStage]) -> dict[str, list[RecordedStage]]:
 
 
 def current(versions: Sequence[RecordedStage]) -> list[RecordedStage]:
-    """The versions a job enqueued now would meet: those live workers run, or all recorded ones
-    when no worker runs any (latest first, as read)."""
+    """The versions a job enqueued now would meet: those live workers run, or, when no worker
+    runs any (all down for a deploy), the one recorded last, which the next to start most
+    likely runs again; not older ones, whose workers may be long gone."""
     live = [v for v in versions if v.live]
-    return live or list(versions)
+    return live or list(versions[:1])
 
 
 def check_payload(name: str, versions: Sequence[RecordedStage], payload: Any) -> None:

@@ -205,8 +205,15 @@ def test_a_payload_must_suit_a_version_that_live_workers_run(conn: Conn) -> None
         enqueue(conn, "classify", {"pages": 1}, registry=NO_CODE)
     enqueue(conn, "classify", {"pages": 1, "language": "de"}, registry=NO_CODE)
 
-    # No worker live (a deploy under way): any recorded version's payload goes.
+    # No worker live (a deploy under way): the version recorded last decides.
     conn.execute("DELETE FROM pipeline.workers")
+    conn.execute(
+        "UPDATE pipeline.stages SET updated_at = now() - interval '1 hour' WHERE version = %s",
+        (WORKER_CODE.get("classify").version,),
+    )
+    with pytest.raises(InvalidPayload, match="'language' is a required property"):
+        enqueue(conn, "classify", {"pages": 1}, registry=NO_CODE)
+    record(conn, WORKER_CODE, live=False)  # the old version's worker starts again, and stops
     enqueue(conn, "classify", {"pages": 1}, registry=NO_CODE)
 
 
