@@ -29,6 +29,7 @@ from pipeline.commands import (
     migrate,
     prune,
     schedule,
+    stages,
     status,
     tenants,
     worker,
@@ -53,6 +54,7 @@ COMMANDS = (
     jobs,
     prune,
     schedule,
+    stages,
     dashboard,
 )
 

@@ -27,6 +27,15 @@ def test_commands_without_app_check_against_what_workers_recorded(
     )
     operator = {**env, "PIPELINE_APP": ""}
 
+    listed = run_cli(operator, "stages", "--json")
+    assert listed.returncode == 0, listed.stderr
+    (capped,) = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert (capped["name"], capped["live"], capped["tenant_cap"]) == ("capped", True, 3)
+    assert capped["input_schema"]["properties"]["n"]["type"] == "integer"
+    table = run_cli(operator, "stages").stdout.splitlines()
+    assert table[0].split()[:4] == ["stage", "version", "live", "then"]
+    assert table[1].split()[:4] == ["capped", capped["version"], "yes", "-"]
+
     done = run_cli(operator, "tenants", "set-cap", "acme", "1", "--stage", "capped")
     assert done.returncode == 0, done.stderr
     assert conn.execute("SELECT tenant_id, stage, cap FROM pipeline.tenant_caps").fetchall() == [
