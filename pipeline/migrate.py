@@ -74,7 +74,7 @@ class Applied:
 #: The last migration that names its objects unqualified, made before the schema of its own.
 LAST_UNQUALIFIED = 11
 #: Functions that a migration calls (0013 makes the history's partitions with one) or names
-#: (0014's aggregates and views, over the rollups' histograms): made before the migrations when
+#: (0016's aggregates and views, over the rollups' histograms): made before the migrations when
 #: missing, like trigger functions.
 MIGRATION_CALLS = frozenset(
     {"make_history_partitions", "run_time_histogram_add", "histogram_add", "histogram_quantile"}
