@@ -423,6 +423,17 @@ def status_times(url: str, home: Path, samples: int) -> dict[str, float]:
     }
 
 
+#: The dashboard's pages timed: the overview, and the jobs page newest first, filtered by
+#: status and by stage, and deep in the history (`before`: the id half way through the jobs).
+PAGES = (
+    ("overview", "/"),
+    ("jobs_page", "/jobs"),
+    ("jobs_failed", "/jobs?status=failed"),
+    ("jobs_stage", "/jobs?stage=extract"),
+    ("jobs_deep", "/jobs?before={middle}"),
+)
+
+
 def dashboard_times(url: str, samples: int) -> dict[str, float]:
     """The overview and jobs pages through the dashboard's ASGI app, in process; the first
     request of each is left out (the pool's connections, the templates)."""
@@ -430,9 +441,14 @@ def dashboard_times(url: str, samples: int) -> dict[str, float]:
 
     from pipeline.dashboard import app as dashboard_app
 
+    with psycopg.connect(url, autocommit=True) as conn:
+        [(middle,)] = conn.execute(
+            "SELECT coalesce(max(id), 2) / 2 FROM pipeline.job_history"
+        ).fetchall()
     figures: dict[str, float] = {}
     with TestClient(dashboard_app(url, token=""), base_url="http://127.0.0.1") as client:
-        for name, path in (("overview", "/"), ("jobs_page", "/jobs")):
+        for name, page in PAGES:
+            path = page.format(middle=middle)
             times = []
             for i in range(samples + 1):
                 started = time.perf_counter()
@@ -538,6 +554,9 @@ FIGURES = (
     ("status failures-hourly statement (ms, EXPLAIN ANALYZE)", "status_failures_sql"),
     ("dashboard overview `/` (ms)", "overview"),
     ("dashboard jobs `/jobs` (ms)", "jobs_page"),
+    ("dashboard jobs `/jobs?status=failed` (ms)", "jobs_failed"),
+    ("dashboard jobs `/jobs?stage=extract` (ms)", "jobs_stage"),
+    ("dashboard jobs `/jobs?before=` half way (ms)", "jobs_deep"),
 )
 
 
