@@ -77,7 +77,13 @@ LAST_UNQUALIFIED = 11
 #: (0016's aggregates and views, over the rollups' histograms): made before the migrations when
 #: missing, like trigger functions.
 MIGRATION_CALLS = frozenset(
-    {"make_history_partitions", "run_time_histogram_add", "histogram_add", "histogram_quantile"}
+    {
+        "make_history_partitions",
+        "run_time_histogram_add",
+        "histogram_add",
+        "histogram_quantile",
+        "run_status",
+    }
 )
 
 

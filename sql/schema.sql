@@ -378,6 +378,51 @@ CREATE TRIGGER job_history_kept_join_retried
     WHEN (OLD.join_id IS NOT NULL)
     EXECUTE FUNCTION pipeline.join_progress();
 
+-- Runs (a root job and every job it led to) that have more than one job, each with its status,
+-- kept exact by the statements that change its jobs (sql/functions/count_runs.sql) rather than
+-- counted from the jobs on every read: `pipeline runs`, `pipeline status`, the dashboard and
+-- the metrics read it. A job alone has no row: its run's status is the job's own. The row is
+-- named after the root job and goes when retention deletes the run.
+CREATE TABLE pipeline.runs (
+    run_id         bigint      NOT NULL CONSTRAINT runs_pkey PRIMARY KEY,
+    tenant_id      text,
+    -- pipeline.run_status() of the counts below; 'waiting' is reserved for durable waits.
+    status         text        NOT NULL
+                   CONSTRAINT runs_status_check
+                   CHECK (status IN ('running', 'waiting', 'done', 'failed', 'cancelled')),
+    active         integer     NOT NULL DEFAULT 0,  -- queued or running jobs
+    done           integer     NOT NULL DEFAULT 0,
+    failed         integer     NOT NULL DEFAULT 0,
+    cancelled      integer     NOT NULL DEFAULT 0,
+    -- The first job that failed or was cancelled, and its error: why the run cannot end done.
+    blocked_job_id bigint,
+    blocked_reason text,
+    created_at     timestamptz NOT NULL,  -- the root job's
+    -- When it stopped running (ended, or blocked); NULL while running.
+    finished_at    timestamptz
+) WITH (fillfactor = 70);
+-- The runs list (newest first, by status) and `pipeline status`'s counts by status.
+CREATE INDEX runs_status ON pipeline.runs (status, run_id);
+CREATE INDEX runs_tenant ON pipeline.runs (tenant_id, run_id) WHERE tenant_id IS NOT NULL;
+
+-- The function: sql/functions/count_runs.sql.
+CREATE TRIGGER active_jobs_count_runs
+    AFTER INSERT ON pipeline.active_jobs
+    REFERENCING NEW TABLE AS changed
+    FOR EACH STATEMENT EXECUTE FUNCTION pipeline.count_runs();
+CREATE TRIGGER job_history_count_runs_finished
+    AFTER INSERT ON pipeline.job_history
+    REFERENCING NEW TABLE AS changed
+    FOR EACH STATEMENT EXECUTE FUNCTION pipeline.count_runs();
+CREATE TRIGGER job_history_count_runs_removed
+    AFTER DELETE ON pipeline.job_history
+    REFERENCING OLD TABLE AS changed
+    FOR EACH STATEMENT EXECUTE FUNCTION pipeline.count_runs();
+CREATE TRIGGER job_history_kept_count_runs_removed
+    AFTER DELETE ON pipeline.job_history_kept
+    REFERENCING OLD TABLE AS changed
+    FOR EACH STATEMENT EXECUTE FUNCTION pipeline.count_runs();
+
 -- Finished jobs counted per minute, stage and outcome (done, failed, cancelled), written by the
 -- statement that moves jobs into the history or out of it (sql/functions/roll_up_finished.sql):
 -- the status views, `pipeline status`, the dashboard's overview and the metrics read a day of

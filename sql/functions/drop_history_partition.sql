@@ -1,6 +1,6 @@
--- Retention, last step: a day detached from the history goes, with the outputs, join rows and
--- dedup keys of its jobs, but for the rows copied into pipeline.job_history_kept (their runs
--- live on). Also finishes a day whose pass stopped between its detach and its drop. Returns
+-- Retention, last step: a day detached from the history goes, with the outputs, join rows,
+-- dedup keys and run rows (pipeline.runs) of its jobs, but for the rows copied into
+-- pipeline.job_history_kept (their runs live on). Also finishes a day whose pass stopped between its detach and its drop. Returns
 -- what it deleted: zeros when the table is gone already (another pass dropped it).
 CREATE OR REPLACE FUNCTION pipeline.drop_history_partition(
     p_name text, OUT jobs bigint, OUT outputs bigint, OUT joins bigint, OUT keys bigint
@@ -23,7 +23,10 @@ BEGIN
         ),
         o AS (DELETE FROM pipeline.outputs x USING gone WHERE x.job_id = gone.id RETURNING 1),
         j AS (DELETE FROM pipeline.joins x USING gone WHERE x.id = gone.id RETURNING 1),
-        k AS (DELETE FROM pipeline.dedup_keys x USING gone WHERE x.job_id = gone.id RETURNING 1)
+        k AS (DELETE FROM pipeline.dedup_keys x USING gone WHERE x.job_id = gone.id RETURNING 1),
+        -- A run whose root goes is gone whole (a run still going keeps its root); run only
+        -- for its effect, as every data-modifying WITH is.
+        r AS (DELETE FROM pipeline.runs x USING gone WHERE x.run_id = gone.id RETURNING 1)
         SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM o), (SELECT count(*) FROM j),
                (SELECT count(*) FROM k)
     $q$, p_table)

@@ -1,0 +1,141 @@
+"""The stored run status (pipeline.runs), kept by the statements that change a run's jobs."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import psycopg
+from psycopg_pool import ConnectionPool
+
+import tests.support.apps.pipeline_app  # noqa: F401  registers the pipeline stages
+from pipeline import enqueue
+from pipeline.admin.jobs import Change, retry_job
+from pipeline.context import Context
+from pipeline.maintenance.retention import prune
+from pipeline.stage import REGISTRY
+from pipeline.store import ClaimedJob, JobStore
+
+Conn = psycopg.Connection[Any]
+WORKER = uuid.UUID(int=7)
+
+
+def run_row(conn: Conn, run_id: int) -> tuple[Any, ...] | None:
+    return conn.execute(
+        "SELECT status, active, done, failed, cancelled, blocked_job_id, blocked_reason,"
+        " finished_at IS NOT NULL FROM pipeline.runs WHERE run_id = %s",
+        (run_id,),
+    ).fetchone()
+
+
+def fan_out_root(conn: Conn, store: JobStore, pages: int) -> tuple[int, ClaimedJob]:
+    """A split job, claimed, that fans out `pages` page jobs then assemble, and completes."""
+    root = enqueue(conn, "split", {"pages": pages}, tenant_id="acme")
+    [claimed] = store.claim(["split"], 1, WORKER)
+    ctx = Context(
+        job_id=root,
+        stage="split",
+        attempt=1,
+        max_attempts=1,
+        tenant_id="acme",
+        parent_id=None,
+        registry=REGISTRY,
+    )
+    ctx.fan_out("page", [{"page": i} for i in range(pages)], then=("assemble", {"pages": pages}))
+    store.complete_with(claimed, ctx.transaction_steps)
+    return root, claimed
+
+
+def test_a_job_alone_has_no_run_row(conn: Conn, pool: ConnectionPool) -> None:
+    store = JobStore(pool)
+    job = enqueue(conn, "split", {"pages": 1})
+    [claimed] = store.claim(["split"], 1, WORKER)
+    assert store.complete([claimed.fence]) == {job}
+    assert conn.execute("SELECT count(*) FROM pipeline.runs").fetchone() == (0,)
+
+
+def test_a_fan_out_runs_then_ends_done_once_its_last_stage_is(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    store = JobStore(pool)
+    root, _ = fan_out_root(conn, store, 3)
+    assert run_row(conn, root) == ("running", 3, 1, 0, 0, None, None, False)
+    pages = store.claim(["page"], 10, WORKER)
+    store.complete([p.fence for p in pages])
+    # The join fired: assemble is queued, the run still runs.
+    assert run_row(conn, root) == ("running", 1, 4, 0, 0, None, None, False)
+    [assemble] = store.claim(["assemble"], 1, WORKER)
+    store.complete([assemble.fence])
+    assert run_row(conn, root) == ("done", 0, 5, 0, 0, None, None, True)
+
+
+def test_a_child_failing_for_good_fails_the_run_and_a_retry_makes_it_run_again(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    store = JobStore(pool)
+    root, _ = fan_out_root(conn, store, 3)
+    first, second, third = sorted(store.claim(["page"], 10, WORKER), key=lambda j: j.id)
+    assert store.fail(second, "page 2 is unreadable")
+    # Failed at once, while siblings still run: the join can never fire now.
+    assert run_row(conn, root) == ("failed", 2, 1, 1, 0, second.id, "page 2 is unreadable", True)
+    store.complete([first.fence, third.fence])
+    assert run_row(conn, root) == ("failed", 0, 3, 1, 0, second.id, "page 2 is unreadable", True)
+    assert retry_job(conn, second.id) is Change.DONE
+    assert run_row(conn, root) == ("running", 1, 3, 0, 0, None, None, False)
+    [again] = store.claim(["page"], 1, WORKER)
+    store.complete([again.fence])
+    [assemble] = store.claim(["assemble"], 1, WORKER)
+    store.complete([assemble.fence])
+    assert run_row(conn, root) == ("done", 0, 5, 0, 0, None, None, True)
+
+
+def test_retrying_the_blocking_job_names_the_next_failed_one(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    store = JobStore(pool)
+    root, _ = fan_out_root(conn, store, 2)
+    first, second = sorted(store.claim(["page"], 10, WORKER), key=lambda j: j.id)
+    store.fail(first, "first")
+    store.fail(second, "second")
+    assert run_row(conn, root) == ("failed", 0, 1, 2, 0, first.id, "first", True)
+    retry_job(conn, first.id)
+    assert run_row(conn, root) == ("failed", 1, 1, 1, 0, second.id, "second", True)
+
+
+def test_a_prune_deletes_the_run_row_with_its_run(conn: Conn, pool: ConnectionPool) -> None:
+    store = JobStore(pool)
+    root, _ = fan_out_root(conn, store, 2)
+    store.complete([p.fence for p in store.claim(["page"], 10, WORKER)])
+    store.complete([a.fence for a in store.claim(["assemble"], 1, WORKER)])
+    assert run_row(conn, root) is not None
+    prune(conn, older_than_s=0)
+    assert conn.execute("SELECT count(*) FROM pipeline.jobs").fetchone() == (0,)
+    assert run_row(conn, root) is None
+
+
+def test_the_migration_counts_the_runs_there_were_as_the_triggers_keep_them(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    from pipeline.migrate import apply
+
+    store = JobStore(pool)
+    done_run, _ = fan_out_root(conn, store, 2)
+    store.complete([p.fence for p in store.claim(["page"], 10, WORKER)])
+    failed_run, _ = fan_out_root(conn, store, 3)
+    pages = sorted(store.claim(["page"], 2, WORKER), key=lambda j: j.id)
+    store.fail(pages[0], "torn page")
+    kept = "SELECT run_id, tenant_id, status, active, done, failed, cancelled, blocked_job_id,"
+    kept += " blocked_reason, finished_at IS NULL FROM pipeline.runs ORDER BY run_id"
+    by_triggers = conn.execute(kept).fetchall()
+    assert [row[2] for row in by_triggers] == ["running", "failed"]
+    # The database as it was before 0017: no runs table, nothing counting them.
+    conn.execute(
+        "DROP TRIGGER active_jobs_count_runs ON pipeline.active_jobs;"
+        " DROP TRIGGER job_history_count_runs_finished ON pipeline.job_history;"
+        " DROP TRIGGER job_history_count_runs_removed ON pipeline.job_history;"
+        " DROP TRIGGER job_history_kept_count_runs_removed ON pipeline.job_history_kept;"
+        " DROP TABLE pipeline.runs; DELETE FROM pipeline.migrations WHERE version = 17"
+    )
+    assert apply(conn).migrations == [17]
+    assert conn.execute(kept).fetchall() == by_triggers
+    assert {done_run, failed_run} == {row[0] for row in by_triggers}
