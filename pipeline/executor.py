@@ -3,6 +3,7 @@ for what an outcome becomes, and the completer for the write."""
 
 from __future__ import annotations
 
+import inspect
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 import psycopg
 from pydantic import BaseModel
 
+from pipeline.async_stages import run_coroutine
 from pipeline.context import Context
 from pipeline.db import unavailable
 from pipeline.errors import DatabaseUnavailable, InvalidPayload, LeaseLost
@@ -61,7 +63,10 @@ def run_job(
                 return Lost(f"database unavailable before the run started: {exc}")
             if stored is not None:
                 return Succeeded(spec.output_model.model_validate(stored), reused=True, part=part)
-        result = spec.fn(model, ctx)
+        if inspect.iscoroutinefunction(spec.fn):
+            result = run_coroutine(spec.fn(model, ctx), ctx.lost_lease, f"job {job.id}")
+        else:
+            result = spec.fn(model, ctx)
         if spec.output_model is not None and result is not None:
             result = spec.output_model.model_validate(result)
             if spec.then is not None:

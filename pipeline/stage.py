@@ -273,7 +273,8 @@ def stage(
     tenant_cap: int | None = None,
     registry: Registry | None = None,
 ) -> Callable[[F], F]:
-    """Register `fn(job: Model, ctx: Context) -> Output | None` as the stage `name`.
+    """Register `fn(job: Model, ctx: Context) -> Output | None` as the stage `name`; `fn` may
+    be `async def` (run on the worker's event loop: see pipeline/async_stages.py).
 
     lease, heartbeat and timeout are seconds; heartbeat defaults to a fifth of the lease (at most
     60 s); timeout defaults to an hour, and None removes it. isolation="process" runs each job in
