@@ -570,7 +570,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--wake-samples", type=int, default=200)
     p.add_argument("--samples", type=int, default=5, help="per status and page figure")
-    p.add_argument("--prune-days", type=int, default=3, help="oldest days the prune drops")
+    p.add_argument(
+        "--prune-days", type=int, default=3, help="oldest days the prune drops (0: no prune)"
+    )
     p.add_argument("--pgdata", type=Path, help="the embedded server's data directory (new)")
     p.add_argument("--keep", action="store_true", help="leave the server's data behind")
     p.add_argument("--load-only", action="store_true")
@@ -594,7 +596,7 @@ def run(server: str, args: argparse.Namespace, home: Path) -> str:
     stdout, and the report, in markdown, returned. `args` as parser() makes them."""
     import benchmarks.bench_app  # noqa: F401  registers bench_noop
 
-    older_than = prune_older_than_days(args.days, 2, args.prune_days)
+    older_than = prune_older_than_days(args.days, 2, args.prune_days) if args.prune_days else 0
     urls = {
         EMPTY: make_conninfo(server, dbname="bench_scale_empty"),
         FULL: make_conninfo(server, dbname="bench_scale_full"),
@@ -619,7 +621,16 @@ def run(server: str, args: argparse.Namespace, home: Path) -> str:
             print(f"  round {i + 1} {name}: {said}", flush=True)
             rounds[name].append(figures)
     medians = {name: median_by_figure(r) for name, r in rounds.items()}
-    beside = drain_beside_prune(urls[FULL], args.jobs, older_than, home)
+    pruned = "(no prune: --prune-days 0)"
+    if args.prune_days:
+        beside = drain_beside_prune(urls[FULL], args.jobs, older_than, home)
+        pruned = (
+            f"drain beside `pipeline prune --older-than {older_than}d` (drops the oldest "
+            f"{args.prune_days} days), with the history: {beside['beside_prune']:,.0f} jobs/s "
+            f"while the prune ran ({beside['prune_s']:.1f} s, its process start included), "
+            f"{beside['after_prune']:,.0f} jobs/s right after it in the same drain: "
+            f"{ratio(beside['after_prune'], beside['beside_prune']):.2f}x"
+        )
     rows = [(label, medians[EMPTY][key], medians[FULL][key]) for label, key in FIGURES]
     return "\n".join(
         [
@@ -629,11 +640,7 @@ def run(server: str, args: argparse.Namespace, home: Path) -> str:
             "",
             markdown_table(rows),
             "",
-            f"drain beside `pipeline prune --older-than {older_than}d` (drops the oldest "
-            f"{args.prune_days} days), with the history: {beside['beside_prune']:,.0f} jobs/s "
-            f"while the prune ran ({beside['prune_s']:.1f} s, its process start included), "
-            f"{beside['after_prune']:,.0f} jobs/s right after it in the same drain: "
-            f"{ratio(beside['after_prune'], beside['beside_prune']):.2f}x",
+            pruned,
             "",
             load_said(load),
         ]
