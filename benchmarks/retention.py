@@ -11,6 +11,9 @@ after the rows, then VACUUM ANALYZE. Then `--rounds` times: real `pipeline worke
 drain a backlog kept fed, and `pipeline prune --older-than Nd` is started once they claim, N
 chosen to drop the oldest day left (a day a round); the drain's rate while the prune process
 runs (its start-up included) is set against its rate over as long a window right after it.
+The cutoff is the end of that day (to the second, by the database's clock, when the round
+starts), so that the prune drops the day whole and deletes next to nothing run by run: what is
+measured is a day's drop, not `--older-than Nd`'s share of the next day, deleted run by run.
 Prints each round and the median ratio (the bar: 0.9 or more).
 """
 
@@ -25,6 +28,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import psycopg
 from psycopg.conninfo import make_conninfo
 
 from benchmarks.scale import (
@@ -32,7 +36,6 @@ from benchmarks.scale import (
     fresh_databases,
     load_history,
     load_said,
-    prune_older_than_days,
 )
 from pipeline.embedded import embedded_url, stop_embedded
 
@@ -63,12 +66,20 @@ def run(server: str, args: argparse.Namespace, home: Path) -> str:
     print(load_said(load), flush=True)
     lines, ratios = [], []
     for i in range(args.rounds):
-        older_than = prune_older_than_days(args.days, FIRST_AGO, i + 1)
+        # The oldest day left is `ago` days back; it ends at the midnight ago - 1 days back.
+        ago = FIRST_AGO + args.days - 1 - i
+        with psycopg.connect(url, autocommit=True) as conn:
+            [(since_end,)] = conn.execute(
+                "SELECT floor(extract(epoch FROM now() - ((now() AT TIME ZONE 'UTC')::date "
+                "- %s::integer)::timestamp AT TIME ZONE 'UTC'))::bigint",
+                (ago - 1,),
+            ).fetchall()
+        older_than = f"{since_end}s"
         got = drain_beside_prune(url, args.jobs, older_than, home)
         ratio = got["beside_prune"] / got["after_prune"]
         ratios.append(ratio)
         lines.append(
-            f"- round {i + 1}, `pipeline prune --older-than {older_than}d` (one day, "
+            f"- round {i + 1}, `pipeline prune --older-than {older_than}` (one day, "
             f"{args.finished // args.days:,} jobs): {got['prune_s']:.1f} s; drain "
             f"{got['beside_prune']:,.0f} jobs/s beside it, {got['after_prune']:,.0f} after: "
             f"{ratio:.2f}x"

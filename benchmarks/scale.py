@@ -492,10 +492,11 @@ def keep_fed(conn: psycopg.Connection[Any], jobs: int, until: Callable[[], bool]
         time.sleep(0.05)
 
 
-def drain_beside_prune(url: str, jobs: int, older_than_days: int, home: Path) -> dict[str, float]:
+def drain_beside_prune(url: str, jobs: int, older_than: str, home: Path) -> dict[str, float]:
     """Workers draining a backlog kept fed, `pipeline prune --older-than` started once they
     claim: the rate while the prune process runs (its start-up included) against the rate in
-    a window as long right after it, in the same drain (by the database's clock)."""
+    a window as long right after it, in the same drain (by the database's clock). `older_than`
+    as the CLI takes it: 28d, 451234s."""
     exe = Path(sys.executable).parent / "pipeline"
     with psycopg.connect(url, autocommit=True) as conn:
         marker = enqueue_noop(conn, jobs)
@@ -507,7 +508,7 @@ def drain_beside_prune(url: str, jobs: int, older_than_days: int, home: Path) ->
             [(start,)] = conn.execute("SELECT clock_timestamp()").fetchall()
             started = time.perf_counter()
             pruner = subprocess.Popen(
-                [str(exe), "prune", "--older-than", f"{older_than_days}d"],
+                [str(exe), "prune", "--older-than", older_than],
                 env=cli_env(url, home),
                 cwd=REPO,
                 stdout=subprocess.PIPE,
@@ -623,7 +624,7 @@ def run(server: str, args: argparse.Namespace, home: Path) -> str:
     medians = {name: median_by_figure(r) for name, r in rounds.items()}
     pruned = "(no prune: --prune-days 0)"
     if args.prune_days:
-        beside = drain_beside_prune(urls[FULL], args.jobs, older_than, home)
+        beside = drain_beside_prune(urls[FULL], args.jobs, f"{older_than}d", home)
         pruned = (
             f"drain beside `pipeline prune --older-than {older_than}d` (drops the oldest "
             f"{args.prune_days} days), with the history: {beside['beside_prune']:,.0f} jobs/s "
