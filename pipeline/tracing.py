@@ -21,6 +21,7 @@ in the application's module, or `opentelemetry-instrument pipeline worker ...`).
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
     from opentelemetry.trace import Span, Tracer
 
     from pipeline.store import ClaimedJob
+
+log = logging.getLogger(__name__)
 
 #: The module whose presence says the process uses OpenTelemetry at all.
 _TRACE_MODULE = "opentelemetry.trace"
@@ -70,6 +73,8 @@ def job_tracer() -> JobTracer | None:
     provider = trace.get_tracer_provider()
     if isinstance(provider, trace.ProxyTracerProvider):
         return None  # nobody set a provider: every span would be a no-op
+    # Said once per worker: whether its runs are traced is otherwise visible only elsewhere.
+    log.info("tracing: each job run is an OpenTelemetry span (%s)", type(provider).__name__)
     return JobTracer(provider.get_tracer(__name__))
 
 

@@ -1,7 +1,7 @@
 """OpenTelemetry: the span that was current when a job was enqueued is the parent of the span
 its run gets, in a drain as in a worker; a stage's follow-ups and its fan-out's next job carry
-the run's span on; a run that raised ends with an error status and the exception recorded.
-Spans go to the SDK's in-memory exporter."""
+the run's span on, in a child process too; a run that raised ends with an error status and the
+exception recorded. Spans go to the SDK's in-memory exporter."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from pipeline.stage import Registry, stage
 from pipeline.testing import drain
 from pipeline.tracing import JOB_ID, OUTCOME, RUN_ID, STAGE, TENANT
 from tests.integration.workers import running_worker
+from tests.support.apps import traced_app  # noqa: F401  its stages, which a child imports by name
 from tests.support.waiting import wait_for
 
 REG = Registry()
@@ -191,3 +192,23 @@ def test_a_worker_runs_each_job_in_the_span_of_its_enqueuer(
     assert spans["ship"].attributes is not None
     assert spans["ship"].attributes[RUN_ID] == run_id
     assert spans["ship"].attributes[OUTCOME] == "completed"
+
+
+def test_a_job_run_alone_in_a_child_process_enqueues_under_its_runs_span(
+    db_url: str, conn: psycopg.Connection[Any], exporter: InMemorySpanExporter
+) -> None:
+    tracer = trace.get_tracer(__name__)
+    with tracer.start_as_current_span("upload") as upload:
+        enqueue(conn, "traced_alone", {})
+    settings = WorkerSettings(concurrency=2, poll_interval_s=0.1, reclaim_interval_s=0.5)
+    with running_worker(db_url, ["traced_alone", "traced_after"], settings):
+        spans = wait_for(
+            lambda: (found := runs(exporter)).keys() == {"traced_alone", "traced_after"} and found,
+            timeout=60,
+            what="both runs' spans",
+        )
+    context = upload.get_span_context()
+    assert parent_of(spans["traced_alone"]) == (context.trace_id, context.span_id)
+    assert parent_of(spans["traced_after"]) == ids_of(spans["traced_alone"])
+    assert spans["traced_alone"].attributes is not None
+    assert spans["traced_alone"].attributes[OUTCOME] == "completed"
