@@ -1,7 +1,7 @@
 """Tenants: fairness behind a bulk import, the cost of caps, and a capped tenant's backlog.
 
     python -m benchmarks.tenants [--big 10000] [--small 20] [--workers 1] [--concurrency 8]
-                                 [--only throughput] [--rounds 1] [--cap 1000]
+                                 [--only throughput] [--rounds 1] [--cap 1000] [--statements 0]
 
 Uses DATABASE_URL, or a throwaway embedded PostgreSQL, and real `pipeline worker` processes.
 Prints, each measured in a fresh table (`--only` picks parts: fairness, throughput, backlog):
@@ -11,7 +11,10 @@ Prints, each measured in a fresh table (`--only` picks parts: fairness, throughp
     capped above what the workers hold (`--cap`, 1,000 each: what counting slots costs), and
     capped at 4 each (what the caps' limit costs), with the CPU per job of the workers and of
     PostgreSQL; `--rounds` alternates the four that many times, each round's ratios measured
-    minutes apart at most (the machine's load drifts), then their medians;
+    minutes apart at most (the machine's load drifts), then their medians; `--statements N`
+    prints each drain's N statements of most server time per job, nested ones (in functions
+    and triggers) included, from pg_stat_statements (loaded into the embedded server for it,
+    which costs every statement a little: compare ratios measured without it);
   * backlog: B's 10,000 jobs drained with and without tenant A's 100,000 jobs queued behind a
     cap of 0 (A paused): the claim must not scan A's backlog.
 """
@@ -36,7 +39,7 @@ from benchmarks.drain import percentile, start_workers
 from benchmarks.polling import wait_until
 from pipeline import JobRequest, enqueue_many
 from pipeline.admin.tenants import set_cap
-from pipeline.embedded import embedded_url, stop_embedded
+from pipeline.embedded import embedded_url, restart_embedded, stop_embedded
 from pipeline.migrate import migrate
 
 Conn = psycopg.Connection[Any]
@@ -48,7 +51,11 @@ def jobs(n: int, tenant: str | None) -> list[JobRequest]:
 
 
 def reset(conn: Conn) -> None:
-    conn.execute("TRUNCATE pipeline.jobs, pipeline.tenant_slots, pipeline.tenant_caps")
+    # pipeline.jobs is a view over the hot table and the history: each table goes by name.
+    conn.execute(
+        "TRUNCATE pipeline.active_jobs, pipeline.job_history, pipeline.job_history_kept, "
+        "pipeline.dedup_keys, pipeline.tenant_slots, pipeline.tenant_caps"
+    )
 
 
 def stop(workers: list[subprocess.Popen[bytes]]) -> None:
@@ -91,6 +98,7 @@ def metered_drain(
     args: argparse.Namespace,
     jobs: list[JobRequest],
     cap: int | None,
+    label: str,
 ) -> tuple[float, float, float]:
     """Drain `jobs` with workers started first and idle, so that their start-up is not counted:
     (jobs/s from the first claim to the last completion, worker and PostgreSQL CPU ms per job).
@@ -99,6 +107,8 @@ def metered_drain(
     workers = start_workers(url, args.workers, args.concurrency, home, extra)
     try:
         wait_idle([w.pid for w in workers])
+        if args.statements:
+            conn.execute("SELECT pg_stat_statements_reset()")
         poller = conn.execute("SELECT pg_backend_pid()").fetchone()
         meter = Meter(
             [w.pid for w in workers], _postmaster(conn), frozenset({poller[0]} if poller else ())
@@ -116,7 +126,37 @@ def metered_drain(
     finally:
         stop(workers)
     n = len(jobs)
+    if args.statements:
+        statements(conn, label, n, args.statements)
     return n / span(conn), 1000 * usage.worker_s / n, 1000 * usage.postgres_s / n
+
+
+def track_statements(conn: Conn, pgdata: Path | None) -> None:
+    """Load pg_stat_statements, tracking nested statements too (the claim's parts, the
+    triggers'): into the embedded server at `pgdata` by a restart, else it must be loaded."""
+    if pgdata is not None:
+        conn.execute("ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'")
+        conn.execute("ALTER SYSTEM SET pg_stat_statements.track = 'all'")
+        restart_embedded(pgdata)
+
+
+def statements(conn: Conn, label: str, n: int, top: int) -> None:
+    """The `top` statements of most execution time since the last call, in ms per job of the
+    `n` drained. A nested statement's time is inside its caller's as well."""
+    print(f"  statements of the drain {label!r}:")
+    rows = conn.execute(
+        "SELECT total_exec_time, calls, rows, toplevel, "
+        "left(regexp_replace(query, '\\s+', ' ', 'g'), 110) FROM pg_stat_statements "
+        "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+        "ORDER BY total_exec_time DESC LIMIT %s",
+        (top,),
+    ).fetchall()
+    for total, calls, got, toplevel, query in rows:
+        print(
+            f"    {total / n:7.4f} ms/job {calls:7d} calls {got / max(1, calls):7.1f} rows/call "
+            f"{'top ' if toplevel else 'nest'} {query}"
+        )
+    conn.execute("SELECT pg_stat_statements_reset()")
 
 
 def waits_ms(conn: Conn, tenant: str) -> list[float]:
@@ -171,7 +211,9 @@ def throughput(conn: Conn, url: str, home: Path, args: argparse.Namespace) -> No
             reset(conn)
             share = total // len(tenants)
             batch = [job for tenant in tenants for job in jobs(share, tenant)]
-            rates[label], worker_ms, postgres_ms = metered_drain(conn, url, home, args, batch, cap)
+            rates[label], worker_ms, postgres_ms = metered_drain(
+                conn, url, home, args, batch, cap, label
+            )
             cpu[label].append((worker_ms, postgres_ms))
         base = rates["no tenants"]
         for label, rate in rates.items():
@@ -230,6 +272,9 @@ def main() -> None:
     parser.add_argument(
         "--cap", type=int, default=1000, help="the throughput's cap that does not bind, per tenant"
     )
+    parser.add_argument(
+        "--statements", type=int, default=0, help="print each drain's N costliest statements"
+    )
     args = parser.parse_args()
     parts = args.only or PARTS
 
@@ -238,7 +283,12 @@ def main() -> None:
     import benchmarks.bench_app  # noqa: F401  registers bench_noop for enqueue validation
 
     home = scratch / "home"
+    if args.statements:
+        with psycopg.connect(url, autocommit=True) as conn:
+            track_statements(conn, None if os.environ.get("DATABASE_URL") else scratch / "pgdata")
     with psycopg.connect(url, autocommit=True) as conn:
+        if args.statements:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
         migrate(conn)
         if "fairness" in parts:
             fairness(conn, url, home, args)

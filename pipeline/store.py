@@ -134,7 +134,7 @@ class JobStore:
 
     def acknowledge(self, done: Iterable[tuple[int, int]], lock_wait_s: float) -> set[int]:
         """Mark a batch done, skipping job rows locked elsewhere, and waiting at most
-        lock_wait_s for any other lock (a tenant's slot counter): psycopg.errors.LockNotAvailable
+        lock_wait_s for any other lock (a fan-out's join row): psycopg.errors.LockNotAvailable
         past that. Returns the ids confirmed; the rest are lost or locked (still_held tells)."""
         params = _fence_params(done)
 

@@ -6,9 +6,10 @@
 -- Queued and running jobs live in pipeline.active_jobs. A job finishes by moving: one statement
 -- deletes its row there (fenced) and inserts it into pipeline.job_history with its final
 -- status and finish time, so that no reader ever finds it in neither table or in both. The
--- DELETE gives its tenant slot back (the trigger jobs_free_slot_on_delete), and the INSERT
--- counts it in its join (job_history_join_finished). Should the day's partition be missing
--- (SQLSTATE 23514), pipeline/store.py makes it and runs the statement once more.
+-- DELETE gives its tenant slot back (the statement trigger jobs_free_deleted_slots, once for a
+-- whole batch), and the INSERT counts it in its join (job_history_join_finished). Should the
+-- day's partition be missing (SQLSTATE 23514), pipeline/store.py makes it and runs the
+-- statement once more.
 -- The fence spells the status test `status IS NOT DISTINCT FROM 'running'` (status is NOT
 -- NULL, so it means `=`) so that the planner cannot read it as jobs_running's predicate: with
 -- statistics that say few jobs run, it would walk that index, every entry a claim left since
@@ -184,8 +185,9 @@ RETURNING id;
 -- skipped rather than waited for: a wait would hold up the rest of the batch and every batch
 -- behind it, and their jobs' leases would run out. A skipped job does not come back, like a lost
 -- one; the caller tells the two apart (still_held) and settles a locked one alone (`complete`).
--- A lock it cannot skip (a capped tenant's slot counter, which the trigger updates) is waited
+-- A lock it cannot skip (a fan-out's join row, which the history's trigger counts in) is waited
 -- for no longer than the caller's lock_timeout: then the caller settles the batch one by one.
+-- A capped tenant's slot counter is not one: the slots go back into pipeline.freed_slots.
 -- FOR UPDATE is the lock the DELETE takes anyway.
 WITH gone AS (
     DELETE FROM pipeline.active_jobs AS j

@@ -173,6 +173,8 @@ CREATE TABLE pipeline.joins (
 -- slot back in the very statement that moves a job out of running, for whatever reason
 -- (complete, fail, retry, release, reclaim, cancel, timeout, a hand-written UPDATE or DELETE),
 -- and only for rows that statement really changed: nothing can free a slot twice or forget it.
+-- It gives it back into pipeline.freed_slots, without a lock, and the pair's next claim
+-- subtracts it from the counter under the lock it holds anyway (0018).
 
 -- Operators' caps; a stage's default cap comes from the worker's code (@stage(tenant_cap=)).
 CREATE TABLE pipeline.tenant_caps (
@@ -195,6 +197,22 @@ CREATE TABLE pipeline.tenant_slots (
 );
 ALTER TABLE pipeline.tenant_slots SET (fillfactor = 50, autovacuum_vacuum_scale_factor = 0.01);
 
+-- Slots given back that no claim has subtracted from their pair's counter yet: a pair's jobs
+-- holding a slot are its counter's running less the sum of n here. Written by the triggers
+-- that free slots (insert only, so a completion never waits for a claim holding the counter);
+-- read and deleted by the holder of the pair's counter lock (the claim, the slot repair) (0018).
+CREATE TABLE pipeline.freed_slots (
+    tenant_id text    NOT NULL,
+    stage     text    NOT NULL,
+    n         integer NOT NULL
+);
+CREATE INDEX freed_slots_pair ON pipeline.freed_slots (tenant_id, stage);
+-- A few rows at a time, each deleted by the pair's next claim: vacuumed often.
+ALTER TABLE pipeline.freed_slots SET (
+    autovacuum_vacuum_scale_factor = 0.01,
+    autovacuum_vacuum_insert_scale_factor = 0.01
+);
+
 -- A tenant's counter row exists before its first claim, made by the statement that enqueued
 -- its first job: were the claim to insert it, two claimers inserting two new tenants' rows in
 -- opposite orders would wait on each other.
@@ -205,7 +223,12 @@ CREATE TRIGGER jobs_add_slots
     REFERENCING NEW TABLE AS new_jobs
     FOR EACH STATEMENT EXECUTE FUNCTION pipeline.add_slots();
 
--- The function: sql/functions/free_slot.sql.
+-- A job that leaves running by an UPDATE (retry, release, reclaim) frees its slot row by row;
+-- one that leaves by a DELETE (it finished, and moves into the history: the drain's path)
+-- frees its statement's slots at once, a row of pipeline.freed_slots per pair (0018). A trigger
+-- with transition tables cannot name columns, so a statement trigger on UPDATE would fire on
+-- every claim and heartbeat; only a row trigger can clear the row's holds_slot.
+-- The functions: sql/functions/free_slot.sql, sql/functions/free_deleted_slots.sql.
 
 CREATE TRIGGER jobs_free_slot
     BEFORE UPDATE OF status ON pipeline.active_jobs
@@ -213,11 +236,10 @@ CREATE TRIGGER jobs_free_slot
     WHEN (OLD.holds_slot AND NEW.status IS DISTINCT FROM 'running')
     EXECUTE FUNCTION pipeline.free_slot();
 
-CREATE TRIGGER jobs_free_slot_on_delete
-    BEFORE DELETE ON pipeline.active_jobs
-    FOR EACH ROW
-    WHEN (OLD.holds_slot)
-    EXECUTE FUNCTION pipeline.free_slot();
+CREATE TRIGGER jobs_free_deleted_slots
+    AFTER DELETE ON pipeline.active_jobs
+    REFERENCING OLD TABLE AS gone_jobs
+    FOR EACH STATEMENT EXECUTE FUNCTION pipeline.free_deleted_slots();
 
 -- A running job's slot moves with it to its new tenant or stage (0010).
 -- The function: sql/functions/move_slot.sql. Named to fire after jobs_free_slot.
@@ -653,7 +675,15 @@ FROM (
            coalesce(s.running, 0) AS running,
            c.cap
     FROM pipeline.tenant_caps c
-    FULL JOIN pipeline.tenant_slots s ON s.tenant_id = c.tenant_id AND s.stage = c.stage
+    -- What the pairs hold: each counter less its slots given back (0018).
+    FULL JOIN (
+        SELECT t.tenant_id, t.stage,
+               greatest(t.running - coalesce((SELECT sum(f.n) FROM pipeline.freed_slots f
+                                              WHERE f.tenant_id = t.tenant_id
+                                                AND f.stage = t.stage), 0), 0)::integer
+                   AS running
+        FROM pipeline.tenant_slots t
+    ) AS s ON s.tenant_id = c.tenant_id AND s.stage = c.stage
     WHERE c.cap IS NOT NULL OR s.running > 0
 ) AS k;
 COMMENT ON VIEW pipeline.tenant_load IS

@@ -9,7 +9,7 @@ transaction back and fails the job for good with the reason; the worker goes on.
 completions are buffered and written in batches, still fenced job by job.
 
 A batch never waits on one job: a row another transaction holds locked (an operator's open
-transaction) is skipped, and any other lock (a slot counter) is waited for at most a second.
+transaction) is skipped, and any other lock (a fan-out's join row) is waited for at most a second.
 Jobs left so are handed to a thread of their own that waits for their rows (run_locked), so the
 batches behind them go on, and each stays held, and heartbeated, until its write is confirmed.
 
@@ -79,8 +79,8 @@ class CompleterMetrics(Protocol):
         """One acknowledgement batch confirmed `count` completions in `seconds`."""
 
 
-#: seconds an acknowledgement batch waits for a lock it cannot skip (a capped tenant's slot
-#: counter) before its jobs are handed to the thread that waits for locked rows
+#: seconds an acknowledgement batch waits for a lock it cannot skip (a fan-out's join row)
+#: before its jobs are handed to the thread that waits for locked rows
 ACK_LOCK_WAIT_S = 1.0
 #: seconds one wait of the thread for locked rows lasts: between two, it sees a stop and
 #: writes what was freed without the others
@@ -257,9 +257,8 @@ class Completer:
 
     def _ack_batch(self, batch: list[_Ack]) -> None:
         started = time.monotonic()
-        # Completions of capped tenants' jobs lock those tenants' slot counters as the rows are
-        # updated; one order for every worker's batches means two batches never wait on each
-        # other in a circle.
+        # Completions lock rows beside their own (a fan-out's join row); one order for every
+        # worker's batches means two batches never wait on each other in a circle.
         batch.sort(key=lambda a: (a.job.tenant_id or "", a.job.type, a.job.id))
         until = min(a.until for a in batch)
         try:
@@ -377,7 +376,7 @@ class Completer:
             try:  # some row is still locked: write those freed meanwhile, without waiting
                 confirmed = self.store.acknowledge(fences, lock_wait_s=LOCKED_ROW_WAIT_S)
             except psycopg.errors.LockNotAvailable:
-                # A lock no statement can skip (a capped tenant's slot counter): one job at a
+                # A lock no statement can skip (a fan-out's join row): one job at a
                 # time, so that only the jobs behind that lock wait for it.
                 return self._settle_each(waiting)
             missing = [a.job.fence for a in waiting if a.job.id not in confirmed]

@@ -46,7 +46,14 @@ FROM (
     SELECT tn.type, tn.tenant_id, head.priority, head.run_after, head.id AS head_id,
            s.served_at,
            coalesce(c.cap, p_caps[array_position(p_cap_stages, tn.type)]) AS cap,
-           coalesce(s.running, 0) AS running
+           -- Less the slots given back since the pair's last claim (pipeline.freed_slots),
+           -- looked up for a capped pair only: were they left out, a pair whose jobs all
+           -- finished would stay at its cap, never claimed, and never subtract them.
+           coalesce(s.running, 0) - CASE
+               WHEN coalesce(c.cap, p_caps[array_position(p_cap_stages, tn.type)]) IS NULL THEN 0
+               ELSE coalesce((SELECT sum(f.n) FROM pipeline.freed_slots f
+                              WHERE f.tenant_id = tn.tenant_id AND f.stage = tn.type), 0)
+           END AS running
     FROM tenants tn
     CROSS JOIN LATERAL (
         SELECT tn.priority, tn.run_after, tn.id WHERE tn.run_after <= now()

@@ -7,7 +7,13 @@
 -- and overshoot. The row is locked FOR UPDATE SKIP LOCKED, so claims of one pair take turns (a
 -- busy pair is left to the claimer holding it, and gets nothing here; no one waits), and the
 -- count they read includes every committed claim. pipeline.take_slots raises the count by what
--- was taken; pipeline.free_slot gives a slot back when a job leaves running.
+-- was taken.
+--
+-- Slots given back (pipeline.freed_slots: a job left running) are subtracted here, under the
+-- same lock, and their rows deleted: a completion only inserts, so it never waits for a claim
+-- holding the counter, and a claim never finds a counter locked by a completion. One given back
+-- by a transaction not committed yet is not seen, and waits for the next claim: a count can
+-- only be too high for a moment, never too low, so no cap is ever passed.
 CREATE OR REPLACE FUNCTION pipeline.lock_slots(p_groups pipeline.claim_group[], p_takes integer[])
 RETURNS integer[]
 LANGUAGE sql
@@ -18,12 +24,35 @@ WITH offered AS (
     SELECT * FROM unnest(p_groups, p_takes) WITH ORDINALITY
         AS g(type, tenant_id, cap, head_priority, head_run_after, head_id, take, i)
 ),
-locked AS (
-    SELECT o.i, greatest(0, least(o.take, o.cap - s.running)) AS room
+locked AS MATERIALIZED (
+    SELECT o.i, o.tenant_id, o.type, o.take, o.cap, s.running
     FROM offered o
     JOIN pipeline.tenant_slots s ON s.tenant_id = o.tenant_id AND s.stage = o.type
     WHERE o.cap IS NOT NULL AND o.take > 0
     FOR UPDATE OF s SKIP LOCKED
+),
+-- Only the locked pairs' rows: no one else deletes them, since only the holder of a pair's
+-- counter lock (this claim, or the slot repair) does.
+freed AS (
+    DELETE FROM pipeline.freed_slots AS f
+    USING locked l
+    WHERE f.tenant_id = l.tenant_id AND f.stage = l.type
+    RETURNING f.tenant_id, f.stage, f.n
+),
+freed_by_pair AS MATERIALIZED (
+    SELECT f.tenant_id, f.stage, sum(f.n)::integer AS n FROM freed f GROUP BY 1, 2
+),
+-- Never below zero: a drift is the repair's to report, never a reason to refuse a claim.
+subtracted AS (
+    UPDATE pipeline.tenant_slots AS s SET running = greatest(s.running - f.n, 0)
+    FROM freed_by_pair f
+    WHERE s.tenant_id = f.tenant_id AND s.stage = f.stage
+),
+rooms AS (
+    SELECT l.i,
+           greatest(0, least(l.take, l.cap - greatest(l.running - coalesce(f.n, 0), 0))) AS room
+    FROM locked l
+    LEFT JOIN freed_by_pair f ON f.tenant_id = l.tenant_id AND f.stage = l.type
 ),
 -- A capped pair without a counter row (its jobs are older than the row, or someone deleted it)
 -- gets one now, and no room this time. In one order, so that two claimers making rows for the
@@ -42,8 +71,8 @@ made AS (
     ON CONFLICT DO NOTHING
 )
 SELECT ARRAY(
-    SELECT CASE WHEN o.cap IS NULL THEN o.take ELSE coalesce(l.room, 0) END
-    FROM offered o LEFT JOIN locked l ON l.i = o.i
+    SELECT CASE WHEN o.cap IS NULL THEN o.take ELSE coalesce(r.room, 0) END
+    FROM offered o LEFT JOIN rooms r ON r.i = o.i
     ORDER BY o.i
 )
 $$;

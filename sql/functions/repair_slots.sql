@@ -1,7 +1,9 @@
 -- One batch of the slot repair: up to p_limit counter rows after (p_after_tenant, p_after_stage)
 -- in key order, each recounted from the jobs table under its row lock, and removed once idle.
 -- Returns every pair it locked, in key order (the last one is the next batch's start): `was`
--- the counter before, `counted` the jobs holding a slot now, `removed` when the row went.
+-- the count before (the counter less the slots given back that no claim had subtracted yet,
+-- pipeline.freed_slots, whose rows of the batch's pairs go), `counted` the jobs holding a slot
+-- now, `removed` when the row went.
 --
 -- A batch is one transaction, a few milliseconds long, so the repair never holds more than
 -- p_limit counters at once: a claim finds a pair locked by it (and leaves it for the next claim)
@@ -46,7 +48,19 @@ BEGIN
     -- that committed before them are counted, and none of the locked pairs changes meanwhile.
     RETURN QUERY
     WITH locked AS (
-        SELECT * FROM unnest(tenants, stages, counters) AS l(tenant_id, stage, was)
+        SELECT * FROM unnest(tenants, stages, counters) AS l(tenant_id, stage, counter)
+    ),
+    -- In the same snapshot as the recount: a slot given back there is in it, and its job no
+    -- longer holds one; one given back by a transaction that commits later is in neither, and
+    -- stays for the next claim to subtract.
+    freed AS (
+        DELETE FROM pipeline.freed_slots AS f
+        USING locked l
+        WHERE f.tenant_id = l.tenant_id AND f.stage = l.stage
+        RETURNING f.tenant_id, f.stage, f.n
+    ),
+    freed_by_pair AS (
+        SELECT f.tenant_id, f.stage, sum(f.n)::integer AS n FROM freed f GROUP BY 1, 2
     ),
     -- One pass over the running jobs (jobs_running) for the whole batch, not one a pair, and
     -- never through jobs_tenant, which would read every finished job of a tenant.
@@ -57,7 +71,8 @@ BEGIN
         GROUP BY 1, 2
     ),
     recounted AS (
-        SELECT l.tenant_id, l.stage, l.was, coalesce(h.n, 0) AS counted,
+        SELECT l.tenant_id, l.stage, l.counter,
+               greatest(l.counter - coalesce(fr.n, 0), 0) AS was, coalesce(h.n, 0) AS counted,
                -- Idle: nothing holds a slot and nothing waits (jobs_ready, one probe a pair).
                coalesce(h.n, 0) = 0 AND NOT EXISTS (
                    SELECT 1 FROM pipeline.active_jobs j
@@ -65,6 +80,7 @@ BEGIN
                ) AS idle
         FROM locked l
         LEFT JOIN holding h ON h.tenant_id = l.tenant_id AND h.stage = l.stage
+        LEFT JOIN freed_by_pair fr ON fr.tenant_id = l.tenant_id AND fr.stage = l.stage
     ),
     gone AS (
         DELETE FROM pipeline.tenant_slots AS s
@@ -74,7 +90,7 @@ BEGIN
     fixed AS (
         UPDATE pipeline.tenant_slots AS s SET running = r.counted
         FROM recounted r
-        WHERE NOT r.idle AND r.was <> r.counted
+        WHERE NOT r.idle AND r.counter <> r.counted
           AND s.tenant_id = r.tenant_id AND s.stage = r.stage
     )
     SELECT r.tenant_id, r.stage, r.was, r.counted, r.idle FROM recounted r

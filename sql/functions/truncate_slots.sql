@@ -1,5 +1,6 @@
--- After TRUNCATE pipeline.active_jobs no job holds a slot or waits for one: every counter row is idle, and
--- goes. The trigger jobs_truncate_slots calls it.
+-- After TRUNCATE pipeline.active_jobs no job holds a slot or waits for one: every counter row is
+-- idle, and goes, with the slots given back that no claim has subtracted yet. The trigger
+-- jobs_truncate_slots calls it.
 CREATE OR REPLACE FUNCTION pipeline.truncate_slots() RETURNS trigger
 LANGUAGE plpgsql
 -- Qualified names only: the caller's search_path has no say.
@@ -7,6 +8,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     DELETE FROM pipeline.tenant_slots;
+    DELETE FROM pipeline.freed_slots;
     RETURN NULL;
 END
 $$;

@@ -20,6 +20,7 @@ from pipeline.enqueue import enqueue_once
 from pipeline.maintenance.retention import prune
 from pipeline.store import FREE_CRASH_RECLAIMS, FREE_RELEASES, ClaimedJob, JobStore, reclaim_expired
 from tests.support.history import cancel, make_past_days
+from tests.support.slots import held_slots
 
 Conn = psycopg.Connection[Any]
 WORKER = uuid.UUID(int=7)
@@ -131,13 +132,12 @@ def test_every_way_a_running_job_finishes_moves_it_into_the_history(
     job_id = enqueued_child(conn)
     job = claimed(store)
     assert job.id == job_id
-    slots = "SELECT running FROM pipeline.tenant_slots WHERE tenant_id = 't1' AND stage = 'noop'"
-    assert one(conn, slots) == 1
+    assert held_slots(conn) == {("t1", "noop"): 1}
 
     finish(conn, store, job)
 
     assert_moved(conn, job_id, status, error)
-    assert one(conn, slots) == 0
+    assert held_slots(conn) == {("t1", "noop"): 0}
     # The view still shows it, once.
     assert one(conn, "SELECT count(*) FROM pipeline.jobs WHERE id = %s", job_id) == 1
 

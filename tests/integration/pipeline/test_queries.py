@@ -17,6 +17,7 @@ from pipeline.admin.status import read_stages
 from pipeline.db import connect, make_pool
 from pipeline.migrate import migrate
 from pipeline.store import JobStore
+from tests.support.slots import held_slots
 
 Conn = psycopg.Connection[Any]
 WORKER = uuid.UUID(int=7)
@@ -130,8 +131,7 @@ def test_a_search_path_that_names_tables_and_functions_like_ours_changes_nothing
     with connect(db_url) as conn:
         noop = [s for s in read_stages(conn) if s.stage == "noop"]
         assert [(s.completed_1h, s.running) for s in noop] == [(1, 0)]
-        slots = conn.execute("SELECT running FROM pipeline.tenant_slots WHERE tenant_id = 't1'")
-        assert slots.fetchall() == [(0,)]
+        assert held_slots(conn) == {("t1", "noop"): 0}
         migrate(conn)  # a migration under that search_path finds its own tables too
         for table in ("jobs", "outputs", "tenant_slots", "job_outputs", "pipeline_workers"):
             count = conn.execute(f"SELECT count(*) FROM evil.{table}").fetchone()  # type: ignore[arg-type]

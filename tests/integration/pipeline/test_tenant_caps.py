@@ -21,6 +21,7 @@ from pipeline.maintenance import Reclaimer, SlotRepair
 from pipeline.queries import Q
 from pipeline.store import ClaimedJob, JobStore
 from tests.support.history import finish
+from tests.support.slots import held_slots
 
 Conn = psycopg.Connection[Any]
 CAPS = {"capped": 3}
@@ -28,10 +29,7 @@ WORKER = uuid.UUID(int=5)
 
 
 def slots(conn: Conn) -> dict[str, int]:
-    rows = conn.execute(
-        "SELECT tenant_id, running FROM pipeline.tenant_slots WHERE stage = 'capped'"
-    )
-    return dict(rows.fetchall())
+    return {tenant: n for (tenant, stage), n in held_slots(conn).items() if stage == "capped"}
 
 
 def running_by_tenant(conn: Conn, stage: str = "capped") -> Counter[str]:
@@ -158,10 +156,7 @@ def test_deleting_a_running_job_frees_its_slot(conn: Conn, pool: ConnectionPool)
     assert slots(conn) == {"acme": 0}
 
 
-def pairs(conn: Conn) -> dict[tuple[str, str], int]:
-    """Every counter row: (tenant, stage) -> running."""
-    rows = conn.execute("SELECT tenant_id, stage, running FROM pipeline.tenant_slots").fetchall()
-    return {(tenant, stage): running for tenant, stage, running in rows}
+pairs = held_slots
 
 
 def holding(conn: Conn) -> dict[tuple[str, str], int]:

@@ -14,16 +14,14 @@ import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
 from pipeline import JobRequest, enqueue_many
 from pipeline.maintenance import SlotDrift, SlotRepair
 from pipeline.store import ClaimedJob, JobStore
+from tests.support.slots import held_slots
 
 Conn = psycopg.Connection[Any]
 CAPS = {"capped": 3}
 WORKER = uuid.UUID(int=7)
 
 
-def pairs(conn: Conn) -> dict[tuple[str, str], int]:
-    """Every counter row: (tenant, stage) -> running."""
-    rows = conn.execute("SELECT tenant_id, stage, running FROM pipeline.tenant_slots").fetchall()
-    return {(tenant, stage): running for tenant, stage, running in rows}
+pairs = held_slots
 
 
 def claim(store: JobStore, limit: int = 10) -> list[ClaimedJob]:
@@ -52,6 +50,8 @@ def test_the_repair_removes_the_rows_of_idle_pairs_and_keeps_those_with_work(
     store.complete([j.fence for j in jobs if j.tenant_id == "done"])
     # A counter left wrong by a hand-made write to an idle pair: corrected by going.
     conn.execute("UPDATE pipeline.tenant_slots SET running = 4 WHERE tenant_id = 'done'")
+    conn.execute("DELETE FROM pipeline.freed_slots WHERE tenant_id = 'done'")
+    assert pairs(conn)[("done", "capped")] == 4
     assert set(pairs(conn)) == {("busy", "capped"), ("done", "capped"), ("waiting", "noop")}
 
     report = SlotRepair(pool).run_pass()
