@@ -159,32 +159,39 @@ FROM pipeline.jobs
 WHERE parent_id = %(id)s AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s);
 
 -- name: runs_list
--- The newest runs (root jobs with descendants), found by skipping down jobs_run one root at a
--- time: a run of 400 pages costs one index probe, not 400 rows. At most %(probes)s probes, so
--- a tenant with few runs among many cannot make it walk the whole index.
-WITH RECURSIVE roots(root_id, n) AS (
-    SELECT (SELECT max(root_id) FROM pipeline.jobs WHERE root_id IS NOT NULL
-              AND (%(before)s::bigint IS NULL OR root_id < %(before)s)), 1
-    UNION ALL
-    SELECT (SELECT max(j.root_id) FROM pipeline.jobs j
-            WHERE j.root_id IS NOT NULL AND j.root_id < r.root_id), r.n + 1
-    FROM roots r
-    WHERE r.root_id IS NOT NULL AND r.n < %(probes)s
-)
-SELECT j.id, j.type, j.tenant_id, j.status, j.created_at, j.finished_at,
-       p.total, p.done, p.failed
-FROM roots r
-JOIN pipeline.jobs j ON j.id = r.root_id
-CROSS JOIN LATERAL (
-    SELECT count(*) AS total,
-           count(*) FILTER (WHERE d.status = 'done') AS done,
-           count(*) FILTER (WHERE d.status IN ('failed', 'cancelled')) AS failed
-    FROM pipeline.jobs d WHERE d.root_id = r.root_id
-      AND (%(tenant)s::text IS NULL OR d.tenant_id = %(tenant)s)
-) AS p
-WHERE (%(tenant)s::text IS NULL OR j.tenant_id = %(tenant)s)
-ORDER BY j.id DESC
+-- The newest runs (root jobs with descendants) from their stored status (pipeline.runs, kept
+-- by sql/functions/count_runs.sql), newest first through runs_pkey, or runs_status with a
+-- status, or runs_tenant with a tenant; the root's stage by id.
+SELECT r.run_id, j.type, r.tenant_id, r.status, r.created_at, r.finished_at,
+       r.active + r.done + r.failed + r.cancelled AS jobs, r.active, r.done, r.failed,
+       r.cancelled, r.blocked_job_id, r.blocked_reason
+FROM pipeline.runs AS r
+LEFT JOIN LATERAL (SELECT type FROM pipeline.jobs WHERE id = r.run_id LIMIT 1) AS j ON true
+WHERE (%(tenant)s::text IS NULL OR r.tenant_id = %(tenant)s)
+  AND (%(status)s::text IS NULL OR r.status = %(status)s)
+  AND (%(before)s::bigint IS NULL OR r.run_id < %(before)s)
+ORDER BY r.run_id DESC
 LIMIT %(limit)s;
+
+-- name: run_status
+-- One run's stored status and counts; no row for a job without descendants (its run is itself).
+SELECT status, active, done, failed, cancelled, blocked_job_id, blocked_reason, finished_at
+FROM pipeline.runs
+WHERE run_id = %(run_id)s AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s);
+
+-- name: runs_by_status
+-- How many runs are in each status (`pipeline status`, the metrics), through runs_status.
+SELECT status, count(*) FROM pipeline.runs
+WHERE %(tenant)s::text IS NULL OR tenant_id = %(tenant)s
+GROUP BY status ORDER BY status;
+
+-- name: run_blocked_steps
+-- The next stages a run will never reach: a join of its (named after the job that fanned out,
+-- one of `job_ids`) whose child failed or was cancelled never enqueues its `then` stage.
+SELECT then_type, id, failed FROM pipeline.joins
+WHERE id = ANY(%(job_ids)s::bigint[]) AND failed > 0 AND then_job_id IS NULL
+  AND then_type IS NOT NULL
+ORDER BY id;
 
 -- name: run_jobs
 -- Every job of one run in id order (the order a fan-out enqueued its pages), through the
@@ -313,6 +320,45 @@ cancelled AS (
 )
 SELECT id, pg_notify('pipeline_cancel', id::text || ':' || claims::text) IS NULL AS notified
 FROM cancelled;
+
+-- name: cancel_run
+-- Cancel a run as a tree: every queued or running job of it (the root and its descendants,
+-- through jobs_run and the primary key) moves into the history as cancelled, in this one
+-- statement. Each running one's worker hears of it on pipeline_cancel (as in `cancel`) and
+-- stops it; its writes fail the fence from now on. Rows a claim is taking right now are waited
+-- for (FOR UPDATE, not SKIP LOCKED): they are running when this takes them. A join whose child
+-- is cancelled counts it as failed, so no next stage is enqueued after this. The run's row
+-- (count_runs) ends `cancelled`.
+WITH picked AS (
+    SELECT id FROM pipeline.active_jobs
+    WHERE id = %(run_id)s OR root_id = %(run_id)s
+    ORDER BY id
+    FOR UPDATE
+),
+gone AS (
+    DELETE FROM pipeline.active_jobs AS j USING picked
+    WHERE j.id = picked.id
+    RETURNING j.*
+),
+cancelled AS (
+    INSERT INTO pipeline.job_history (
+        id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
+        leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id, join_id,
+        created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot,
+        traceparent)
+    SELECT id, type, tenant_id, payload, priority, 'cancelled', attempts, max_attempts,
+           run_after, NULL, lease_seconds, worker_id, coalesce(%(reason)s, 'cancelled'), dedup_key,
+           parent_id, root_id, join_id, created_at, started_at, now(), claims, suspect,
+           crash_reclaims, releases, false, traceparent
+    FROM gone
+    RETURNING id, claims
+)
+-- Only the jobs that were running have a worker to tell.
+SELECT c.id, CASE WHEN g.status = 'running'
+                  THEN pg_notify('pipeline_cancel', c.id::text || ':' || c.claims::text) IS NULL
+                  ELSE false END AS notified
+FROM cancelled AS c JOIN gone AS g ON g.id = c.id
+ORDER BY c.id;
 
 -- name: jobs_max_id
 -- Where a bulk cancel stops: jobs enqueued after it started (a fan-out in flight) are not its.

@@ -15,25 +15,33 @@ import psycopg
 from pipeline.queries import Q
 
 RUNS_LIMIT = 30  #: runs a page of the list shows
-#: Index probes the runs list makes at most, looking for a tenant's runs among others'.
-RUN_PROBES = 500
 #: Jobs of one run read at most (a document has at most 2000 pages, and 2 more jobs).
 RUN_JOBS_LIMIT = 2100
 #: Outputs of a run's single jobs read at most.
 RUN_OUTPUTS_LIMIT = 50
+#: A run's statuses (pipeline.runs.status); 'waiting' is reserved for durable waits.
+RUN_STATUSES = ("running", "waiting", "done", "failed", "cancelled")
+#: A job's status as the status of the run it is alone in (a job without descendants has no
+#: row in pipeline.runs).
+_ALONE = {"queued": "running", "running": "running"}
 
 
 @dataclass(frozen=True)
 class RunSummary:
     id: int
-    type: str
+    type: str | None  #: the root job's stage
     tenant_id: str | None
-    status: str  #: the root job's
+    status: str  #: the run's (pipeline.runs), not the root job's
     created_at: datetime
-    finished_at: datetime | None
-    descendants: int
-    done: int  #: of the descendants
-    failed: int  #: of the descendants, failed or cancelled
+    finished_at: datetime | None  #: when it stopped running: ended, or blocked
+    jobs: int
+    active: int  #: queued or running
+    done: int
+    failed: int
+    cancelled: int
+    #: the first job that failed or was cancelled, and its error: why it cannot end done
+    blocked_job_id: int | None
+    blocked_reason: str | None
 
 
 @dataclass(frozen=True)
@@ -65,9 +73,23 @@ class RunStage:
 
 
 @dataclass(frozen=True)
+class BlockedStep:
+    """A next stage the run will never reach: its fan-out's join has a child that failed or
+    was cancelled, so it never enqueues the stage (until a retry of that child)."""
+
+    stage: str
+    join_id: int  #: the job that fanned out
+    failed: int  #: children failed or cancelled
+
+
+@dataclass(frozen=True)
 class Run:
     id: int
     tenant_id: str | None
+    status: str  #: the run's (see RunSummary.status)
+    blocked_job_id: int | None
+    blocked_reason: str | None
+    blocked_steps: list[BlockedStep]
     root: RunJob
     stages: list[RunStage]  #: in the order they first appear
     total: int  #: jobs in the run; more than the stages hold when past RUN_JOBS_LIMIT
@@ -80,16 +102,24 @@ def list_runs(
     tenant: str | None,
     before: int | None,
     *,
-    probes: int = RUN_PROBES,
+    status: str | None = None,
     limit: int = RUNS_LIMIT,
 ) -> list[RunSummary]:
-    """The newest runs with more than one job, below `before` (a run id) when set. For one
-    tenant, among the newest `probes` runs of every tenant."""
+    """The newest runs with more than one job, below `before` (a run id) when set, in
+    `status` when set, from their stored status."""
     rows = conn.execute(
         Q["runs_list"],
-        {"tenant": tenant, "before": before, "probes": probes, "limit": limit},
+        {"tenant": tenant, "before": before, "status": status, "limit": limit},
     ).fetchall()
     return [RunSummary(*row) for row in rows]
+
+
+def runs_by_status(conn: psycopg.Connection[Any], tenant: str | None) -> dict[str, int]:
+    """How many runs (of more than one job) are in each status; every status is a key."""
+    found = dict.fromkeys(RUN_STATUSES, 0)
+    for status, n in conn.execute(Q["runs_by_status"], {"tenant": tenant}).fetchall():
+        found[str(status)] = int(n)
+    return found
 
 
 def read_run(conn: psycopg.Connection[Any], run_id: int, tenant: str | None) -> Run | None:
@@ -107,11 +137,38 @@ def read_run(conn: psycopg.Connection[Any], run_id: int, tenant: str | None) -> 
         job = RunJob(*row[:-1])
         stages.setdefault(job.type, []).append(job)
     root = RunJob(*rows[0][:-1])
+    stored = conn.execute(Q["run_status"], params).fetchone()
+    if stored is None:  # a job alone: the run is the job
+        status, blocked_id, reason = _ALONE.get(root.status, root.status), None, None
+        if root.status in ("failed", "cancelled"):
+            blocked_id, reason = root.id, root.last_error
+    else:
+        status, blocked_id, reason = str(stored[0]), stored[5], stored[6]
+    blocked = conn.execute(Q["run_blocked_steps"], {"job_ids": [row[0] for row in rows]}).fetchall()
     return Run(
         id=run_id,
         tenant_id=root.tenant_id,
+        status=status,
+        blocked_job_id=blocked_id,
+        blocked_reason=reason,
+        blocked_steps=[BlockedStep(str(t), int(j), int(f)) for t, j, f in blocked],
         root=root,
         stages=[RunStage(stage, jobs) for stage, jobs in stages.items()],
         total=int(rows[0][-1]),
         outputs=[(str(stage), int(job_id), output) for stage, job_id, output in outputs],
     )
+
+
+def cancel_run(
+    conn: psycopg.Connection[Any], run_id: int, tenant: str | None, *, reason: str | None = None
+) -> list[int] | None:
+    """Cancel the run as a tree, in one transaction: its queued and running jobs move into the
+    history as cancelled, and the workers running some are told to stop them. Returns the ids
+    cancelled (empty: nothing of it was queued or running), or None when there is no such run
+    (for this tenant)."""
+    rows = conn.execute(Q["run_jobs"], {"run_id": run_id, "tenant": tenant, "limit": 1})
+    first = rows.fetchone()
+    if first is None or first[0] != run_id:
+        return None
+    cancelled = conn.execute(Q["cancel_run"], {"run_id": run_id, "reason": reason}).fetchall()
+    return [int(row[0]) for row in cancelled]

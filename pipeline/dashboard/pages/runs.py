@@ -34,7 +34,7 @@ class RunPages(Handler):
         before_raw = request.query_params.get("before")
         before = parse_id(before_raw, "before") if before_raw else None
         rows = await self.read(lambda c: admin_runs.list_runs(c, page.tenant, before))
-        return self.html(page, "runs.html", rows=rows, probes=admin_runs.RUN_PROBES)
+        return self.html(page, "runs.html", rows=rows)
 
     async def show(self, request: Request) -> Response:
         page = self.page(request)
@@ -44,7 +44,10 @@ class RunPages(Handler):
             raise Problem(404, "Not found", f"there is no run {run_id}")
         extractions, outputs = split_outputs(found, self.settings.field_order)
         template = "_run.html" if request.headers.get("hx-request") else "run.html"
-        finished = all(j.status in TERMINAL for s in found.stages for j in s.jobs)
+        # A failed run may still have jobs running (siblings of the one that failed).
+        finished = found.status != "running" and all(
+            j.status in TERMINAL for s in found.stages for j in s.jobs
+        )
         # 286 tells htmx to stop polling: a finished run changes no more (unless retried,
         # which a reload shows).
         status = 286 if finished and template == "_run.html" else 200
