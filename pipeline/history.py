@@ -43,6 +43,14 @@ def drop_old_rollups(conn: psycopg.Connection[Any], keep_s: float = ROLLUP_KEEP_
     return int(row[0]) if row else 0
 
 
+def fold_rollup_shards(conn: psycopg.Connection[Any]) -> int:
+    """Fold the shards of rollup minutes older than an hour into one row each, so that a day's
+    read sums a row per minute, stage and outcome however many backends finished jobs; returns
+    how many shard rows were folded away."""
+    row = conn.execute(Q["rollups_fold_shards"]).fetchone()
+    return int(row[0]) if row else 0
+
+
 def healing(conn: psycopg.Connection[Any], write: Callable[[], T]) -> T:
     """write(), a finishing write on `conn` (autocommit, its own transaction if any); should it
     fail on a check violation, the days' partitions are made and it runs once more. Any 23514

@@ -602,3 +602,59 @@ tenants AS (
     RETURNING 1
 )
 SELECT (SELECT count(*) FROM whole) + (SELECT count(*) FROM tenants);
+
+-- name: rollups_fold_shards
+-- The shards of minutes older than an hour folded into shard 0, one row per minute, stage and
+-- outcome (and tenant): finishers write to the current minute, each backend to its own shard,
+-- so a day read by the status views would otherwise hold up to 8 rows where 1 will do. Run
+-- hourly by the Partitions service. A retry or prune that counts jobs out of an old minute
+-- meanwhile adds a row to its own shard, which the next round folds.
+WITH gone AS (
+    DELETE FROM pipeline.finished_by_minute
+    WHERE minute < date_trunc('minute', now()) - interval '1 hour' AND shard <> 0
+    RETURNING *
+),
+whole AS (
+    INSERT INTO pipeline.finished_by_minute AS r
+        (minute, stage, status, shard, jobs, attempts, max_attempts, timed, min_run_s, max_run_s,
+         run_hist)
+    SELECT minute, stage, status, 0, sum(jobs), sum(attempts), max(max_attempts), sum(timed),
+           min(min_run_s), max(max_run_s), pipeline.histogram_sum(run_hist)
+    FROM gone
+    GROUP BY minute, stage, status
+    ORDER BY minute, stage, status
+    ON CONFLICT (minute, stage, status, shard) DO UPDATE
+    SET jobs = r.jobs + excluded.jobs,
+        attempts = r.attempts + excluded.attempts,
+        max_attempts = greatest(r.max_attempts, excluded.max_attempts),
+        timed = r.timed + excluded.timed,
+        min_run_s = least(r.min_run_s, excluded.min_run_s),
+        max_run_s = greatest(r.max_run_s, excluded.max_run_s),
+        run_hist = pipeline.histogram_add(r.run_hist, excluded.run_hist)
+    RETURNING 1
+),
+gone_tenants AS (
+    DELETE FROM pipeline.tenant_finished_by_minute
+    WHERE minute < date_trunc('minute', now()) - interval '1 hour' AND shard <> 0
+    RETURNING *
+),
+tenants AS (
+    INSERT INTO pipeline.tenant_finished_by_minute AS r
+        (tenant_id, minute, stage, status, shard, jobs, attempts, max_attempts, timed, min_run_s,
+         max_run_s, run_hist)
+    SELECT tenant_id, minute, stage, status, 0, sum(jobs), sum(attempts), max(max_attempts),
+           sum(timed), min(min_run_s), max(max_run_s), pipeline.histogram_sum(run_hist)
+    FROM gone_tenants
+    GROUP BY tenant_id, minute, stage, status
+    ORDER BY tenant_id, minute, stage, status
+    ON CONFLICT (tenant_id, minute, stage, status, shard) DO UPDATE
+    SET jobs = r.jobs + excluded.jobs,
+        attempts = r.attempts + excluded.attempts,
+        max_attempts = greatest(r.max_attempts, excluded.max_attempts),
+        timed = r.timed + excluded.timed,
+        min_run_s = least(r.min_run_s, excluded.min_run_s),
+        max_run_s = greatest(r.max_run_s, excluded.max_run_s),
+        run_hist = pipeline.histogram_add(r.run_hist, excluded.run_hist)
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM gone) + (SELECT count(*) FROM gone_tenants);

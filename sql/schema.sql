@@ -450,8 +450,10 @@ CREATE TRIGGER job_history_kept_count_runs_removed
 -- the status views, `pipeline status`, the dashboard's overview and the metrics read a day of
 -- these instead of a day of the history, so they cost the same at a thousand finished jobs a
 -- day or a million. Each backend adds to a shard of its own (0..7) so that concurrent
--- finishers never wait on each other's row; a reader sums the shards. Kept ROLLUP_KEEP (two
--- days, pipeline/history.py): the views read the last 24 hours. A low fillfactor: the current
+-- finishers never wait on each other's row; a reader sums the shards, which the Partitions
+-- service folds into shard 0 once a minute is an hour old (rollups_fold_shards), so a day
+-- costs a row per minute, stage and outcome. Kept ROLLUP_KEEP_S (two days,
+-- pipeline/history.py): the views read the last 24 hours. A low fillfactor: the current
 -- minute's rows are updated by every completion, and updates that stay on their page (HOT)
 -- leave the primary key alone.
 CREATE TABLE pipeline.finished_by_minute (

@@ -14,7 +14,8 @@ import pytest
 from psycopg_pool import ConnectionPool
 
 from pipeline.admin.jobs import Change, cancel_job, retry_job
-from pipeline.history import ROLLUP_KEEP_S, drop_old_rollups
+from pipeline.history import ROLLUP_KEEP_S, drop_old_rollups, fold_rollup_shards
+from pipeline.queries import Q
 from pipeline.store import JobStore
 from tests.support.history import finish, make_past_days
 
@@ -107,20 +108,23 @@ def test_the_status_views_count_what_the_rollups_hold_for_jobs_moved_by_the_runt
     assert durations[:2] == ("ocr", 2) and durations[2] >= 0
 
 
+def on_shards(db_url: str, n: int) -> tuple[list[Conn], list[Conn]]:
+    """`n` connections whose backends add to different rollup shards (pid modulo 8), and every
+    connection opened to find them (to close)."""
+    opened: list[Conn] = []
+    by_shard: dict[int, Conn] = {}
+    while len(by_shard) < n:
+        c = psycopg.connect(db_url, autocommit=True)
+        opened.append(c)
+        [(pid,)] = c.execute("SELECT pg_backend_pid()").fetchall()
+        by_shard.setdefault(pid % 8, c)
+    return list(by_shard.values()), opened
+
+
 def test_concurrent_finishers_on_other_backends_do_not_wait_for_each_others_rollup_row(
     db_url: str,
 ) -> None:
-    # Two connections whose backends add to different shards (pid modulo 8).
-    conns: list[Conn] = []
-    first = psycopg.connect(db_url, autocommit=True)
-    conns.append(first)
-    [(pid,)] = first.execute("SELECT pg_backend_pid()").fetchall()
-    while True:
-        other = psycopg.connect(db_url, autocommit=True)
-        conns.append(other)
-        [(other_pid,)] = other.execute("SELECT pg_backend_pid()").fetchall()
-        if other_pid % 8 != pid % 8:
-            break
+    [first, other], conns = on_shards(db_url, 2)
     try:
         enqueue(first, 2)
         ids = [r[0] for r in first.execute("SELECT id FROM pipeline.active_jobs ORDER BY id")]
@@ -193,3 +197,44 @@ def test_run_time_percentiles_from_the_histogram_are_within_13_percent(
     ).fetchall()
     assert est50 == pytest.approx(float(exact50), rel=0.13)
     assert est95 == pytest.approx(float(exact95), rel=0.13)
+
+
+def test_folding_old_minutes_shards_into_one_row_each_changes_no_figure(
+    conn: Conn, db_url: str
+) -> None:
+    make_past_days(conn, 1)
+    finishers, opened = on_shards(db_url, 3)
+    try:
+        for i, c in enumerate(finishers):
+            enqueue(c, 2, "acme")
+            ids = [r[0] for r in c.execute("SELECT id FROM pipeline.active_jobs ORDER BY id")]
+            c.execute("UPDATE pipeline.active_jobs SET attempts = %s, started_at = now()", (i + 1,))
+            finish(c, ids[:1], ago="2 hours")
+            finish(c, ids[1:], "failed", ago="2 hours")
+    finally:
+        for c in opened:
+            c.close()
+    figures = (
+        "SELECT * FROM pipeline.attempts",
+        "SELECT * FROM pipeline.failures_hourly",
+        "SELECT * FROM pipeline.stage_counts",
+    )
+    before = [conn.execute(q).fetchall() for q in figures]  # type: ignore[call-overload]
+    tenant_before = conn.execute(Q["monitoring_tenant_stages"], {"tenant": "acme"}).fetchall()
+    rows = "SELECT count(*) FROM pipeline.finished_by_minute"
+    # One row per minute and outcome after the fold (a minute's turn between two finishers
+    # makes two minutes, not a flaky test); three shards' worth before it.
+    keys = conn.execute(
+        "SELECT count(DISTINCT (date_trunc('minute', finished_at), status)) "
+        "FROM pipeline.job_history"
+    ).fetchall()
+    assert conn.execute(rows).fetchall() >= [(keys[0][0] + 4,)]
+
+    assert fold_rollup_shards(conn) > 0
+    assert conn.execute(rows).fetchall() == keys
+    assert [conn.execute(q).fetchall() for q in figures] == before  # type: ignore[call-overload]
+    tenant_after = conn.execute(Q["monitoring_tenant_stages"], {"tenant": "acme"}).fetchall()
+    assert [r[:5] + r[6:] for r in tenant_after] == [r[:5] + r[6:] for r in tenant_before]
+    assert before[0][0][1:] == (0, None, None, 3, 2.0, 3)  # done 2 h ago: the day's figures
+    counted(conn)
+    assert fold_rollup_shards(conn) == 0, "a minute folded already has nothing to fold"
