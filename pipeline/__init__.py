@@ -8,6 +8,7 @@ from pipeline.aio import (
     alive_workers,
     arun_output,
     arun_progress,
+    arun_status,
 )
 from pipeline.blobs import (
     BlobNotFound,
@@ -38,7 +39,14 @@ from pipeline.errors import (
 from pipeline.extras import MissingExtra, needs_extra, require_extra
 from pipeline.migrate import migrate
 from pipeline.paths import data_dir
-from pipeline.runs import StageProgress, live_workers, run_output, run_progress
+from pipeline.runs import (
+    RunState,
+    StageProgress,
+    live_workers,
+    run_output,
+    run_progress,
+    run_status,
+)
 from pipeline.schedules import (
     SCHEDULES,
     InvalidSchedule,
@@ -76,6 +84,7 @@ __all__ = [
     "PipelineError",
     "Registry",
     "RetryableError",
+    "RunState",
     "Schedule",
     "ScheduleRegistry",
     "SchemaMissing",
@@ -90,6 +99,7 @@ __all__ = [
     "alive_workers",
     "arun_output",
     "arun_progress",
+    "arun_status",
     "blob_store_from_env",
     "connect",
     "data_dir",
@@ -105,6 +115,7 @@ __all__ = [
     "require_extra",
     "run_output",
     "run_progress",
+    "run_status",
     "schedule",
     "set_max_payload_bytes",
     "stage",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pipeline.enqueue import enqueue_many_plan, enqueue_once_plan, enqueue_plan
 from pipeline.plans import async_api
-from pipeline.runs import live_workers_plan, run_output_plan, run_progress_plan
+from pipeline.runs import live_workers_plan, run_output_plan, run_progress_plan, run_status_plan
 
 aenqueue = async_api(enqueue_plan)
 aenqueue_once = async_api(enqueue_once_plan)
@@ -21,3 +21,4 @@ aenqueue_many = async_api(enqueue_many_plan)
 arun_progress = async_api(run_progress_plan)
 arun_output = async_api(run_output_plan)
 alive_workers = async_api(live_workers_plan)
+arun_status = async_api(run_status_plan)

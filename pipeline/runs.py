@@ -47,6 +47,36 @@ def _progress(rows: Rows) -> list[StageProgress]:
     return list(stages.values())
 
 
+@dataclass(frozen=True)
+class RunState:
+    """A run's stored status (pipeline.runs, kept by the statements that change its jobs):
+    running, waiting, done, failed (a job of it failed for good: it can never end done) or
+    cancelled. For failed and cancelled, the first job that did, its stage and its error."""
+
+    status: str
+    blocked_job_id: int | None = None
+    blocked_stage: str | None = None
+    blocked_reason: str | None = None
+
+    @property
+    def ended(self) -> bool:
+        """Nothing further can make it done: it is done, failed or cancelled."""
+        return self.status in TERMINAL
+
+
+def run_status_plan(run_id: int) -> Plan[RunState | None]:
+    """The run's status, or None when there is no such job. A job without descendants is a
+    run of its own, whose status is the job's (queued and running: running)."""
+    return Plan(one(Statement(Q["run_state"], {"run_id": run_id}))).then(_state)
+
+
+def _state(rows: Rows) -> RunState | None:
+    if not rows:
+        return None
+    status, blocked_id, stage, reason = rows[0]
+    return RunState(str(status), blocked_id, stage, reason)
+
+
 def job_output(conn: psycopg.Connection[Any], job_id: int) -> Any | None:
     """The output this job stored, as JSON, or None."""
     row = conn.execute(Q["job_output"], {"job_id": job_id}).fetchone()
@@ -85,3 +115,4 @@ def _count(rows: Rows) -> int:
 run_progress = sync_api(run_progress_plan)
 run_output = sync_api(run_output_plan)
 live_workers = sync_api(live_workers_plan)
+run_status = sync_api(run_status_plan)

@@ -498,6 +498,23 @@ WHERE id = %(root_id)s OR root_id = %(root_id)s  -- the root, then its descendan
 GROUP BY type, status
 ORDER BY min(id);
 
+-- name: run_state
+-- A run's stored status (pipeline.runs) with the stage of the job that blocks it; for a job
+-- without descendants, which has no row there, the job's own status (queued or running:
+-- running) and, when it failed or was cancelled, the job itself. By primary keys.
+SELECT coalesce(r.status, CASE WHEN j.status IN ('queued', 'running') THEN 'running'
+                               ELSE j.status END),
+       CASE WHEN r.run_id IS NOT NULL THEN r.blocked_job_id
+            WHEN j.status IN ('failed', 'cancelled') THEN j.id END,
+       CASE WHEN r.run_id IS NOT NULL
+            THEN (SELECT b.type FROM pipeline.jobs AS b WHERE b.id = r.blocked_job_id)
+            WHEN j.status IN ('failed', 'cancelled') THEN j.type END,
+       CASE WHEN r.run_id IS NOT NULL THEN r.blocked_reason
+            WHEN j.status IN ('failed', 'cancelled') THEN j.last_error END
+FROM pipeline.jobs AS j
+LEFT JOIN pipeline.runs AS r ON r.run_id = j.id
+WHERE j.id = %(run_id)s;
+
 -- name: live_workers_for_stage
 SELECT count(*) FROM pipeline.workers
 WHERE %(stage)s = ANY(stages) AND last_seen > now() - make_interval(secs => %(alive_s)s);

@@ -25,6 +25,7 @@ from pipeline import (
     require_extra,
     run_output,
     run_progress,
+    run_status,
 )
 from pipeline.commands.api import (
     APP_ENV,
@@ -285,6 +286,8 @@ def wait_for_fields(
         # Looked at before the documents, so that what it committed before it ended is seen.
         ended = None if worker is None else worker.ended()
         for doc, path in list(pending.items()):
+            # Read before the outputs: a run that had ended by then has its fields seen below.
+            state = run_status(conn, doc)
             progress = run_progress(conn, doc)
             extracted = any(p.stage == "extract" and p.counts.get("done") for p in progress)
             fields = run_output(conn, doc, "extract") if extracted else None
@@ -301,9 +304,16 @@ def wait_for_fields(
                 # jsonb keeps keys in its own order; print them in the model's.
                 results[doc] = TenderExtraction.model_validate(fields)
                 del pending[doc]
-            elif progress and all(p.finished == p.total for p in progress):
-                errors = [f"{p.stage}: {p.error}" for p in progress if p.failed and p.error]
-                failures[doc] = "; ".join(errors) or "the pipeline stopped without a result"
+            elif state is not None and state.ended:
+                # Failed as soon as a job of it failed for good (pages may still be running:
+                # the fields can no longer come), or cancelled, or done without fields.
+                if state.blocked_job_id is not None:
+                    failures[doc] = (
+                        f"{state.blocked_stage}: {state.blocked_reason or state.status} "
+                        f"(job {state.blocked_job_id})"
+                    )
+                else:
+                    failures[doc] = "the pipeline stopped without a result"
                 del pending[doc]
         if pending and ended is not None:
             worker_end = ended

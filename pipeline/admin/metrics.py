@@ -28,6 +28,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from psycopg_pool import ConnectionPool
 
+from pipeline.admin.runs import runs_by_status
 from pipeline.admin.status import (
     StageStatus,
     TenantRunning,
@@ -61,6 +62,7 @@ class _Snapshot:
     workers: list[WorkerStatus]
     most_overdue_s: float  #: of the unpaused schedules; 0 when none is overdue
     query_s: float
+    runs: dict[str, int]  #: runs of more than one job by stored status
 
 
 class QueueCollector(Collector):
@@ -119,12 +121,13 @@ class QueueCollector(Collector):
                 workers = read_workers(conn)
                 # Unpaused schedules come first, most overdue first: one row tells.
                 soonest, _ = read_schedules(conn, 1)
+                runs = runs_by_status(conn, None)
         except Exception as exc:  # a scrape must answer: the outage shows as up == 0
             log.warning("metrics: cannot read the monitoring views: %s", exc)
             return None
         overdue = [-s.due_in_s for s in soonest if not s.paused and s.due_in_s < 0]
         return _Snapshot(
-            stages, tenants, workers, max(overdue, default=0.0), time.monotonic() - started
+            stages, tenants, workers, max(overdue, default=0.0), time.monotonic() - started, runs
         )
 
     # -- shaping --------------------------------------------------------------------------------
@@ -176,6 +179,8 @@ class QueueCollector(Collector):
         f["slots"].add_metric([], sum(w.concurrency for w in snapshot.workers))
         f["in_flight"].add_metric([], sum(w.in_flight for w in snapshot.workers))
         f["overdue"].add_metric([], snapshot.most_overdue_s)
+        for status, n in snapshot.runs.items():
+            f["runs"].add_metric([status], n)
 
 
 def merge_stages(rest: list[StageStatus]) -> StageStatus:
@@ -278,6 +283,12 @@ def _families() -> dict[str, GaugeMetricFamily]:
         "workers": gauge("pipeline_workers_live", "Workers with a recent heartbeat."),
         "slots": gauge("pipeline_workers_slots", "Concurrency summed over live workers."),
         "in_flight": gauge("pipeline_workers_in_flight", "Running jobs held by live workers."),
+        "runs": gauge(
+            "pipeline_runs",
+            "Runs of more than one job by their stored status; failed: a job of the run failed "
+            "for good, so it cannot end done.",
+            "status",
+        ),
         "overdue": gauge(
             "pipeline_schedule_overdue_seconds",
             "How long the most overdue unpaused schedule has been due without firing (0: none).",

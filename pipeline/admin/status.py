@@ -24,6 +24,7 @@ from uuid import UUID
 
 import psycopg
 
+from pipeline.admin.runs import runs_by_status
 from pipeline.queries import Q
 
 T = TypeVar("T")
@@ -170,6 +171,8 @@ class Status:
     notes: list[str] = field(default_factory=list)
     #: the tenant the figures are scoped to; None: the whole queue
     tenant: str | None = None
+    #: runs of more than one job by their stored status (pipeline.runs), every status a key
+    runs: dict[str, int] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready object whose keys are a stable interface for scripts: times in ISO 8601,
@@ -194,6 +197,7 @@ class Status:
                     "rows": [asdict(s) for s in self.schedules],
                 },
                 "notes": self.notes,
+                "runs": self.runs,
             }
         )
         return shaped
@@ -311,6 +315,7 @@ def snapshot_status(
         schedules_total=schedules_total,
         notes=[CAP_NOTE] if any(t.cap is None for t in tenants) else [],
         tenant=tenant,
+        runs=runs_by_status(conn, tenant),
     )
 
 

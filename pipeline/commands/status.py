@@ -40,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
 def render(status: Status) -> str:
     lines: list[str] = []
     lines += _stages(status)
+    lines += _runs(status)
     lines += _expired(status)
     lines += _failures(status)
     lines += _tenants(status)
@@ -116,6 +117,15 @@ def _stages(status: Status) -> list[str]:
         for s in status.stages
     ]
     return _table(header, rows)
+
+
+def _runs(status: Status) -> list[str]:
+    """Runs of more than one job by status; a failed one cannot end done (see `pipeline runs
+    list --status failed` for the job that blocks each)."""
+    if not any(status.runs.values()):
+        return []
+    counts = ", ".join(f"{n} {name}" for name, n in status.runs.items() if n)
+    return ["", f"runs: {counts}"]
 
 
 def _expired(status: Status) -> list[str]:

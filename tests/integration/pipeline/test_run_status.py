@@ -139,3 +139,24 @@ def test_the_migration_counts_the_runs_there_were_as_the_triggers_keep_them(
     assert apply(conn).migrations == [17]
     assert conn.execute(kept).fetchall() == by_triggers
     assert {done_run, failed_run} == {row[0] for row in by_triggers}
+
+
+def test_status_and_the_metrics_count_runs_by_status(conn: Conn, pool: ConnectionPool) -> None:
+    from pipeline.admin.metrics import QueueCollector
+    from pipeline.admin.status import read_status
+    from pipeline.commands.status import render
+
+    store = JobStore(pool)
+    fan_out_root(conn, store, 2)
+    fan_out_root(conn, store, 1)
+    [first, *_] = sorted(store.claim(["page"], 10, WORKER), key=lambda j: j.id)
+    store.fail(first, "torn")
+
+    status = read_status(conn)
+
+    assert status.runs == {"running": 1, "waiting": 0, "done": 0, "failed": 1, "cancelled": 0}
+    assert read_status(conn, tenant="globex").runs["failed"] == 0
+    assert "runs: 1 running, 1 failed" in render(status)
+    families = {f.name: f for f in QueueCollector(pool).collect()}
+    gauge = {s.labels["status"]: s.value for s in families["pipeline_runs"].samples}
+    assert gauge == {"running": 1, "waiting": 0, "done": 0, "failed": 1, "cancelled": 0}

@@ -27,6 +27,7 @@ def printed(
         cli, "run_progress", lambda conn, doc: [StageProgress("extract", {"done": 1})]
     )
     monkeypatch.setattr(cli, "run_output", lambda conn, doc, stage: stored)
+    monkeypatch.setattr(cli, "run_status", lambda conn, doc: None)
     results = []
     for explain in (False, True):
         assert cli.wait_for_fields(None, [(Path("a.pdf"), 7)], 5, explain=explain) == 0  # type: ignore[arg-type]

@@ -319,7 +319,9 @@ def test_read_status_takes_one_snapshot_of_every_view_and_serialises_to_json(
         "workers",
         "schedules",
         "notes",
+        "runs",
     }
+    assert set(shaped["runs"]) == {"running", "waiting", "done", "failed", "cancelled"}
     assert shaped["workers"][0]["id"] == str(W1)
     assert shaped["tenants"]["rows"][0]["near_cap"] is True
 
