@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import psycopg
 
@@ -72,12 +72,35 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def enqueue_runs(conn: psycopg.Connection[Any], jobs: int, run_size: int) -> None:
+    """`jobs` no-op jobs, as runs of `run_size` (a root, then its children)."""
+    if run_size <= 1:
+        enqueue_many(conn, [JobRequest("bench_noop", {"i": i}) for i in range(jobs)])
+        return
+    roots = enqueue_many(
+        conn, [JobRequest("bench_noop", {"i": i}) for i in range(0, jobs, run_size)]
+    )
+    children = [
+        JobRequest("bench_noop", {"i": i}, parent_id=root, root_id=root)
+        for n, root in enumerate(roots)
+        for i in range(n * run_size + 1, min((n + 1) * run_size, jobs))
+    ]
+    enqueue_many(conn, children)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--jobs", type=int, default=20_000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--wake-samples", type=int, default=200)
+    parser.add_argument(
+        "--run-size",
+        type=int,
+        default=1,
+        help="jobs per run: 1 drains jobs alone; N drains runs of a root and N - 1 children, "
+        "so that every completion counts in its run (pipeline.runs)",
+    )
     args = parser.parse_args()
 
     scratch = Path(tempfile.mkdtemp(prefix="pgb-"))
@@ -90,7 +113,7 @@ def main() -> None:
             "TRUNCATE pipeline.active_jobs, pipeline.job_history, "
             "pipeline.job_history_kept, pipeline.dedup_keys"
         )
-        enqueue_many(conn, [JobRequest("bench_noop", {"i": i}) for i in range(args.jobs)])
+        enqueue_runs(conn, args.jobs, args.run_size)
         workers = start_workers(url, args.workers, args.concurrency, scratch / "home")
         try:
             wait_until(
