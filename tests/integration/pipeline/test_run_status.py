@@ -160,3 +160,52 @@ def test_status_and_the_metrics_count_runs_by_status(conn: Conn, pool: Connectio
     families = {f.name: f for f in QueueCollector(pool).collect()}
     gauge = {s.labels["status"]: s.value for s in families["pipeline_runs"].samples}
     assert gauge == {"running": 1, "waiting": 0, "done": 0, "failed": 1, "cancelled": 0}
+
+
+def test_a_day_dropped_whole_takes_its_runs_rows(conn: Conn) -> None:
+    from tests.support.history import finish, make_past_days
+
+    make_past_days(conn, 3)
+    old = enqueue(conn, "split", {"pages": 1})
+    [(child,)] = conn.execute(
+        "INSERT INTO pipeline.active_jobs (type, parent_id, root_id) VALUES ('page', %s, %s)"
+        " RETURNING id",
+        (old, old),
+    ).fetchall()
+    recent = enqueue(conn, "split", {"pages": 1})
+    conn.execute(
+        "INSERT INTO pipeline.active_jobs (type, parent_id, root_id) VALUES ('page', %s, %s)",
+        (recent, recent),
+    )
+    finish(conn, [old, child], ago="2 days")
+    assert run_row(conn, old) == ("done", 0, 2, 0, 0, None, None, True)
+
+    report = prune(conn, older_than_s=86_400)
+
+    assert report.jobs == 2
+    assert run_row(conn, old) is None
+    assert run_row(conn, recent) == ("running", 2, 0, 0, 0, None, None, False)
+
+
+def test_concurrent_finishers_of_one_fan_out_count_every_page_once(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    import threading
+
+    store = JobStore(pool)
+    root, _ = fan_out_root(conn, store, 60)
+    pages = store.claim(["page"], 100, WORKER)
+    start = threading.Barrier(6)
+
+    def finish_share(share: list[ClaimedJob]) -> None:
+        start.wait()
+        for page in share:
+            store.complete([page.fence])
+
+    threads = [threading.Thread(target=finish_share, args=(pages[i::6],)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    # 60 pages and the root done, the join's assemble queued: exactly once each.
+    assert run_row(conn, root) == ("running", 1, 61, 0, 0, None, None, False)
