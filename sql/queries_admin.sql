@@ -187,11 +187,20 @@ GROUP BY status ORDER BY status;
 
 -- name: run_blocked_steps
 -- The next stages a run will never reach: a join of its (named after the job that fanned out,
--- one of `job_ids`) whose child failed or was cancelled never enqueues its `then` stage.
-SELECT then_type, id, failed FROM pipeline.joins
+-- one of `job_ids`) whose child failed or was cancelled never enqueues its `then` stage; and
+-- the job that blocks the run (`blocked_id`), when it is no fan-out's child, never enqueues
+-- the `then` its stage declares, as the workers recorded it (pipeline.stages, any version).
+-- after: the job that fanned out, or the blocking job; fan_out says which.
+SELECT then_type AS stage, id AS after, failed, true AS fan_out FROM pipeline.joins
 WHERE id = ANY(%(job_ids)s::bigint[]) AND failed > 0 AND then_job_id IS NULL
   AND then_type IS NOT NULL
-ORDER BY id;
+UNION
+SELECT s.then_stage, b.id, 1, false
+FROM pipeline.jobs AS b
+JOIN pipeline.stages AS s ON s.name = b.type
+WHERE b.id = %(blocked_id)s::bigint AND b.join_id IS NULL AND s.then_stage IS NOT NULL
+  AND b.status IN ('failed', 'cancelled')
+ORDER BY after, stage;
 
 -- name: run_jobs
 -- Every job of one run in id order (the order a fan-out enqueued its pages), through the

@@ -74,12 +74,14 @@ class RunStage:
 
 @dataclass(frozen=True)
 class BlockedStep:
-    """A next stage the run will never reach: its fan-out's join has a child that failed or
-    was cancelled, so it never enqueues the stage (until a retry of that child)."""
+    """A next stage the run will never reach (until a retry): a fan-out's join has a child
+    that failed or was cancelled, so it never enqueues the stage; or the job that blocks the
+    run failed before it could enqueue the `then` its stage declares."""
 
     stage: str
-    join_id: int  #: the job that fanned out
-    failed: int  #: children failed or cancelled
+    after: int  #: the job that fanned out, or the job that failed
+    failed: int  #: children failed or cancelled (1 for a job that failed alone)
+    fan_out: bool
 
 
 @dataclass(frozen=True)
@@ -144,14 +146,16 @@ def read_run(conn: psycopg.Connection[Any], run_id: int, tenant: str | None) -> 
             blocked_id, reason = root.id, root.last_error
     else:
         status, blocked_id, reason = str(stored[0]), stored[5], stored[6]
-    blocked = conn.execute(Q["run_blocked_steps"], {"job_ids": [row[0] for row in rows]}).fetchall()
+    blocked = conn.execute(
+        Q["run_blocked_steps"], {"job_ids": [row[0] for row in rows], "blocked_id": blocked_id}
+    ).fetchall()
     return Run(
         id=run_id,
         tenant_id=root.tenant_id,
         status=status,
         blocked_job_id=blocked_id,
         blocked_reason=reason,
-        blocked_steps=[BlockedStep(str(t), int(j), int(f)) for t, j, f in blocked],
+        blocked_steps=[BlockedStep(str(t), int(a), int(f), bool(o)) for t, a, f, o in blocked],
         root=root,
         stages=[RunStage(stage, jobs) for stage, jobs in stages.items()],
         total=int(rows[0][-1]),

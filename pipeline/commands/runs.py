@@ -132,10 +132,12 @@ def _show(conn: psycopg.Connection[Any], args: argparse.Namespace) -> None:
         counts = ", ".join(f"{n} {status}" for status, n in sorted(stage.counts.items()))
         print(f"  {printable(stage.stage):<16}{counts}")
     for step in found.blocked_steps:
-        print(
-            f"  {printable(step.stage):<16}never runs: {step.failed} job(s) of the fan-out of "
-            f"job {step.join_id} failed or were cancelled"
+        why = (
+            f"{step.failed} job(s) of the fan-out of job {step.after} failed or were cancelled"
+            if step.fan_out
+            else f"job {step.after} failed before enqueueing it"
         )
+        print(f"  {printable(step.stage):<16}never runs: {why}")
 
 
 def _cancel(conn: psycopg.Connection[Any], args: argparse.Namespace) -> None:

@@ -101,7 +101,7 @@ def test_cancelling_a_fan_out_of_100_in_flight_stops_every_job_and_the_run(
     ).fetchone() == ("cancelled", 0, 1, 100)
     run = read_run(conn, root, None)
     assert run is not None and run.status == "cancelled"
-    assert [(b.stage, b.join_id, b.failed) for b in run.blocked_steps] == [("noop", root, 100)]
+    assert [(b.stage, b.after, b.failed) for b in run.blocked_steps] == [("noop", root, 100)]
 
 
 def test_a_run_of_another_tenant_is_not_cancelled(conn: Conn, pool: ConnectionPool) -> None:

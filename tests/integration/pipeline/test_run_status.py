@@ -209,3 +209,26 @@ def test_concurrent_finishers_of_one_fan_out_count_every_page_once(
         t.join()
     # 60 pages and the root done, the join's assemble queued: exactly once each.
     assert run_row(conn, root) == ("running", 1, 61, 0, 0, None, None, False)
+
+
+def test_a_job_that_failed_alone_blocks_the_then_stage_its_workers_recorded(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    from pipeline.admin.runs import read_run
+
+    conn.execute(
+        "INSERT INTO pipeline.stages (name, version, then_stage, max_attempts, lease_seconds,"
+        " priority, recorded_by, hostname) VALUES ('assemble', 'v1', 'publish', 1, 30, 0, %s,"
+        " 'test')",
+        (WORKER,),
+    )
+    job = enqueue(conn, "assemble", {"pages": 1})
+    store = JobStore(pool)
+    [claimed] = store.claim(["assemble"], 1, WORKER)
+    assert store.fail(claimed, "no pages")
+
+    run = read_run(conn, job, None)
+
+    assert run is not None
+    assert (run.status, run.blocked_job_id, run.blocked_reason) == ("failed", job, "no pages")
+    assert [(b.stage, b.after, b.fan_out) for b in run.blocked_steps] == [("publish", job, False)]
