@@ -330,19 +330,27 @@ cancelled AS (
 SELECT id, pg_notify('pipeline_cancel', id::text || ':' || claims::text) IS NULL AS notified
 FROM cancelled;
 
--- name: cancel_run
--- Cancel a run as a tree: every queued or running job of it (the root and its descendants,
--- through jobs_run and the primary key) moves into the history as cancelled, in this one
--- statement. Each running one's worker hears of it on pipeline_cancel (as in `cancel`) and
+-- name: cancel_tree
+-- Cancel a job and everything it led to, in this one statement: for a run's root, every queued
+-- or running job of the run (through jobs_run and the primary key); for a job inside a run, it
+-- and its descendants (children by parent_id, through jobs_parent and job_history_parent,
+-- level by level). Each moves into the history as cancelled. Each running one's worker hears of it on pipeline_cancel (as in `cancel`) and
 -- stops it; its writes fail the fence from now on. Rows a claim is taking right now are waited
 -- for (FOR UPDATE, not SKIP LOCKED): they are running when this takes them. A join whose child
 -- is cancelled counts it as failed, so no next stage is enqueued after this. The run's row
 -- (count_runs) ends `cancelled`.
-WITH picked AS (
-    SELECT id FROM pipeline.active_jobs
-    WHERE id = %(run_id)s OR root_id = %(run_id)s
-    ORDER BY id
-    FOR UPDATE
+WITH RECURSIVE subtree(id) AS (
+    SELECT id FROM pipeline.jobs WHERE id = %(id)s AND root_id IS NOT NULL
+    UNION
+    SELECT j.id FROM subtree JOIN pipeline.jobs AS j ON j.parent_id = subtree.id
+),
+picked AS (
+    SELECT a.id FROM pipeline.active_jobs AS a
+    WHERE a.id IN (SELECT id FROM pipeline.active_jobs WHERE id = %(id)s OR root_id = %(id)s
+                   UNION ALL
+                   SELECT id FROM subtree)
+    ORDER BY a.id
+    FOR UPDATE OF a
 ),
 gone AS (
     DELETE FROM pipeline.active_jobs AS j USING picked

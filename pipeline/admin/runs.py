@@ -12,6 +12,7 @@ from typing import Any
 
 import psycopg
 
+from pipeline.admin.jobs import job_exists
 from pipeline.queries import Q
 
 RUNS_LIMIT = 30  #: runs a page of the list shows
@@ -163,16 +164,15 @@ def read_run(conn: psycopg.Connection[Any], run_id: int, tenant: str | None) -> 
     )
 
 
-def cancel_run(
-    conn: psycopg.Connection[Any], run_id: int, tenant: str | None, *, reason: str | None = None
+def cancel_tree(
+    conn: psycopg.Connection[Any], job_id: int, tenant: str | None, *, reason: str | None = None
 ) -> list[int] | None:
-    """Cancel the run as a tree, in one transaction: its queued and running jobs move into the
-    history as cancelled, and the workers running some are told to stop them. Returns the ids
-    cancelled (empty: nothing of it was queued or running), or None when there is no such run
-    (for this tenant)."""
-    rows = conn.execute(Q["run_jobs"], {"run_id": run_id, "tenant": tenant, "limit": 1})
-    first = rows.fetchone()
-    if first is None or first[0] != run_id:
+    """Cancel a job and everything it led to, in one transaction: for a run's root, the whole
+    run; for a job inside a run, it and its descendants. Their queued and running jobs move into
+    the history as cancelled, and the workers running some are told to stop them. Returns the
+    ids cancelled (empty: nothing of it was queued or running), or None when there is no such
+    job (for this tenant)."""
+    if not job_exists(conn, job_id, tenant=tenant):
         return None
-    cancelled = conn.execute(Q["cancel_run"], {"run_id": run_id, "reason": reason}).fetchall()
+    cancelled = conn.execute(Q["cancel_tree"], {"id": job_id, "reason": reason}).fetchall()
     return [int(row[0]) for row in cancelled]

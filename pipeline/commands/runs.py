@@ -63,10 +63,11 @@ def add_commands(sub: Subcommands) -> None:
 
     cancel = verbs.add_parser(
         "cancel",
-        help="cancel every queued and running job of the run, in one transaction; running "
-        "ones stop on their workers, and the run ends cancelled",
+        help="cancel a run (or a job inside one, with everything it led to): every queued and "
+        "running job of it, in one transaction; running ones stop on their workers, and the "
+        "run ends cancelled",
     )
-    cancel.add_argument("id", type=job_id_arg, help="the run's id (its root job's)")
+    cancel.add_argument("id", type=job_id_arg, help="the run's id, or a job's inside it")
     cancel.add_argument("--reason", type=text_arg)
     tenant_option(cancel)
 
@@ -141,7 +142,7 @@ def _show(conn: psycopg.Connection[Any], args: argparse.Namespace) -> None:
 
 
 def _cancel(conn: psycopg.Connection[Any], args: argparse.Namespace) -> None:
-    cancelled = admin.cancel_run(conn, args.id, args.tenant, reason=args.reason)
+    cancelled = admin.cancel_tree(conn, args.id, args.tenant, reason=args.reason)
     if cancelled is None:
-        raise CliError(f"no run {args.id}")
-    print(f"run {args.id}: cancelled {len(cancelled)} job{'' if len(cancelled) == 1 else 's'}")
+        raise CliError(f"no job {args.id}")
+    print(f"{args.id}: cancelled {len(cancelled)} job{'' if len(cancelled) == 1 else 's'}")

@@ -56,7 +56,7 @@ def test_list_show_and_cancel_a_failed_run(env: dict[str, str], conn: Conn) -> N
 
     cancelled = run_cli(env, "runs", "cancel", str(root), "--reason", "bad scan")
     assert cancelled.returncode == 0, cancelled.stderr
-    assert f"run {root}: cancelled 1 job" in cancelled.stdout
+    assert f"{root}: cancelled 1 job" in cancelled.stdout
     after = json.loads(run_cli(env, "runs", "show", str(root), "--json").stdout)
     assert after["status"] == "cancelled"
     assert after["stages"]["page"] == {"failed": 1, "cancelled": 1}

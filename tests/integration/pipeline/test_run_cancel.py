@@ -12,7 +12,7 @@ from psycopg_pool import ConnectionPool
 
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
 from pipeline import WorkerSettings, enqueue
-from pipeline.admin.runs import cancel_run, read_run
+from pipeline.admin.runs import cancel_tree, read_run
 from pipeline.context import Context
 from pipeline.stage import REGISTRY
 from pipeline.store import JobStore
@@ -75,7 +75,7 @@ def test_cancelling_a_fan_out_of_100_in_flight_stops_every_job_and_the_run(
             ).fetchall()
         }
 
-        cancelled = cancel_run(conn, root, None, reason="operator stopped it")
+        cancelled = cancel_tree(conn, root, None, reason="operator stopped it")
 
         assert cancelled is not None and len(cancelled) == 100
         assert running <= set(cancelled)
@@ -106,9 +106,48 @@ def test_cancelling_a_fan_out_of_100_in_flight_stops_every_job_and_the_run(
 
 def test_a_run_of_another_tenant_is_not_cancelled(conn: Conn, pool: ConnectionPool) -> None:
     root = fan_out(conn, pool, 3, tenant="acme")
-    assert cancel_run(conn, root, "globex") is None
+    assert cancel_tree(conn, root, "globex") is None
     assert statuses(conn, root) == {"queued": 3}
-    assert cancel_run(conn, root, "acme") is not None
+    assert cancel_tree(conn, root, "acme") is not None
     assert statuses(conn, root) == {"cancelled": 3}
     # Nothing left to cancel: an empty list, not an error.
-    assert cancel_run(conn, root, "acme") == []
+    assert cancel_tree(conn, root, "acme") == []
+
+
+def test_cancelling_a_job_inside_a_run_cancels_what_it_led_to_and_no_sibling(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    root = fan_out(conn, pool, 3)
+    first, second, third = (
+        row[0]
+        for row in conn.execute(
+            "SELECT id FROM pipeline.active_jobs WHERE root_id = %s ORDER BY id", (root,)
+        ).fetchall()
+    )
+    # What the second page led to: a child, and that child's child (one finished already).
+    [(child,)] = conn.execute(
+        "INSERT INTO pipeline.active_jobs (type, payload, parent_id, root_id)"
+        " VALUES ('noop', '{\"n\": 2}', %s, %s) RETURNING id",
+        (second, root),
+    ).fetchall()
+    [(grandchild,)] = conn.execute(
+        "INSERT INTO pipeline.active_jobs (type, payload, parent_id, root_id)"
+        " VALUES ('noop', '{\"n\": 3}', %s, %s) RETURNING id",
+        (child, root),
+    ).fetchall()
+
+    assert cancel_tree(conn, second, None) == [second, child, grandchild]
+
+    rows = conn.execute(
+        "SELECT id, status FROM pipeline.jobs WHERE root_id = %s ORDER BY id", (root,)
+    ).fetchall()
+    assert rows == [
+        (first, "queued"),
+        (second, "cancelled"),
+        (third, "queued"),
+        (child, "cancelled"),
+        (grandchild, "cancelled"),
+    ]
+    assert conn.execute(
+        "SELECT status, active, cancelled FROM pipeline.runs WHERE run_id = %s", (root,)
+    ).fetchone() == ("cancelled", 2, 3)
