@@ -232,3 +232,26 @@ def test_a_job_that_failed_alone_blocks_the_then_stage_its_workers_recorded(
     assert run is not None
     assert (run.status, run.blocked_job_id, run.blocked_reason) == ("failed", job, "no pages")
     assert [(b.stage, b.after, b.fan_out) for b in run.blocked_steps] == [("publish", job, False)]
+
+
+def test_the_runs_list_reads_an_index_in_order_among_many_runs(conn: Conn) -> None:
+    from pipeline.queries import Q
+
+    conn.execute(
+        "INSERT INTO pipeline.runs (run_id, tenant_id, status, active, done, failed,"
+        " created_at) SELECT g, 't' || g % 50, CASE WHEN g % 1000 = 0 THEN 'failed'"
+        " ELSE 'done' END, 0, 2, (g % 1000 = 0)::int, now() FROM generate_series(1, 200000) g"
+    )
+    conn.execute("ANALYZE pipeline.runs")
+    base = {"tenant": None, "status": None, "before": None, "limit": 30}
+    # A tenant of 2% of the runs may be read down the primary key too: 1,500 rows for 30.
+    for params, indexes in [
+        (base, ["runs_pkey"]),
+        (base | {"status": "failed"}, ["runs_status"]),
+        (base | {"tenant": "t7"}, ["runs_tenant", "runs_pkey"]),
+        (base | {"before": 100_000}, ["runs_pkey"]),
+    ]:
+        rows = conn.execute("EXPLAIN " + Q["runs_list"], params).fetchall()  # type: ignore[operator]
+        plan = "\n".join(str(r[0]) for r in rows)
+        assert "Seq Scan on runs" not in plan, (params, plan)
+        assert any(f"{index} on runs" in plan for index in indexes), (params, plan)
