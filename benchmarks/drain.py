@@ -16,6 +16,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import IO, Any
 
@@ -113,7 +114,9 @@ def main() -> None:
             "TRUNCATE pipeline.active_jobs, pipeline.job_history, "
             "pipeline.job_history_kept, pipeline.dedup_keys"
         )
+        began = time.perf_counter()
         enqueue_runs(conn, args.jobs, args.run_size)
+        enqueued_s = time.perf_counter() - began
         workers = start_workers(url, args.workers, args.concurrency, scratch / "home")
         try:
             wait_until(
@@ -153,6 +156,7 @@ def main() -> None:
         f"drain: {args.jobs} no-op jobs, {args.workers} workers x {args.concurrency} threads: "
         f"{elapsed:.2f} s, {args.jobs / elapsed:,.0f} jobs/s"
     )
+    print(f"enqueue: {args.jobs} jobs in runs of {args.run_size}: {enqueued_s:.2f} s")
     print(
         f"wake latency (enqueue -> start, idle workers, n={len(latencies)}): "
         f"p50 {statistics.median(latencies):.2f} ms, p99 {percentile(latencies, 0.99):.2f} ms"
