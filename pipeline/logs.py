@@ -11,6 +11,7 @@ fields on every line a stage logs while it runs.
   `JobFilter` copies it onto each record as `job_id`, `stage`, `tenant` and `attempt` (None
   outside a job). A thread a stage starts itself inherits no contextvar: it may run its work in
   `contextvars.copy_context().run(...)` to keep the fields.
+* **The job's lines, kept with its attempt**: pipeline/attempt_logs.py.
 * **Two formats**: text for terminals, JSON (one object per line, the job's fields as keys)
   for log collectors: `pipeline worker --log-format json` or PIPELINE_LOG_FORMAT=json.
 """
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import IO, Any
 
+from pipeline import attempt_logs
 from pipeline.outcomes import Discard, Fail, GiveBack, Retry, Transition
 from pipeline.store import ClaimedJob
 from pipeline.terminal import TerminalFormatter
@@ -60,10 +62,12 @@ _current: ContextVar[JobFields | None] = ContextVar("pipeline_current_job", defa
 
 @contextmanager
 def running(job: ClaimedJob) -> Iterator[None]:
-    """Within this block (and what it calls, in this thread), log records carry the job."""
+    """Within this block (and what it calls, in this thread), log records carry the job, and
+    are kept for the attempt (pipeline/attempt_logs.py)."""
     token = _current.set(JobFields.of(job))
     try:
-        yield
+        with attempt_logs.collecting(job.fence):
+            yield
     finally:
         _current.reset(token)
 
@@ -150,6 +154,7 @@ def configure(setup: LogSetup, stream: IO[str] | None = None) -> None:
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(setup.level)
+    attempt_logs.install()
     _setup = setup
 
 
@@ -160,10 +165,12 @@ def current_setup() -> LogSetup | None:
 
 def install_filter() -> None:
     """Give the root logger's handlers a JobFilter, once (a worker calls this on start, so an
-    application that configured logging itself gets the job's fields too)."""
+    application that configured logging itself gets the job's fields too), and the handler
+    that keeps a job's lines for its attempt."""
     for handler in logging.getLogger().handlers:
         if not any(isinstance(f, JobFilter) for f in handler.filters):
             handler.addFilter(JobFilter())
+    attempt_logs.install()
 
 
 # -- the settlement line ------------------------------------------------------------------------

@@ -17,6 +17,8 @@ import psycopg
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
+from pipeline.attempt_logs import AttemptLog, one_params
+from pipeline.attempt_logs import params as attempt_params
 from pipeline.errors import LeaseLost
 from pipeline.history import healing
 from pipeline.queries import Q
@@ -67,6 +69,16 @@ def _fence_params(jobs: Iterable[tuple[int, int]]) -> dict[str, str]:
         "ids": "{" + ",".join([str(int(p[0])) for p in pairs]) + "}",
         "claims": "{" + ",".join([str(int(p[1])) for p in pairs]) + "}",
     }
+
+
+#: what the worker knows of the attempts it ends, by job id (pipeline/attempt_logs.py)
+AttemptLogs = Mapping[int, AttemptLog | None]
+
+
+def _done_params(done: Iterable[tuple[int, int]], logs: AttemptLogs | None) -> dict[str, Any]:
+    """The fences of completions, and what their attempts' rows take from the worker."""
+    pairs = list(done)
+    return {**_fence_params(pairs), **attempt_params(logs or {}, [p[0] for p in pairs])}
 
 
 @dataclass(frozen=True)
@@ -125,18 +137,25 @@ class JobStore:
             ).fetchall()
         return {row[0]: row[1] for row in rows}
 
-    def complete(self, done: Iterable[tuple[int, int]]) -> set[int]:
+    def complete(
+        self, done: Iterable[tuple[int, int]], logs: AttemptLogs | None = None
+    ) -> set[int]:
         """Mark done, waiting for rows locked elsewhere; returns the ids confirmed."""
-        params = _fence_params(done)
+        params = _done_params(done, logs)
         with self.pool.connection() as conn:
             rows = healing(conn, lambda: conn.execute(Q["complete"], params).fetchall())
         return {row[0] for row in rows}
 
-    def acknowledge(self, done: Iterable[tuple[int, int]], lock_wait_s: float) -> set[int]:
+    def acknowledge(
+        self,
+        done: Iterable[tuple[int, int]],
+        lock_wait_s: float,
+        logs: AttemptLogs | None = None,
+    ) -> set[int]:
         """Mark a batch done, skipping job rows locked elsewhere, and waiting at most
         lock_wait_s for any other lock (a fan-out's join row): psycopg.errors.LockNotAvailable
         past that. Returns the ids confirmed; the rest are lost or locked (still_held tells)."""
-        params = _fence_params(done)
+        params = _done_params(done, logs)
 
         def write() -> list[tuple[Any, ...]]:
             with conn.transaction():
@@ -153,10 +172,15 @@ class JobStore:
             rows = conn.execute(Q["still_held"], _fence_params(claims)).fetchall()
         return {row[0] for row in rows}
 
-    def complete_within(self, done: Iterable[tuple[int, int]], lock_wait_s: float) -> set[int]:
+    def complete_within(
+        self,
+        done: Iterable[tuple[int, int]],
+        lock_wait_s: float,
+        logs: AttemptLogs | None = None,
+    ) -> set[int]:
         """Mark done, waiting at most lock_wait_s for each lock (a row locked elsewhere):
         psycopg.errors.LockNotAvailable past that. Returns the ids confirmed."""
-        params = _fence_params(done)
+        params = _done_params(done, logs)
 
         def write() -> list[tuple[Any, ...]]:
             with conn.transaction():
@@ -167,10 +191,12 @@ class JobStore:
             rows = healing(conn, write)
         return {row[0] for row in rows}
 
-    def complete_with(self, job: ClaimedJob, steps: Sequence[Any]) -> None:
+    def complete_with(
+        self, job: ClaimedJob, steps: Sequence[Any], log: AttemptLog | None = None
+    ) -> None:
         """Mark done and run the job's transaction steps in one transaction, fence first.
         Raises LeaseLost, rolling everything back, when the fence does not hold."""
-        params = _fence_params([job.fence])
+        params = _done_params([job.fence], {job.id: log})
 
         def write() -> None:
             with conn.transaction():
@@ -184,18 +210,47 @@ class JobStore:
             healing(conn, write)
 
     def retry_later(
-        self, job: ClaimedJob, error: str, delay_s: float, *, refund: bool = False
+        self,
+        job: ClaimedJob,
+        error: str,
+        delay_s: float,
+        *,
+        refund: bool = False,
+        outcome: str | None = None,
+        log: AttemptLog | None = None,
     ) -> bool:
         """Back to the queue after delay_s, with refund the attempt refunded; False when the
-        fence did not hold."""
-        params = {"id": job.id, "claims": job.claim, "delay_s": delay_s, "error": error}
+        fence did not hold. `outcome`: the attempt's, when not retried (given_back with a
+        refund): timed_out, crashed."""
+        params = {
+            "id": job.id,
+            "claims": job.claim,
+            "delay_s": delay_s,
+            "error": error,
+            "outcome": outcome or ("given_back" if refund else "retried"),
+            **one_params(log),
+        }
         with self.pool.connection() as conn:
             row = conn.execute(Q["retry_later"], {**params, "refund": refund}).fetchone()
         return row is not None
 
-    def fail(self, job: ClaimedJob, error: str) -> bool:
-        """Failed for good; False when the fence did not hold."""
-        params = {"id": job.id, "claims": job.claim, "error": error}
+    def fail(
+        self,
+        job: ClaimedJob,
+        error: str,
+        *,
+        outcome: str = "failed",
+        log: AttemptLog | None = None,
+    ) -> bool:
+        """Failed for good; False when the fence did not hold. `outcome`: the last attempt's
+        (failed, or timed_out, crashed)."""
+        params = {
+            "id": job.id,
+            "claims": job.claim,
+            "error": error,
+            "outcome": outcome,
+            **one_params(log),
+        }
         with self.pool.connection() as conn:
             row = healing(conn, lambda: conn.execute(Q["fail"], params).fetchone())
         return row is not None

@@ -161,24 +161,40 @@ WHERE j.status IS NOT DISTINCT FROM 'running';
 -- name: complete
 -- One job's completion, which waits for its row if another transaction holds it locked (the
 -- caller bounds that wait with lock_timeout, or settles in its own thread). Takes arrays so
--- that it uses the same fence as the batched acknowledgement below.
+-- that it uses the same fence as the batched acknowledgement below. The job leaves its last
+-- error behind (it is the attempts'); each attempt's row is written beside the move, with what
+-- the worker sent of it: when it started to run it, and the lines the stage logged (NULL
+-- arrays when none did: ROWS FROM pads them).
 WITH gone AS (
     DELETE FROM pipeline.active_jobs AS j
     USING unnest(%(ids)s::bigint[], %(claims)s::integer[]) AS done(id, claims)
     WHERE j.id = done.id AND j.claims = done.claims AND j.status IS NOT DISTINCT FROM 'running'
     RETURNING j.*
+),
+moved AS (
+    INSERT INTO pipeline.job_history (
+        id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
+        leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id,
+        join_id, created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases,
+        holds_slot, traceparent)
+    SELECT id, type, tenant_id, payload, priority, 'done', attempts, max_attempts, run_after,
+           NULL, lease_seconds, worker_id, NULL, dedup_key, parent_id, root_id, join_id,
+           created_at, started_at, now(), claims, suspect, crash_reclaims, releases, false,
+           traceparent
+    FROM gone
+    RETURNING id
+),
+tried AS (
+    INSERT INTO pipeline.job_attempts (job_id, claims, attempt, worker_id, claimed_at,
+                                       started_at, outcome, logs, logs_dropped)
+    SELECT g.id, g.claims, g.attempts, g.worker_id, g.started_at, to_timestamp(a.started), 'done',
+           a.logs, coalesce(a.dropped, 0)
+    FROM gone AS g
+    LEFT JOIN ROWS FROM (unnest(%(ids)s::bigint[]), unnest(%(started)s::float8[]),
+                         unnest(%(logs)s::text[]), unnest(%(dropped)s::integer[]))
+              AS a(id, started, logs, dropped) ON a.id = g.id
 )
-INSERT INTO pipeline.job_history (
-    id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
-    leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id, join_id,
-    created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot,
-    traceparent)
-SELECT id, type, tenant_id, payload, priority, 'done', attempts, max_attempts, run_after,
-       NULL, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id, join_id,
-       created_at, started_at, now(), claims, suspect, crash_reclaims, releases, false,
-       traceparent
-FROM gone
-RETURNING id;
+SELECT id FROM moved;
 
 -- name: acknowledge
 -- A batch of plain completions. A row locked elsewhere (an operator's open transaction) is
@@ -199,18 +215,31 @@ WITH gone AS (
            FOR UPDATE OF j SKIP LOCKED) AS free
     WHERE j.id = free.id
     RETURNING j.*
+),
+moved AS (
+    INSERT INTO pipeline.job_history (
+        id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
+        leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id,
+        join_id, created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases,
+        holds_slot, traceparent)
+    SELECT id, type, tenant_id, payload, priority, 'done', attempts, max_attempts, run_after,
+           NULL, lease_seconds, worker_id, NULL, dedup_key, parent_id, root_id, join_id,
+           created_at, started_at, now(), claims, suspect, crash_reclaims, releases, false,
+           traceparent
+    FROM gone
+    RETURNING id
+),
+tried AS (
+    INSERT INTO pipeline.job_attempts (job_id, claims, attempt, worker_id, claimed_at,
+                                       started_at, outcome, logs, logs_dropped)
+    SELECT g.id, g.claims, g.attempts, g.worker_id, g.started_at, to_timestamp(a.started), 'done',
+           a.logs, coalesce(a.dropped, 0)
+    FROM gone AS g
+    LEFT JOIN ROWS FROM (unnest(%(ids)s::bigint[]), unnest(%(started)s::float8[]),
+                         unnest(%(logs)s::text[]), unnest(%(dropped)s::integer[]))
+              AS a(id, started, logs, dropped) ON a.id = g.id
 )
-INSERT INTO pipeline.job_history (
-    id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
-    leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id, join_id,
-    created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot,
-    traceparent)
-SELECT id, type, tenant_id, payload, priority, 'done', attempts, max_attempts, run_after,
-       NULL, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id, join_id,
-       created_at, started_at, now(), claims, suspect, crash_reclaims, releases, false,
-       traceparent
-FROM gone
-RETURNING id;
+SELECT id FROM moved;
 
 -- name: still_held
 -- Which of these claims still own their job, without waiting for a lock: after a batched
@@ -230,34 +259,63 @@ SELECT set_config('lock_timeout', %(timeout)s, true);
 -- Whether to retry was decided in pipeline/outcomes.py; this only writes it. With `refund`, the
 -- attempt is given back too: the worker could not run the job, through no fault of the job's
 -- (it must run alone and no child process could start, or it left the job to a worker that
--- runs another version of its stage).
-UPDATE pipeline.active_jobs
-SET status = 'queued',
-    attempts = attempts - %(refund)s::boolean::integer,
-    run_after = now() + make_interval(secs => %(delay_s)s),
-    leased_until = NULL,
-    worker_id = NULL,
-    last_error = %(error)s
-WHERE id = %(id)s AND claims = %(claims)s AND status IS NOT DISTINCT FROM 'running'
-RETURNING id;
+-- runs another version of its stage). The attempt's row is written from the row as the claim
+-- left it (`held`, locked as the UPDATE locks it), since the UPDATE clears its worker.
+WITH held AS (
+    SELECT id, claims, attempts, worker_id, started_at FROM pipeline.active_jobs
+    WHERE id = %(id)s AND claims = %(claims)s AND status IS NOT DISTINCT FROM 'running'
+    FOR NO KEY UPDATE
+),
+back AS (
+    UPDATE pipeline.active_jobs AS j
+    SET status = 'queued',
+        attempts = j.attempts - %(refund)s::boolean::integer,
+        run_after = now() + make_interval(secs => %(delay_s)s),
+        leased_until = NULL,
+        worker_id = NULL,
+        last_error = %(error)s
+    FROM held
+    WHERE j.id = held.id
+    RETURNING j.id
+),
+tried AS (
+    INSERT INTO pipeline.job_attempts (job_id, claims, attempt, worker_id, claimed_at,
+                                       started_at, outcome, error, logs, logs_dropped)
+    SELECT id, claims, attempts, worker_id, started_at, to_timestamp(%(started)s::float8),
+           %(outcome)s, %(error)s, %(logs)s, %(dropped)s
+    FROM held
+)
+SELECT id FROM back;
 
 -- name: fail
+-- outcome: failed, or how the last attempt ended when that is what failed it (timed_out,
+-- crashed), for its attempt's row.
 WITH gone AS (
     DELETE FROM pipeline.active_jobs
     WHERE id = %(id)s AND claims = %(claims)s AND status IS NOT DISTINCT FROM 'running'
     RETURNING *
+),
+moved AS (
+    INSERT INTO pipeline.job_history (
+        id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
+        leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id,
+        join_id, created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases,
+        holds_slot, traceparent)
+    SELECT id, type, tenant_id, payload, priority, 'failed', attempts, max_attempts, run_after,
+           NULL, lease_seconds, NULL, %(error)s, dedup_key, parent_id, root_id, join_id,
+           created_at, started_at, now(), claims, suspect, crash_reclaims, releases, false,
+           traceparent
+    FROM gone
+    RETURNING id
+),
+tried AS (
+    INSERT INTO pipeline.job_attempts (job_id, claims, attempt, worker_id, claimed_at,
+                                       started_at, outcome, error, logs, logs_dropped)
+    SELECT id, claims, attempts, worker_id, started_at, to_timestamp(%(started)s::float8),
+           %(outcome)s, %(error)s, %(logs)s, %(dropped)s
+    FROM gone
 )
-INSERT INTO pipeline.job_history (
-    id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
-    leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id, join_id,
-    created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot,
-    traceparent)
-SELECT id, type, tenant_id, payload, priority, 'failed', attempts, max_attempts, run_after,
-       NULL, lease_seconds, NULL, %(error)s, dedup_key, parent_id, root_id, join_id,
-       created_at, started_at, now(), claims, suspect, crash_reclaims, releases, false,
-       traceparent
-FROM gone
-RETURNING id;
+SELECT id FROM moved;
 
 -- name: release
 -- A worker stopping gives back the jobs it could not finish. The first few releases of a job
@@ -266,7 +324,8 @@ RETURNING id;
 -- fails, and moves into the history, while the others go back to the queue.
 WITH held AS (
     SELECT j.id, j.releases < %(free_releases)s AS free,
-           j.releases >= %(free_releases)s AND j.attempts >= j.max_attempts AS final
+           j.releases >= %(free_releases)s AND j.attempts >= j.max_attempts AS final,
+           j.claims, j.attempts, j.worker_id, j.started_at
     FROM pipeline.active_jobs AS j
     JOIN unnest(%(ids)s::bigint[], %(claims)s::integer[]) AS h(id, claims)
       ON j.id = h.id AND j.claims = h.claims
@@ -308,6 +367,14 @@ failed AS (
            suspect, crash_reclaims, releases + 1, false, traceparent
     FROM gone
     RETURNING id, status
+),
+tried AS (
+    -- The attempt was given back, whatever became of the job (the fail above says so itself).
+    INSERT INTO pipeline.job_attempts (job_id, claims, attempt, worker_id, claimed_at, outcome,
+                                       error)
+    SELECT id, claims, attempts, worker_id, started_at, 'given_back',
+           'released at worker shutdown' || CASE WHEN free THEN '' ELSE ' (charged)' END
+    FROM held
 )
 SELECT id, status FROM requeued
 UNION ALL
@@ -344,7 +411,8 @@ WHERE j.status = 'cancelled';
 -- worker.
 WITH expired AS (
     SELECT id, crash_reclaims < %(free_crashes)s AS free,
-           crash_reclaims >= %(free_crashes)s AND attempts >= max_attempts AS final
+           crash_reclaims >= %(free_crashes)s AND attempts >= max_attempts AS final,
+           claims, attempts, worker_id, started_at
     FROM pipeline.active_jobs
     WHERE status = 'running' AND leased_until < now()
     ORDER BY leased_until
@@ -386,6 +454,15 @@ failed AS (
            releases, false, traceparent
     FROM gone
     RETURNING id, type, status
+),
+tried AS (
+    -- The attempt was lost with its worker, and with it what the worker held of it: its
+    -- start and its log lines.
+    INSERT INTO pipeline.job_attempts (job_id, claims, attempt, worker_id, claimed_at, outcome,
+                                       error)
+    SELECT id, claims, attempts, worker_id, started_at, 'lost',
+           'lease expired: its worker died or stalled'
+    FROM expired
 )
 SELECT id, type, status FROM requeued
 UNION ALL

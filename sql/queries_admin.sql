@@ -145,6 +145,24 @@ SELECT id, type, tenant_id, status, priority, payload, attempts, max_attempts, c
 FROM pipeline.jobs
 WHERE id = %(id)s AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s);
 
+-- name: job_attempts
+-- A job's ended attempts, oldest first, by the primary key (job_id, claims). The running
+-- attempt has no row yet (the job's row is it). duration_s: from the run's start, or from the
+-- claim when the worker did not say when it started (a reclaim, a release, a cancel).
+SELECT attempt, claims, outcome, worker_id, claimed_at, started_at, ended_at,
+       extract(epoch FROM ended_at - coalesce(started_at, claimed_at))::float8 AS duration_s,
+       error, logs IS NOT NULL AS has_logs, logs_dropped
+FROM pipeline.job_attempts
+WHERE job_id = %(id)s
+ORDER BY claims;
+
+-- name: job_logs
+-- The lines each ended attempt of a job logged (a running one's are written when it ends).
+SELECT attempt, claims, outcome, ended_at, logs, logs_dropped
+FROM pipeline.job_attempts
+WHERE job_id = %(id)s
+ORDER BY claims;
+
 -- name: job_exists
 -- Whether the job is there, for this tenant: before a change by id, and before the page that
 -- asks to confirm one. By the primary key.
@@ -326,6 +344,16 @@ cancelled AS (
            crash_reclaims, releases, false, traceparent
     FROM gone
     RETURNING id, claims
+),
+tried AS (
+    -- A running job's attempt ends here; its worker's lines of it are not written (its
+    -- fenced writes find the job gone).
+    INSERT INTO pipeline.job_attempts (job_id, claims, attempt, worker_id, claimed_at, outcome,
+                                       error)
+    SELECT id, claims, attempts, worker_id, started_at, 'cancelled',
+           coalesce(%(reason)s, 'cancelled')
+    FROM gone
+    WHERE status = 'running'
 )
 SELECT id, pg_notify('pipeline_cancel', id::text || ':' || claims::text) IS NULL AS notified
 FROM cancelled;
@@ -598,6 +626,9 @@ keys AS (
     -- A pruned job's dedup key no longer holds: the key may be used again.
     DELETE FROM pipeline.dedup_keys AS k USING deleted WHERE k.job_id = deleted.id
     RETURNING k.job_id
+),
+tries AS (
+    DELETE FROM pipeline.job_attempts AS t USING deleted WHERE t.job_id = deleted.id
 )
 SELECT (SELECT count(*) FROM deleted) AS jobs,
        (SELECT count(*) FROM outputs) AS outputs,

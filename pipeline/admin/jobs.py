@@ -11,6 +11,7 @@ connection (pipeline.connect()).
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
@@ -111,6 +112,38 @@ class JobDetail:
     suspect: bool
     crash_reclaims: int
     releases: int
+    #: its ended attempts, oldest first (the running one is the job's own fields)
+    attempt_history: list[Attempt] = dataclasses.field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One ended attempt of a job (pipeline.job_attempts)."""
+
+    attempt: int  #: the charged attempt number the claim counted
+    claims: int  #: with the job's id, the claim's fencing token
+    #: done, retried, failed, timed_out, crashed, lost, cancelled, given_back
+    outcome: str
+    worker_id: Any
+    claimed_at: datetime | None
+    started_at: datetime | None  #: when the worker began to run it; None when unknown
+    ended_at: datetime
+    duration_s: float | None
+    error: str | None
+    has_logs: bool
+    logs_dropped: int  #: lines logged past the cap (pipeline/attempt_logs.py)
+
+
+@dataclass(frozen=True)
+class AttemptLogs:
+    """The lines one ended attempt logged."""
+
+    attempt: int
+    claims: int
+    outcome: str
+    ended_at: datetime
+    logs: str | None
+    logs_dropped: int
 
 
 class Change(enum.Enum):
@@ -252,7 +285,28 @@ def get_job(
     [(total, children)] = conn.execute(
         Q["job_children"], {"id": job_id, "tenant": tenant, "limit": CHILDREN_SHOWN}
     ).fetchall()
-    return JobDetail(**fields, children=list(children), children_total=total, timeline=timeline)
+    return JobDetail(
+        **fields,
+        children=list(children),
+        children_total=total,
+        timeline=timeline,
+        attempt_history=job_attempts(conn, job_id),
+    )
+
+
+def job_attempts(conn: psycopg.Connection[Any], job_id: int) -> list[Attempt]:
+    """The job's ended attempts, oldest first. No tenant: the caller read the job first."""
+    return [Attempt(*row) for row in conn.execute(Q["job_attempts"], {"id": job_id})]
+
+
+def job_logs(
+    conn: psycopg.Connection[Any], job_id: int, *, tenant: str | None = None
+) -> list[AttemptLogs] | None:
+    """The lines each ended attempt of the job logged, oldest first; None when there is no
+    such job (for this tenant)."""
+    if not job_exists(conn, job_id, tenant=tenant):
+        return None
+    return [AttemptLogs(*row) for row in conn.execute(Q["job_logs"], {"id": job_id})]
 
 
 _TIMELINE = ("created_at", "run_after", "started_at", "finished_at")

@@ -16,6 +16,7 @@ from typing import Any
 import psycopg
 
 from pipeline.admin import jobs as admin
+from pipeline.attempt_logs import ATTEMPT_LOG_CAP
 from pipeline.commands import enqueue as enqueue_command
 from pipeline.commands.api import (
     EXIT_OK,
@@ -28,6 +29,8 @@ from pipeline.commands.api import (
     job_id_arg,
     open_db,
     printable,
+    printable_json,
+    printable_lines,
     stage_arg,
     tenant_arg,
     text_arg,
@@ -74,6 +77,13 @@ def add_commands(sub: Subcommands) -> None:
     show = verbs.add_parser("show", help="one job as JSON: payload, attempts, timeline, run")
     show.add_argument("id", type=job_id_arg)
     tenant_option(show)
+
+    logs = verbs.add_parser(
+        "logs", help="the lines a job's stage logged, attempt by attempt (ended attempts)"
+    )
+    logs.add_argument("id", type=job_id_arg)
+    tenant_option(logs)
+    logs.add_argument("--json", action="store_true", help="print a JSON array of attempts")
 
     retry = verbs.add_parser(
         "retry", help="queue a failed or cancelled job again (or every failed one: --failed)"
@@ -130,11 +140,35 @@ def run(args: argparse.Namespace) -> int:
             if job is None:
                 raise CliError(f"no job {args.id}")
             print(json.dumps(dataclasses.asdict(job), indent=2, default=_json_value))
+        elif args.jobs_command == "logs":
+            _logs(conn, args)
         elif args.jobs_command == "retry":
             _retry(conn, args)
         elif args.jobs_command == "cancel":
             _cancel(conn, args)
     return EXIT_OK
+
+
+def _logs(conn: psycopg.Connection[Any], args: argparse.Namespace) -> None:
+    attempts = admin.job_logs(conn, args.id, tenant=args.tenant)
+    if attempts is None:
+        raise CliError(f"no job {args.id}")
+    if args.json:
+        rows = [dataclasses.asdict(a) for a in attempts]
+        print(printable_json(rows, indent=2, default=_json_value))
+        return
+    if not attempts:
+        print(f"job {args.id} has no ended attempt yet (lines are written when an attempt ends)")
+    for a in attempts:
+        ended = a.ended_at.isoformat(timespec="seconds")
+        print(f"-- attempt {a.attempt} (claim {a.claims}), {a.outcome} at {ended}")
+        if a.logs is not None:
+            print(printable_lines(a.logs))
+        elif not a.logs_dropped:
+            print("(no lines)")
+        if a.logs_dropped:
+            cap = ATTEMPT_LOG_CAP // 1024
+            print(f"({a.logs_dropped} more line(s) past the {cap} KiB cap, dropped)")
 
 
 def _json_value(value: Any) -> str:

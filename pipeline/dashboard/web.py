@@ -24,8 +24,9 @@ from pipeline.dashboard.pages.jobs import JobPages
 from pipeline.dashboard.pages.login import LoginPage
 from pipeline.dashboard.pages.overview import OverviewPage
 from pipeline.dashboard.pages.runs import RunPages
-from pipeline.dashboard.pages.schedules import ScheduleActions
+from pipeline.dashboard.pages.schedules import ScheduleActions, SchedulesPage
 from pipeline.dashboard.pages.tenants import TenantsPage
+from pipeline.dashboard.pages.workers import WorkersPage
 from pipeline.dashboard.problem import Problem
 from pipeline.dashboard.security import (
     HOSTS_ENV,
@@ -108,6 +109,7 @@ def app(
     )
     overview, jobs, actions = OverviewPage(dashboard), JobPages(dashboard), JobActions(dashboard)
     runs, tenants = RunPages(dashboard), TenantsPage(dashboard)
+    schedule_list, workers = SchedulesPage(dashboard), WorkersPage(dashboard)
     schedules, login, errors = ScheduleActions(dashboard), LoginPage(dashboard), Handler(dashboard)
     both = ["GET", "POST"]
     starlette = Starlette(
@@ -118,10 +120,12 @@ def app(
             Route("/jobs/{job_id}/retry", actions.retry, methods=both),
             Route("/jobs/{job_id}/cancel", actions.cancel, methods=both),
             Route("/actions/retry-failed", actions.retry_failed, methods=both),
+            Route("/schedules", schedule_list.show),
             Route("/schedules/{verb}", schedules.change, methods=both),
             Route("/runs", runs.list),
             Route("/runs/{run_id}", runs.show),
             Route("/tenants", tenants.show),
+            Route("/workers", workers.show),
             Route("/login", login.sign_in, methods=both),
             Route("/logout", login.sign_out, methods=["POST"]),
             Mount("/static", StaticFiles(packages=[("pipeline.dashboard", "static")])),

@@ -33,6 +33,8 @@ import psycopg
 import psycopg.errors
 from psycopg.types.json import Jsonb
 
+from pipeline import attempt_logs
+from pipeline.attempt_logs import AttemptLog
 from pipeline.db import outage
 from pipeline.errors import LeaseLost
 from pipeline.executor import describe_error
@@ -103,6 +105,15 @@ class _Refused(Exception):
 class _Ack:
     job: ClaimedJob
     until: float
+    log: AttemptLog | None = None  #: what the attempt's row takes from this worker
+
+
+#: the attempt's outcome (pipeline.job_attempts) when a retry or failure has this cause
+_CAUSE_OUTCOMES = {"timed out": "timed_out", "crashed": "crashed"}
+
+
+def _logs(acks: list[_Ack]) -> dict[int, AttemptLog | None]:
+    return {a.job.id: a.log for a in acks}
 
 
 class Completer:
@@ -133,43 +144,60 @@ class Completer:
     # -- one job ------------------------------------------------------------------------------
 
     def apply(self, job: ClaimedJob, transition: Transition, *, until: float) -> Settled:
-        """Write the transition, fenced; `until` (monotonic) bounds retries on outages."""
+        """Write the transition, fenced; `until` (monotonic) bounds retries on outages. The
+        attempt's log lines so far go with it (taken now: the run is over, or stuck)."""
+        log_ = attempt_logs.snapshot(job.fence)
         if isinstance(transition, Complete) and transition.plain:
-            self._acks.put(_Ack(job, until))
+            self._acks.put(_Ack(job, until, log_))
             return Settled.BATCHED
         written = transition
         try:
-            settled = self._write(job, transition, until)
+            settled = self._write(job, transition, until, log_)
         except _Refused as refused:  # the settlement's line says why (cause "refused")
-            settled, written = self._fail_refused(job, transition, refused.reason, until)
+            settled, written = self._fail_refused(job, transition, refused.reason, until, log_)
         self.publish(job, settled, written)
         return settled
 
-    def _write(self, job: ClaimedJob, transition: Transition, until: float) -> Settled:
+    def _write(
+        self, job: ClaimedJob, transition: Transition, until: float, log_: AttemptLog | None
+    ) -> Settled:
         if isinstance(transition, Discard):
             return Settled.LOST
         if isinstance(transition, Complete):
             written = self._guarded(
-                f"complete job {job.id}", lambda: self._complete_with(job, transition), until
+                f"complete job {job.id}", lambda: self._complete_with(job, transition, log_), until
             )
             return Settled.UNKNOWN if written is None else written
+        outcome = _CAUSE_OUTCOMES.get(transition.cause)
         if isinstance(transition, Retry | GiveBack):
             refund = isinstance(transition, GiveBack)
             ok = self._guarded(
                 f"{'give back' if refund else 'retry'} job {job.id}",
                 lambda: self.store.retry_later(
-                    job, transition.error, transition.delay_s, refund=refund
+                    job,
+                    transition.error,
+                    transition.delay_s,
+                    refund=refund,
+                    outcome=outcome,
+                    log=log_,
                 ),
                 until,
             )
             return Settled.UNKNOWN if ok is None else (Settled.QUEUED if ok else Settled.LOST)
         ok = self._guarded(
-            f"fail job {job.id}", lambda: self.store.fail(job, transition.error), until
+            f"fail job {job.id}",
+            lambda: self.store.fail(job, transition.error, outcome=outcome or "failed", log=log_),
+            until,
         )
         return Settled.UNKNOWN if ok is None else (Settled.FAILED if ok else Settled.LOST)
 
     def _fail_refused(
-        self, job: ClaimedJob, transition: Transition, reason: str, until: float
+        self,
+        job: ClaimedJob,
+        transition: Transition,
+        reason: str,
+        until: float,
+        log_: AttemptLog | None = None,
     ) -> tuple[Settled, Transition]:
         """The first write was refused: fail the job with the reason, and if even that is
         refused (the reason itself cannot be stored), with a reason that surely can. Returns
@@ -182,18 +210,20 @@ class Completer:
         attempts.append(Fail("the job's result and its error could not be stored", "refused"))
         for fallback in attempts:
             try:
-                return self._write(job, fallback, until), fallback
+                return self._write(job, fallback, until, log_), fallback
             except _Refused as again:
                 log.error("job %s (%s): fallback write refused: %s", job.id, job.type, again)
         return Settled.UNKNOWN, transition
 
-    def _complete_with(self, job: ClaimedJob, transition: Complete) -> Settled:
+    def _complete_with(
+        self, job: ClaimedJob, transition: Complete, log_: AttemptLog | None
+    ) -> Settled:
         steps: list[TransactionStep] = []
         if transition.output is not None:
             steps.append(_save_output(job, transition))
         steps.extend(transition.steps)
         try:
-            self.store.complete_with(job, [_step_guard(step) for step in steps])
+            self.store.complete_with(job, [_step_guard(step) for step in steps], log_)
         except LeaseLost:
             return Settled.LOST
         return Settled.DONE
@@ -264,7 +294,7 @@ class Completer:
         try:
             confirmed = retry_db(
                 "acknowledge",
-                lambda: self._acknowledge([a.job.fence for a in batch]),
+                lambda: self._acknowledge([a.job.fence for a in batch], _logs(batch)),
                 halt=self._halt,
                 max_delay_s=self._retry_max_s,
                 until=until,
@@ -281,7 +311,7 @@ class Completer:
             # the same, settle the batch one by one so only the culprit pays.
             log.error("batched acknowledgement refused (%s); settling one by one", exc)
             for ack in batch:
-                self.apply_now(ack.job, Complete(), until=ack.until)
+                self._complete_now(ack.job, ack.until, ack.log)
             return
         if confirmed is None:
             for ack in batch:
@@ -300,9 +330,11 @@ class Completer:
                 self.publish(ack.job, Settled.LOST)
         self._hand_to_locked(locked)
 
-    def _acknowledge(self, fences: list[tuple[int, int]]) -> set[int]:
+    def _acknowledge(
+        self, fences: list[tuple[int, int]], logs: dict[int, AttemptLog | None]
+    ) -> set[int]:
         try:
-            return self.store.acknowledge(fences, lock_wait_s=ACK_LOCK_WAIT_S)
+            return self.store.acknowledge(fences, lock_wait_s=ACK_LOCK_WAIT_S, logs=logs)
         except psycopg.errors.LockNotAvailable as exc:
             raise _MetLock from exc
 
@@ -370,11 +402,13 @@ class Completer:
         jobs still locked. Raises the outages; a refusal is settled job by job."""
         fences = [a.job.fence for a in waiting]
         try:
-            confirmed = self.store.complete_within(fences, LOCKED_ROW_WAIT_S)
+            confirmed = self.store.complete_within(fences, LOCKED_ROW_WAIT_S, _logs(waiting))
         except psycopg.errors.LockNotAvailable:
             self._say_locked(waiting)
             try:  # some row is still locked: write those freed meanwhile, without waiting
-                confirmed = self.store.acknowledge(fences, lock_wait_s=LOCKED_ROW_WAIT_S)
+                confirmed = self.store.acknowledge(
+                    fences, lock_wait_s=LOCKED_ROW_WAIT_S, logs=_logs(waiting)
+                )
             except psycopg.errors.LockNotAvailable:
                 # A lock no statement can skip (a fan-out's join row): one job at a
                 # time, so that only the jobs behind that lock wait for it.
@@ -411,7 +445,7 @@ class Completer:
         """Complete one job, waiting a while for its row: None while it stays locked. Raises
         the outages; a refusal fails the job, as anywhere else."""
         try:
-            confirmed = self.store.complete_within([ack.job.fence], LOCKED_ROW_WAIT_S)
+            confirmed = self.store.complete_within([ack.job.fence], LOCKED_ROW_WAIT_S, _logs([ack]))
         except psycopg.errors.LockNotAvailable:
             return None
         except psycopg.Error as exc:
@@ -419,24 +453,29 @@ class Completer:
                 raise
             reason = f"the database refused the write: {_db_reason(exc)}"
             lease = time.monotonic() + ack.job.lease_seconds
-            return self._fail_refused(ack.job, Complete(), reason, lease)[0]
+            return self._fail_refused(ack.job, Complete(), reason, lease, ack.log)[0]
         return Settled.DONE if confirmed else Settled.LOST
 
     def apply_now(self, job: ClaimedJob, transition: Transition, *, until: float) -> Settled:
         """Like apply, but a plain completion is written at once instead of batched."""
         if isinstance(transition, Complete) and transition.plain:
-            settled: Settled
-            written: Transition = transition
-            try:
-                ok = self._guarded(
-                    f"complete job {job.id}", lambda: self.store.complete([job.fence]), until
-                )
-                settled = Settled.UNKNOWN if ok is None else (Settled.DONE if ok else Settled.LOST)
-            except _Refused as refused:
-                settled, written = self._fail_refused(job, transition, refused.reason, until)
-            self.publish(job, settled, written)
-            return settled
+            return self._complete_now(job, until, attempt_logs.snapshot(job.fence))
         return self.apply(job, transition, until=until)
+
+    def _complete_now(self, job: ClaimedJob, until: float, log_: AttemptLog | None) -> Settled:
+        settled: Settled
+        written: Transition = Complete()
+        try:
+            ok = self._guarded(
+                f"complete job {job.id}",
+                lambda: self.store.complete([job.fence], {job.id: log_}),
+                until,
+            )
+            settled = Settled.UNKNOWN if ok is None else (Settled.DONE if ok else Settled.LOST)
+        except _Refused as refused:
+            settled, written = self._fail_refused(job, written, refused.reason, until, log_)
+        self.publish(job, settled, written)
+        return settled
 
     def close(self) -> None:
         """Flush: the acknowledger writes what is buffered, then returns."""

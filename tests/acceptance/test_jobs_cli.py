@@ -208,3 +208,31 @@ def test_bad_input_is_one_line_exit_2_and_changes_nothing(
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and reason in lines[0], result.stderr
     assert conn.execute(snapshot).fetchall() == before
+
+
+def test_jobs_logs_prints_each_attempts_lines_and_show_lists_the_attempts(
+    env: dict[str, str], conn: Conn, start_worker: Callable[..., WorkerProcess]
+) -> None:
+    worker = start_worker("--stage", "chatty", "--concurrency", "1")
+    job_id = int(run_cli(env, "enqueue", "chatty", '{"fail_times": 1}').stdout)
+    wait_for(lambda: statuses(conn, [job_id]) == {"done"}, what="the job to succeed")
+    worker.signal(signal.SIGTERM)
+    assert worker.wait() == 0
+
+    logs = run_cli(env, "jobs", "logs", str(job_id))
+    assert logs.returncode == 0, logs.stderr
+    first, second = logs.stdout.split("-- attempt ")[1:]
+    assert first.startswith("1 (claim 1), retried") and "attempt 1 line 1" in first
+    assert second.startswith("2 (claim 2), done") and "attempt 2 line 0" in second
+    assert "INFO tests.chatty:" in second
+
+    shown = json.loads(run_cli(env, "jobs", "show", str(job_id)).stdout)
+    assert shown["last_error"] is None
+    assert [(a["attempt"], a["outcome"]) for a in shown["attempt_history"]] == [
+        (1, "retried"),
+        (2, "done"),
+    ]
+    assert "upstream down on attempt 1" in shown["attempt_history"][0]["error"]
+
+    missing = run_cli(env, "jobs", "logs", "999999")
+    assert missing.returncode != 0 and "no job 999999" in missing.stderr

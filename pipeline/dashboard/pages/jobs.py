@@ -1,5 +1,5 @@
 """/jobs: the jobs table, filtered and keyset-paged, with a bounded search of their errors;
-/jobs/{id}: one job, its timeline, payload and output."""
+/jobs/{id}: one job, its timeline, attempts, log lines, payload and output."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from pipeline.admin import jobs as admin_jobs
+from pipeline.attempt_logs import ATTEMPT_LOG_CAP
 from pipeline.dashboard import forms
 from pipeline.dashboard.handler import Handler
 from pipeline.dashboard.problem import Problem
@@ -53,13 +54,22 @@ class JobPages(Handler):
         page = self.page(request)
         job_id = self.path_id(request, "job_id", "job id")
 
-        def read(conn: psycopg.Connection[Any]) -> tuple[Any, Any]:
+        def read(conn: psycopg.Connection[Any]) -> tuple[Any, Any, Any]:
             detail = admin_jobs.get_job(conn, job_id, tenant=page.tenant)
-            return detail, None if detail is None else job_output(conn, job_id)
+            if detail is None:
+                return None, None, None
+            logs = admin_jobs.job_logs(conn, job_id, tenant=page.tenant)
+            return detail, job_output(conn, job_id), logs
 
-        detail, output = await self.read(read)
+        detail, output, logs = await self.read(read)
         if detail is None:
             raise Problem(404, "Not found", f"there is no job {job_id}")
         return self.html(
-            page, "job.html", job=detail, output=output, flash=request.query_params.get("done")
+            page,
+            "job.html",
+            job=detail,
+            output=output,
+            job_logs=logs or [],
+            log_cap_kib=ATTEMPT_LOG_CAP // 1024,
+            flash=request.query_params.get("done"),
         )

@@ -1,5 +1,6 @@
-"""/schedules/pause and /schedules/resume: a GET asks for confirmation, the POST (with its
-CSRF token: security.py) does it, for a schedule of the page's tenant alone."""
+"""/schedules: every schedule of the page's tenant, soonest first. /schedules/pause and
+/schedules/resume: a GET asks for confirmation, the POST (with its CSRF token: security.py)
+does it, for a schedule of the page's tenant alone."""
 
 from __future__ import annotations
 
@@ -9,8 +10,19 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from pipeline.admin import schedules as admin_schedules
+from pipeline.admin.status import read_schedules
 from pipeline.dashboard.handler import Handler, text_param
 from pipeline.dashboard.problem import Problem
+
+#: schedules the page lists, soonest first; how many there are in all is said beside
+SCHEDULES_SHOWN = 500
+
+
+class SchedulesPage(Handler):
+    async def show(self, request: Request) -> Response:
+        page = self.page(request)
+        rows, total = await self.read(lambda c: read_schedules(c, SCHEDULES_SHOWN, page.tenant))
+        return self.html(page, "schedules.html", schedules=rows, total=total)
 
 
 class ScheduleActions(Handler):

@@ -110,7 +110,17 @@ def test_claim_uses_the_partial_index_with_a_million_finished_rows(
         "RETURNING id, claims"
     ).fetchall()
     fence = {"ids": [f[0] for f in fences], "claims": [f[1] for f in fences]}
-    one = {"id": fences[0][0], "claims": fences[0][1], "error": "x", "delay_s": 1, "refund": False}
+    tried = {"started": None, "logs": None, "dropped": None}  # what the attempts' rows take
+    one = {
+        "id": fences[0][0],
+        "claims": fences[0][1],
+        "error": "x",
+        "delay_s": 1,
+        "refund": False,
+        "outcome": "retried",
+        **tried,
+        "dropped": 0,
+    }
     beat = {
         "worker_id": uuid.UUID(int=2),
         "hostname": "h",
@@ -122,7 +132,7 @@ def test_claim_uses_the_partial_index_with_a_million_finished_rows(
     for mode in ("force_custom_plan", "force_generic_plan"):
         conn.execute(f"SET plan_cache_mode = {mode}")  # type: ignore[arg-type]
         for name, params in (
-            ("complete", fence),
+            ("complete", {**fence, **tried}),
             ("heartbeat", {**fence, **beat}),
             ("unclaim", fence),
             ("release", {**fence, "free_releases": 3}),

@@ -6,6 +6,7 @@ completion: counting rows counts completions that really landed.
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import signal
@@ -35,6 +36,12 @@ class Doomed(BaseModel):
 class Flaky(BaseModel):
     fail_times: int
     permanent: bool = False
+
+
+class Chatty(BaseModel):
+    lines: int = 2
+    line_bytes: int = 20
+    fail_times: int = 0
 
 
 def record_effect(ctx: Context, note: str) -> None:
@@ -94,6 +101,20 @@ def flaky(job: Flaky, ctx: Context) -> None:
             raise PermanentError(f"bad input on attempt {ctx.attempt}")
         raise ConnectionError(f"upstream down on attempt {ctx.attempt}")
     record_effect(ctx, "ok")
+
+
+chatter = logging.getLogger("tests.chatty")
+chatter.setLevel(logging.INFO)  # kept for the attempt whatever the root logger's level
+
+
+@stage("chatty", lease=30, max_attempts=3, backoff_base=0.05, backoff_cap=0.1)
+def chatty(job: Chatty, ctx: Context) -> None:
+    """Logs `lines` lines of about `line_bytes` each, naming the attempt; fails its first
+    `fail_times` attempts."""
+    for n in range(job.lines):
+        chatter.info("attempt %d line %d %s", ctx.attempt, n, "x" * job.line_bytes)
+    if ctx.attempt <= job.fail_times:
+        raise ConnectionError(f"upstream down on attempt {ctx.attempt}")
 
 
 @stage("slowpoke", lease=30, timeout=0.3, max_attempts=2, backoff_base=0.05, backoff_cap=0.1)

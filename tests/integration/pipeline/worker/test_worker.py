@@ -94,7 +94,14 @@ def test_retryable_errors_retry_with_backoff_until_success(db_url: str, conn: Co
     with running_worker(db_url, ["flaky"]):
         wait_for(lambda: job(conn, job_id)[0] == "done", what="the flaky job to succeed")
     _, attempts, error = job(conn, job_id)
-    assert attempts == 3 and "upstream down on attempt 2" in error
+    # The job's error is its last attempt's: none. The failed ones keep theirs.
+    assert attempts == 3 and error is None
+    tried = conn.execute(
+        "SELECT outcome, error FROM pipeline.job_attempts WHERE job_id = %s ORDER BY claims",
+        (job_id,),
+    ).fetchall()
+    assert [t[0] for t in tried] == ["retried", "retried", "done"]
+    assert "upstream down on attempt 2" in tried[1][1]
     assert effects(conn) == [(job_id, 3, "ok")]
 
 
