@@ -397,6 +397,15 @@ cancelled AS (
            crash_reclaims, releases, false, traceparent
     FROM gone
     RETURNING id, claims
+),
+tried AS (
+    -- The running ones' attempts end here, as in `cancel`.
+    INSERT INTO pipeline.job_attempts (job_id, claims, attempt, worker_id, claimed_at, outcome,
+                                       error)
+    SELECT id, claims, attempts, worker_id, started_at, 'cancelled',
+           coalesce(%(reason)s, 'cancelled')
+    FROM gone
+    WHERE status = 'running'
 )
 -- Only the jobs that were running have a worker to tell.
 SELECT c.id, CASE WHEN g.status = 'running'

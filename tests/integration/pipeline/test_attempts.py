@@ -17,6 +17,7 @@ from pipeline import WorkerSettings, enqueue
 from pipeline.admin import jobs as admin
 from pipeline.attempt_logs import ATTEMPT_LOG_CAP, AttemptLog
 from pipeline.maintenance.retention import prune
+from pipeline.queries import Q
 from pipeline.store import ClaimedJob, JobStore, reclaim_expired
 from tests.integration import workers
 from tests.support.apps.jobs_app import EFFECTS_DDL
@@ -167,6 +168,30 @@ def test_reclaim_release_and_cancel_record_the_attempts_they_end(
         ("given_back", "released at worker shutdown")
     ]
     assert [a[2:] for a in attempts(conn, cancelled)] == [("cancelled", "no longer wanted", WORKER)]
+
+
+def test_cancelling_a_tree_records_the_attempts_of_its_running_jobs(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    store = JobStore(pool)
+    root = enqueue(conn, "noop", {})
+    running_child, queued_child = (enqueue(conn, "noop", {}) for _ in range(2))
+    conn.execute(
+        "UPDATE pipeline.active_jobs SET root_id = %s, parent_id = %s WHERE id IN (%s, %s)",
+        (root, root, running_child, queued_child),
+    )
+    conn.execute(
+        "UPDATE pipeline.active_jobs SET run_after = now() + interval '1 hour' WHERE id = %s",
+        (queued_child,),
+    )
+    assert {j.id for j in store.claim(["noop"], 3, WORKER)} == {root, running_child}
+
+    cancelled = conn.execute(Q["cancel_tree"], {"id": root, "reason": "stop"}).fetchall()
+
+    assert {row[0] for row in cancelled} == {root, running_child, queued_child}
+    assert [a[2:4] for a in attempts(conn, running_child)] == [("cancelled", "stop")]
+    assert [a[2:4] for a in attempts(conn, root)] == [("cancelled", "stop")]
+    assert attempts(conn, queued_child) == []
 
 
 def test_cancelling_a_queued_job_records_no_attempt(conn: Conn) -> None:
