@@ -164,12 +164,15 @@ WHERE j.status IS NOT DISTINCT FROM 'running';
 -- that it uses the same fence as the batched acknowledgement below. The job leaves its last
 -- error behind (it is the attempts'); each attempt's row is written beside the move, with what
 -- the worker sent of it: when it started to run it, and the lines the stage logged (NULL
--- arrays when none did: ROWS FROM pads them).
+-- arrays when none did: ROWS FROM pads them), which the DELETE returns beside the row rather
+-- than have the attempts' INSERT join the arrays again.
 WITH gone AS (
     DELETE FROM pipeline.active_jobs AS j
-    USING unnest(%(ids)s::bigint[], %(claims)s::integer[]) AS done(id, claims)
+    USING ROWS FROM (unnest(%(ids)s::bigint[]), unnest(%(claims)s::integer[]),
+                     unnest(%(started)s::float8[]), unnest(%(logs)s::text[]),
+                     unnest(%(dropped)s::integer[])) AS done(id, claims, started, logs, dropped)
     WHERE j.id = done.id AND j.claims = done.claims AND j.status IS NOT DISTINCT FROM 'running'
-    RETURNING j.*
+    RETURNING j.*, done.started AS run_started, done.logs AS run_logs, done.dropped AS run_dropped
 ),
 moved AS (
     INSERT INTO pipeline.job_history (
@@ -187,12 +190,9 @@ moved AS (
 tried AS (
     INSERT INTO pipeline.job_attempts (job_id, claims, attempt, worker_id, claimed_at,
                                        started_at, outcome, logs, logs_dropped)
-    SELECT g.id, g.claims, g.attempts, g.worker_id, g.started_at, to_timestamp(a.started), 'done',
-           a.logs, coalesce(a.dropped, 0)
-    FROM gone AS g
-    LEFT JOIN ROWS FROM (unnest(%(ids)s::bigint[]), unnest(%(started)s::float8[]),
-                         unnest(%(logs)s::text[]), unnest(%(dropped)s::integer[]))
-              AS a(id, started, logs, dropped) ON a.id = g.id
+    SELECT id, claims, attempts, worker_id, started_at, to_timestamp(run_started), 'done',
+           run_logs, coalesce(run_dropped, 0)
+    FROM gone
 )
 SELECT id FROM moved;
 
@@ -207,14 +207,17 @@ SELECT id FROM moved;
 -- FOR UPDATE is the lock the DELETE takes anyway.
 WITH gone AS (
     DELETE FROM pipeline.active_jobs AS j
-    USING (SELECT j.id
+    USING (SELECT j.id, done.started, done.logs, done.dropped
            FROM pipeline.active_jobs AS j
-           JOIN unnest(%(ids)s::bigint[], %(claims)s::integer[]) AS done(id, claims)
+           JOIN ROWS FROM (unnest(%(ids)s::bigint[]), unnest(%(claims)s::integer[]),
+                           unnest(%(started)s::float8[]), unnest(%(logs)s::text[]),
+                           unnest(%(dropped)s::integer[]))
+                AS done(id, claims, started, logs, dropped)
              ON j.id = done.id AND j.claims = done.claims
            WHERE j.status IS NOT DISTINCT FROM 'running'
            FOR UPDATE OF j SKIP LOCKED) AS free
     WHERE j.id = free.id
-    RETURNING j.*
+    RETURNING j.*, free.started AS run_started, free.logs AS run_logs, free.dropped AS run_dropped
 ),
 moved AS (
     INSERT INTO pipeline.job_history (
@@ -232,12 +235,9 @@ moved AS (
 tried AS (
     INSERT INTO pipeline.job_attempts (job_id, claims, attempt, worker_id, claimed_at,
                                        started_at, outcome, logs, logs_dropped)
-    SELECT g.id, g.claims, g.attempts, g.worker_id, g.started_at, to_timestamp(a.started), 'done',
-           a.logs, coalesce(a.dropped, 0)
-    FROM gone AS g
-    LEFT JOIN ROWS FROM (unnest(%(ids)s::bigint[]), unnest(%(started)s::float8[]),
-                         unnest(%(logs)s::text[]), unnest(%(dropped)s::integer[]))
-              AS a(id, started, logs, dropped) ON a.id = g.id
+    SELECT id, claims, attempts, worker_id, started_at, to_timestamp(run_started), 'done',
+           run_logs, coalesce(run_dropped, 0)
+    FROM gone
 )
 SELECT id FROM moved;
 
