@@ -149,18 +149,41 @@ WHERE id = %(id)s AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s);
 -- A job's ended attempts, oldest first, by the primary key (job_id, claims). The running
 -- attempt has no row yet (the job's row is it). duration_s: from the run's start, or from the
 -- claim when the worker did not say when it started (a reclaim, a release, a cancel).
+-- A done job's first and only claim without log lines has no row (sql/queries.sql, complete):
+-- it is made here from the job's row.
 SELECT attempt, claims, outcome, worker_id, claimed_at, started_at, ended_at,
        extract(epoch FROM ended_at - coalesce(started_at, claimed_at))::float8 AS duration_s,
-       error, logs IS NOT NULL AS has_logs, logs_dropped
-FROM pipeline.job_attempts
-WHERE job_id = %(id)s
+       error, has_logs, logs_dropped
+FROM (
+    SELECT attempt, claims, outcome, worker_id, claimed_at, started_at, ended_at, error,
+           logs IS NOT NULL AS has_logs, logs_dropped
+    FROM pipeline.job_attempts
+    WHERE job_id = %(id)s
+    UNION ALL
+    SELECT j.attempts, j.claims, 'done', j.worker_id, j.started_at, NULL, j.finished_at, NULL,
+           false, 0
+    FROM pipeline.jobs AS j
+    WHERE j.id = %(id)s AND j.status = 'done'
+      AND NOT EXISTS (SELECT FROM pipeline.job_attempts AS a
+                      WHERE a.job_id = j.id AND a.claims = j.claims)
+) AS a
 ORDER BY claims;
 
 -- name: job_logs
 -- The lines each ended attempt of a job logged (a running one's are written when it ends).
+-- As job_attempts: a done first claim that logged nothing has no row; it is made here.
 SELECT attempt, claims, outcome, ended_at, logs, logs_dropped
-FROM pipeline.job_attempts
-WHERE job_id = %(id)s
+FROM (
+    SELECT attempt, claims, outcome, ended_at, logs, logs_dropped
+    FROM pipeline.job_attempts
+    WHERE job_id = %(id)s
+    UNION ALL
+    SELECT j.attempts, j.claims, 'done', j.finished_at, NULL, 0
+    FROM pipeline.jobs AS j
+    WHERE j.id = %(id)s AND j.status = 'done'
+      AND NOT EXISTS (SELECT FROM pipeline.job_attempts AS a
+                      WHERE a.job_id = j.id AND a.claims = j.claims)
+) AS a
 ORDER BY claims;
 
 -- name: job_exists

@@ -206,11 +206,9 @@ def test_cancelling_a_queued_job_records_no_attempt(conn: Conn) -> None:
 def test_retention_deletes_a_runs_attempts_with_it(conn: Conn, pool: ConnectionPool) -> None:
     store = JobStore(pool)
     old, recent, kept = (enqueue(conn, "noop", {}) for _ in range(3))
-    assert store.complete([j.fence for j in store.claim(["noop"], 3, WORKER)]) == {
-        old,
-        recent,
-        kept,
-    }
+    said = AttemptLog(0.0, "a line", 0)
+    fences = [j.fence for j in store.claim(["noop"], 3, WORKER)]
+    assert store.complete(fences, dict.fromkeys((old, recent, kept), said)) == {old, recent, kept}
     make_past_days(conn, 30)
     conn.execute(
         "UPDATE pipeline.job_history SET finished_at = now() - interval '30 days' WHERE id = %s",
@@ -226,3 +224,16 @@ def test_retention_deletes_a_runs_attempts_with_it(conn: Conn, pool: ConnectionP
 
     left = conn.execute("SELECT job_id FROM pipeline.job_attempts ORDER BY job_id").fetchall()
     assert left == [(kept,)]
+
+
+def test_a_first_claim_done_without_lines_is_read_from_the_job_alone(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    store = JobStore(pool)
+    job_id = enqueue(conn, "noop", {})
+    assert store.acknowledge([claimed(store).fence], lock_wait_s=1.0) == {job_id}
+
+    assert conn.execute("SELECT count(*) FROM pipeline.job_attempts").fetchone() == (0,)
+    assert attempts(conn, job_id) == [(1, 1, "done", None, WORKER)]
+    [logged] = admin.job_logs(conn, job_id) or []
+    assert (logged.outcome, logged.logs) == ("done", None)
