@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from pipeline import Context, stage
+from pg_pipeline import Context, stage
 
 
 class Empty(BaseModel):

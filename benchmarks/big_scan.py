@@ -43,8 +43,8 @@ import psycopg
 from benchmarks.big_scan_doc import REFERENCE, TITLE, make_big_scan
 from benchmarks.ocr_throughput import CpuMeter, postmaster_pid, run_raw, tear_down
 from benchmarks.polling import wait_until
-from pipeline.embedded import embedded_url
-from pipeline.migrate import migrate
+from pg_pipeline.embedded import embedded_url
+from pg_pipeline.migrate import migrate
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import psycopg
 
-from pipeline import JobRequest
-from pipeline.embedded import embedded_url, stop_embedded
-from pipeline.migrate import migrate
-from pipeline.stage import REGISTRY
+from pg_pipeline import JobRequest
+from pg_pipeline.embedded import embedded_url, stop_embedded
+from pg_pipeline.migrate import migrate
+from pg_pipeline.stage import REGISTRY
 
 WARM_UP = 10
 
@@ -39,7 +39,7 @@ def main() -> None:
     import benchmarks.bench_app  # noqa: F401  registers bench_noop
 
     # The package's `enqueue` is the function of that name; the module holds the parts.
-    enqueue_module = sys.modules["pipeline.enqueue"]
+    enqueue_module = sys.modules["pg_pipeline.enqueue"]
     scratch = Path(tempfile.mkdtemp(prefix="pgbulk-"))
     url = os.environ.get("DATABASE_URL") or embedded_url(scratch / "pgdata")
     parts: dict[str, list[float]] = {"requests": [], "validation": [], "insert": []}

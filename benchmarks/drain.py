@@ -23,9 +23,9 @@ from typing import IO, Any
 import psycopg
 
 from benchmarks.polling import wait_until
-from pipeline import JobRequest, enqueue, enqueue_many
-from pipeline.embedded import embedded_url, stop_embedded
-from pipeline.migrate import migrate
+from pg_pipeline import JobRequest, enqueue, enqueue_many
+from pg_pipeline.embedded import embedded_url, stop_embedded
+from pg_pipeline.migrate import migrate
 
 REPO = Path(__file__).resolve().parents[1]
 

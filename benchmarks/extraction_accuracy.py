@@ -50,12 +50,12 @@ import pypdfium2 as pdfium
 
 from benchmarks import extraction_realworld as realworld
 from benchmarks.ocr_quality import cer
-from stages.extract import extract_fields
-from stages.layout import PageLayout
-from stages.ocr_engine import PageText, ocr_page
-from stages.ocr_language import SAMPLE_CHARS, document_language
-from stages.pdfinfo import inspect_pdf
-from stages.tender import TenderExtraction, TenderFields
+from pg_pipeline_documents.extract import extract_fields
+from pg_pipeline_documents.layout import PageLayout
+from pg_pipeline_documents.ocr_engine import PageText, ocr_page
+from pg_pipeline_documents.ocr_language import SAMPLE_CHARS, document_language
+from pg_pipeline_documents.pdfinfo import inspect_pdf
+from pg_pipeline_documents.tender import TenderExtraction, TenderFields
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "sample_docs" / "corpus"

@@ -27,9 +27,9 @@ from typing import Any
 
 import pypdfium2 as pdfium
 
-from stages.layout import PageLayout, layout_from_textpage
-from stages.ocr_engine import PageText, ocr_page
-from stages.tender import FieldEvidence, TenderExtraction
+from pg_pipeline_documents.layout import PageLayout, layout_from_textpage
+from pg_pipeline_documents.ocr_engine import PageText, ocr_page
+from pg_pipeline_documents.tender import FieldEvidence, TenderExtraction
 
 ROOT = Path(__file__).resolve().parents[1]
 FAMILIES = ("boamp_fr", "ted_de", "ted_uk")

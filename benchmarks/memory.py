@@ -20,9 +20,9 @@ from pathlib import Path
 import psycopg
 
 from benchmarks.drain import start_workers
-from pipeline import JobRequest, enqueue_many
-from pipeline.embedded import embedded_url, stop_embedded
-from pipeline.migrate import migrate
+from pg_pipeline import JobRequest, enqueue_many
+from pg_pipeline.embedded import embedded_url, stop_embedded
+from pg_pipeline.migrate import migrate
 
 BATCH = 5_000
 

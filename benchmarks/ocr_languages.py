@@ -8,7 +8,8 @@ alternating from round to round so that the machine's drift falls on all of them
 Reports, per language setting, the median time per page, the median of the per-page
 differences with the first setting, and the character error rate against the ground truth.
 Then each scanned sample goes through the upload stage's language decision
-(:func:`stages.ocr_language.document_language`: its first pass over a band of page 1 at
+(:func:`pg_pipeline_documents.ocr_language.document_language`: its first pass over a band of page 1
+at
 150 dpi), timed against reading that page whole.
 """
 
@@ -23,10 +24,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchmarks.ocr_quality import cer
-from stages.ocr.fork_server import stop_fork_servers
-from stages.ocr_engine import ocr_page
-from stages.ocr_language import SAMPLE_CHARS, document_language
-from stages.pdfinfo import inspect_pdf
+from pg_pipeline_documents.ocr.fork_server import stop_fork_servers
+from pg_pipeline_documents.ocr_engine import ocr_page
+from pg_pipeline_documents.ocr_language import SAMPLE_CHARS, document_language
+from pg_pipeline_documents.pdfinfo import inspect_pdf
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_docs"
 

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pypdfium2 as pdfium
 
-from stages.ocr.fork_server import stop_fork_servers
-from stages.ocr_engine import PageText, ocr_page
+from pg_pipeline_documents.ocr.fork_server import stop_fork_servers
+from pg_pipeline_documents.ocr_engine import PageText, ocr_page
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_docs"

@@ -21,8 +21,8 @@ from typing import Any
 import pypdfium2 as pdfium
 from rapidfuzz.distance import Levenshtein
 
-from stages.extract_offline import extract_offline
-from stages.ocr_engine import PageText, ocr_page
+from pg_pipeline_documents.extract_offline import extract_offline
+from pg_pipeline_documents.ocr_engine import PageText, ocr_page
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_docs"
 

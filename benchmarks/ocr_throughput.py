@@ -44,8 +44,8 @@ import psycopg
 import pypdfium2 as pdfium
 
 from benchmarks.polling import wait_until
-from pipeline.embedded import embedded_url, stop_embedded
-from pipeline.migrate import migrate
+from pg_pipeline.embedded import embedded_url, stop_embedded
+from pg_pipeline.migrate import migrate
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "sample_docs"
@@ -225,7 +225,9 @@ class PipelineRig:
     ) -> tuple[float, dict[str, float], float]:
         """Wall seconds from the first submit to the last extraction, each stage's mean job
         seconds (claim to finish) in this batch, and the share of slot time jobs ran in."""
-        from stages.cli import submit_one  # reads PIPELINE_HOME when it first stores a blob
+        from pg_pipeline_documents.cli import (
+            submit_one,  # reads PIPELINE_HOME when it first stores a blob
+        )
 
         since = self.conn.execute("SELECT coalesce(max(id), 0) FROM pipeline.jobs").fetchone()
         first_id = since[0] if since else 0

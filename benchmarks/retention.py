@@ -37,7 +37,7 @@ from benchmarks.scale import (
     load_history,
     load_said,
 )
-from pipeline.embedded import embedded_url, stop_embedded
+from pg_pipeline.embedded import embedded_url, stop_embedded
 
 #: The loaded days end this many days before today (benchmarks/scale.py's plan_days default).
 FIRST_AGO = 2

@@ -46,11 +46,11 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from benchmarks.drain import REPO, percentile, start_workers
 from benchmarks.polling import wait_until
-from pipeline.db import make_pool
-from pipeline.embedded import embedded_url, stop_embedded
-from pipeline.migrate import migrate
-from pipeline.queries import Q
-from pipeline.store import JobStore
+from pg_pipeline.db import make_pool
+from pg_pipeline.embedded import embedded_url, stop_embedded
+from pg_pipeline.migrate import migrate
+from pg_pipeline.queries import Q
+from pg_pipeline.store import JobStore
 
 WORKERS = 2
 CONCURRENCY = 8
@@ -439,7 +439,7 @@ def dashboard_times(url: str, samples: int) -> dict[str, float]:
     request of each is left out (the pool's connections, the templates)."""
     from starlette.testclient import TestClient
 
-    from pipeline.dashboard import app as dashboard_app
+    from pg_pipeline.dashboard import app as dashboard_app
 
     with psycopg.connect(url, autocommit=True) as conn:
         [(middle,)] = conn.execute(

@@ -37,10 +37,10 @@ from benchmarks.compare.cpu import Meter, wait_idle
 from benchmarks.compare.server import _postmaster
 from benchmarks.drain import percentile, start_workers
 from benchmarks.polling import wait_until
-from pipeline import JobRequest, enqueue_many
-from pipeline.admin.tenants import set_cap
-from pipeline.embedded import embedded_url, restart_embedded, stop_embedded
-from pipeline.migrate import migrate
+from pg_pipeline import JobRequest, enqueue_many
+from pg_pipeline.admin.tenants import set_cap
+from pg_pipeline.embedded import embedded_url, restart_embedded, stop_embedded
+from pg_pipeline.migrate import migrate
 
 Conn = psycopg.Connection[Any]
 PARTS = ["fairness", "throughput", "backlog"]

@@ -1,7 +1,7 @@
 """pg-pipeline: durable, typed job pipelines on the Postgres you already run."""
 
-from pipeline import inputs  # the value checks, for plug-ins' own input too
-from pipeline.aio import (
+from pg_pipeline import inputs  # the value checks, for plug-ins' own input too
+from pg_pipeline.aio import (
     aenqueue,
     aenqueue_many,
     aenqueue_once,
@@ -10,7 +10,7 @@ from pipeline.aio import (
     arun_progress,
     arun_status,
 )
-from pipeline.blobs import (
+from pg_pipeline.blobs import (
     BlobNotFound,
     BlobStore,
     BlobStoreError,
@@ -19,13 +19,13 @@ from pipeline.blobs import (
     blob_store_from_env,
 )
 
-# The command plug-ins' surface lives in pipeline.commands.api; these of its names were exported
+# The command plug-ins' surface lives in pg_pipeline.commands.api; these of its names were exported
 # here first, and stay.
-from pipeline.commands.api import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError, open_db
-from pipeline.context import Context
-from pipeline.db import connect, database_url
-from pipeline.enqueue import JobRequest, enqueue, enqueue_many, enqueue_once
-from pipeline.errors import (
+from pg_pipeline.commands.api import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError, open_db
+from pg_pipeline.context import Context
+from pg_pipeline.db import connect, database_url
+from pg_pipeline.enqueue import JobRequest, enqueue, enqueue_many, enqueue_once
+from pg_pipeline.errors import (
     DatabaseUnavailable,
     InvalidPayload,
     LeaseLost,
@@ -36,10 +36,10 @@ from pipeline.errors import (
     SchemaMissing,
     UnknownStage,
 )
-from pipeline.extras import MissingExtra, needs_extra, require_extra
-from pipeline.migrate import migrate
-from pipeline.paths import data_dir
-from pipeline.runs import (
+from pg_pipeline.extras import MissingExtra, needs_extra, require_extra
+from pg_pipeline.migrate import migrate
+from pg_pipeline.paths import data_dir
+from pg_pipeline.runs import (
     RunState,
     StageProgress,
     live_workers,
@@ -47,7 +47,7 @@ from pipeline.runs import (
     run_progress,
     run_status,
 )
-from pipeline.schedules import (
+from pg_pipeline.schedules import (
     SCHEDULES,
     InvalidSchedule,
     Schedule,
@@ -55,10 +55,10 @@ from pipeline.schedules import (
     schedule,
     sync_schedules,
 )
-from pipeline.settings import WorkerSettings
-from pipeline.stage import REGISTRY, Registry, StageSpec, stage
-from pipeline.validation import set_max_payload_bytes
-from pipeline.worker import Worker
+from pg_pipeline.settings import WorkerSettings
+from pg_pipeline.stage import REGISTRY, Registry, StageSpec, stage
+from pg_pipeline.validation import set_max_payload_bytes
+from pg_pipeline.worker import Worker
 
 __all__ = [
     "EXIT_FAILURE",

@@ -2,7 +2,7 @@
 
     async with await psycopg.AsyncConnection.connect(url) as conn:
         async with conn.transaction():
-            job_id = await pipeline.aenqueue(conn, "ocr", {"path": "in/scan.pdf"})
+            job_id = await pg_pipeline.aenqueue(conn, "ocr", {"path": "in/scan.pdf"})
 
 Each function takes what its sync counterpart takes after the connection, and behaves the
 same: in the caller's transaction (commit keeps the job, rollback drops it, a savepoint's
@@ -11,9 +11,9 @@ rollback drops what was enqueued after it), validated before anything is sent.
 
 from __future__ import annotations
 
-from pipeline.enqueue import enqueue_many_plan, enqueue_once_plan, enqueue_plan
-from pipeline.plans import async_api
-from pipeline.runs import live_workers_plan, run_output_plan, run_progress_plan, run_status_plan
+from pg_pipeline.enqueue import enqueue_many_plan, enqueue_once_plan, enqueue_plan
+from pg_pipeline.plans import async_api
+from pg_pipeline.runs import live_workers_plan, run_output_plan, run_progress_plan, run_status_plan
 
 aenqueue = async_api(enqueue_plan)
 aenqueue_once = async_api(enqueue_once_plan)

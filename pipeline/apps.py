@@ -1,7 +1,7 @@
 """Which apps a process loads, and loading them.
 
 An app is what defines stages: a module of the user's (`shop.stages`), or an installed one named
-by its entry point in the `pipeline.apps` group (`documents`, the built-in document pipeline).
+by its entry point in the `pg_pipeline.apps` group (`documents`, the built-in document pipeline).
 Nothing loads unless it is named, so a worker runs the stages it was given and no others:
 
 1. every `--app` and the comma-separated `PIPELINE_APP`, together;
@@ -22,7 +22,7 @@ from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Any
 
-from pipeline.extras import MissingExtra, extra_of
+from pg_pipeline.extras import MissingExtra, extra_of
 
 __all__ = [
     "APP_ENV",
@@ -38,7 +38,7 @@ __all__ = [
 APP_ENV = "PIPELINE_APP"
 CONFIG_ENV = "PIPELINE_CONFIG"
 #: Installed apps announce themselves here; `--app NAME` loads the one called NAME.
-ENTRY_POINT_GROUP = "pipeline.apps"
+ENTRY_POINT_GROUP = "pg_pipeline.apps"
 CONFIG_FILE = "pipeline.toml"
 PYPROJECT_TABLE = "pg-pipeline"  #: [tool.pg-pipeline] in pyproject.toml
 CONFIG_KEYS = frozenset({"apps"})

@@ -27,8 +27,8 @@ import threading
 from collections.abc import Coroutine
 from typing import Any
 
-from pipeline.errors import LeaseLost
-from pipeline.lazy_event import LazyEvent
+from pg_pipeline.errors import LeaseLost
+from pg_pipeline.lazy_event import LazyEvent
 
 #: How often a runner waiting for an async stage looks at its job's lost_lease.
 POLL_S = 0.05

@@ -12,7 +12,7 @@ counted (logs_dropped), so a job keeps at most max_attempts x the cap. What is n
 lines of an attempt whose worker died (its lease expires, reclaim records the attempt as lost),
 of one cancelled while it ran (the cancel records the attempt; the worker's writes no longer
 hold), and the lines a child process running an isolated job logged before it crashed.
-The framework's own loggers (pipeline.*) are left out: they are the worker's, not the stage's.
+The framework's own loggers (pg_pipeline.*) are left out: they are the worker's, not the stage's.
 """
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ class AttemptLogHandler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         buffer = _current.get()
-        if buffer is None or record.name == "pipeline" or record.name.startswith("pipeline."):
+        if buffer is None or record.name == "pg_pipeline" or record.name.startswith("pg_pipeline."):
             return
         try:
             buffer.add(self.format(record))

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any, BinaryIO, NoReturn
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from pipeline import paths
-from pipeline.extras import needs_extra
+from pg_pipeline import paths
+from pg_pipeline.extras import needs_extra
 
 __all__ = [
     "BlobNotFound",
@@ -478,7 +478,7 @@ def _bad_url(url: str, why: str) -> NoReturn:
 def blob_store_from_url(url: str | None) -> BlobStore:
     """Build a store from a URL.
 
-    * ``None`` or ``""``: a local store in ``<data dir>/blobs`` (see :mod:`pipeline.paths`);
+    * ``None`` or ``""``: a local store in ``<data dir>/blobs`` (see :mod:`pg_pipeline.paths`);
     * ``file:///abs/path`` or a plain filesystem path: a :class:`LocalBlobStore` there;
     * ``s3://bucket`` or ``s3://bucket/prefix``: an :class:`S3BlobStore`; the endpoint comes from
       ``PIPELINE_S3_ENDPOINT_URL``, ``AWS_ENDPOINT_URL_S3`` or ``AWS_ENDPOINT_URL`` (first set),

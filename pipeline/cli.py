@@ -1,7 +1,7 @@
 """The `pipeline` command: builds its parser from the command modules and runs one command.
 
 Each command lives in pipeline/commands/, one module per command, in the shape
-pipeline/commands/api.py describes; packages add theirs through the `pipeline.commands` entry
+pipeline/commands/api.py describes; packages add theirs through the `pg_pipeline.commands` entry
 point group (the document stages add `submit` this way, so that pipeline/ never imports them).
 """
 
@@ -20,7 +20,7 @@ from typing import NoReturn
 
 import psycopg
 
-from pipeline.commands import (
+from pg_pipeline.commands import (
     dashboard,
     db_url,
     doctor,
@@ -35,11 +35,11 @@ from pipeline.commands import (
     tenants,
     worker,
 )
-from pipeline.commands.api import EXIT_FAILURE, EXIT_USAGE, CliError, log_level_arg
-from pipeline.db import scrub
-from pipeline.errors import DatabaseUnavailable
-from pipeline.extras import MissingExtra
-from pipeline.terminal import TerminalFormatter, printable, printable_lines
+from pg_pipeline.commands.api import EXIT_FAILURE, EXIT_USAGE, CliError, log_level_arg
+from pg_pipeline.db import scrub
+from pg_pipeline.errors import DatabaseUnavailable
+from pg_pipeline.extras import MissingExtra
+from pg_pipeline.terminal import TerminalFormatter, printable, printable_lines
 
 __all__ = ["build_parser", "main"]
 
@@ -82,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         command.add_commands(sub)
-    for ep in entry_points(group="pipeline.commands"):
+    for ep in entry_points(group="pg_pipeline.commands"):
         try:
             ep.load()(sub)
         except Exception as exc:

@@ -63,10 +63,12 @@ def sync_connection(target: object, *, api: str) -> psycopg.Connection[Any]:
         return found
     if isinstance(target, psycopg.AsyncConnection) or _is_sqlalchemy_async(target):
         raise NotAConnection(
-            f"pipeline.{api}() was given {_described(target)}, which needs await: "
-            f"use `await pipeline.a{api}(...)`; pipeline.{api}() takes {_SYNC_TAKES}"
+            f"pg_pipeline.{api}() was given {_described(target)}, which needs await: "
+            f"use `await pg_pipeline.a{api}(...)`; pg_pipeline.{api}() takes {_SYNC_TAKES}"
         )
-    raise NotAConnection(f"pipeline.{api}() was given {_described(target)}; it takes {_SYNC_TAKES}")
+    raise NotAConnection(
+        f"pg_pipeline.{api}() was given {_described(target)}; it takes {_SYNC_TAKES}"
+    )
 
 
 async def async_connection(target: object, *, api: str) -> psycopg.AsyncConnection[Any]:
@@ -79,17 +81,17 @@ async def async_connection(target: object, *, api: str) -> psycopg.AsyncConnecti
     sync_name = api.removeprefix("a")
     if isinstance(target, psycopg.Connection) or _is_sqlalchemy_sync(target):
         raise NotAConnection(
-            f"pipeline.{api}() was given {_described(target)}, which is not async: "
-            f"use pipeline.{sync_name}(...); pipeline.{api}() takes {_ASYNC_TAKES}"
+            f"pg_pipeline.{api}() was given {_described(target)}, which is not async: "
+            f"use pg_pipeline.{sync_name}(...); pg_pipeline.{api}() takes {_ASYNC_TAKES}"
         )
     if _is_django(target):
         raise NotAConnection(
-            f"pipeline.{api}() was given {_described(target)}: Django's connections are not "
-            f"async: use pipeline.{sync_name}(...) (in an async view, through "
-            f"asgiref's sync_to_async); pipeline.{api}() takes {_ASYNC_TAKES}"
+            f"pg_pipeline.{api}() was given {_described(target)}: Django's connections are not "
+            f"async: use pg_pipeline.{sync_name}(...) (in an async view, through "
+            f"asgiref's sync_to_async); pg_pipeline.{api}() takes {_ASYNC_TAKES}"
         )
     raise NotAConnection(
-        f"pipeline.{api}() was given {_described(target)}; it takes {_ASYNC_TAKES}"
+        f"pg_pipeline.{api}() was given {_described(target)}; it takes {_ASYNC_TAKES}"
     )
 
 
@@ -159,7 +161,7 @@ async def _sqlalchemy_async(target: object, api: str) -> psycopg.AsyncConnection
 
 def _sqlalchemy_driver(api: str, driver: str, raw: object, url: str) -> str:
     return (
-        f"pipeline.{api}() was given a SQLAlchemy connection whose driver is {driver} "
+        f"pg_pipeline.{api}() was given a SQLAlchemy connection whose driver is {driver} "
         f"({_described(raw)}); {_PSYCOPG}: create the engine with a "
         f"postgresql+{url}:// URL"
     )
@@ -183,14 +185,14 @@ def _django(target: Any, api: str) -> psycopg.Connection[Any] | None:
         return None
     if target.vendor != "postgresql":
         raise NotAConnection(
-            f"pipeline.{api}() was given a Django connection to {target.vendor} "
+            f"pg_pipeline.{api}() was given a Django connection to {target.vendor} "
             f"({target.alias!r}); pg-pipeline needs a PostgreSQL database"
         )
     target.ensure_connection()  # Django connects lazily: before its first query, it has not
     raw = target.connection
     if not isinstance(raw, psycopg.Connection):
         raise NotAConnection(
-            f"pipeline.{api}() was given a Django connection through {_described(raw)}; "
+            f"pg_pipeline.{api}() was given a Django connection through {_described(raw)}; "
             f"{_PSYCOPG}: install psycopg (Django 4.2+ uses it when both are installed)"
         )
     return raw

@@ -8,14 +8,14 @@ from typing import Any
 
 import psycopg
 
-from pipeline.enqueue import JobRequest, insert_row, insert_rows, job_row
-from pipeline.errors import LeaseLost
-from pipeline.lazy_event import LazyEvent
-from pipeline.outcomes import TransactionStep
-from pipeline.queries import Q
-from pipeline.stage import Registry
-from pipeline.store import ClaimedJob
-from pipeline.validation import InvalidJob
+from pg_pipeline.enqueue import JobRequest, insert_row, insert_rows, job_row
+from pg_pipeline.errors import LeaseLost
+from pg_pipeline.lazy_event import LazyEvent
+from pg_pipeline.outcomes import TransactionStep
+from pg_pipeline.queries import Q
+from pg_pipeline.stage import Registry
+from pg_pipeline.store import ClaimedJob
+from pg_pipeline.validation import InvalidJob
 
 #: (run id, stage) -> [(part, output as JSON)], ordered by part (None for a stage without parts)
 OutputReader = Callable[[int, str], list[tuple[int | None, Any]]]

@@ -19,9 +19,9 @@ from psycopg.types.json import set_json_loads
 from psycopg_pool import ConnectionPool
 from pydantic_core import from_json
 
-from pipeline.errors import DatabaseUnavailable
-from pipeline.queries import Q, check_schema, configured_schema, queries_for
-from pipeline.redact import MASK, redact
+from pg_pipeline.errors import DatabaseUnavailable
+from pg_pipeline.queries import Q, check_schema, configured_schema, queries_for
+from pg_pipeline.redact import MASK, redact
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ def database_url() -> str:
     configured = os.environ.get("DATABASE_URL")
     if configured:
         return configured
-    from pipeline.embedded import embedded_url
+    from pg_pipeline.embedded import embedded_url
 
     return embedded_url()
 

@@ -7,8 +7,8 @@ import os
 import warnings
 from pathlib import Path
 
-from pipeline.extras import needs_extra
-from pipeline.paths import data_dir
+from pg_pipeline.extras import needs_extra
+from pg_pipeline.paths import data_dir
 
 log = logging.getLogger(__name__)
 

@@ -10,18 +10,18 @@ from typing import Any, NamedTuple, Protocol
 import psycopg
 from pydantic import BaseModel
 
-from pipeline import recorded_stages as recorded
-from pipeline.errors import InvalidPayload, UnknownStage
-from pipeline.plans import Plan, Statement, Steps, execute, sync_api
-from pipeline.queries import Q
-from pipeline.stage import (
+from pg_pipeline import recorded_stages as recorded
+from pg_pipeline.errors import InvalidPayload, UnknownStage
+from pg_pipeline.plans import Plan, Statement, Steps, execute, sync_api
+from pg_pipeline.queries import Q
+from pg_pipeline.stage import (
     LEASE_S_DEFAULT,
     MAX_ATTEMPTS_DEFAULT,
     REGISTRY,
     Registry,
 )
-from pipeline.tracing import current_traceparent
-from pipeline.validation import (
+from pg_pipeline.tracing import current_traceparent
+from pg_pipeline.validation import (
     InvalidJob,
     check_dedup_key,
     check_payload_size,
@@ -194,7 +194,7 @@ def enqueue_plan(
     inserts nothing. With a dedup_key already taken for this type, the existing job's id comes back.
 
     `type` need not be a stage this process imports: a stage a worker recorded
-    (pipeline.recorded_stages) is validated against its recorded JSON schema and takes its
+    (pg_pipeline.recorded_stages) is validated against its recorded JSON schema and takes its
     recorded defaults. validate=False stores the payload as given (still JSON, within the
     payload limit) and leaves the check to the worker that claims the job; it enqueues a stage
     no worker has recorded yet too, with the library's defaults.
@@ -241,7 +241,7 @@ def enqueue_many_plan(
 
 
 # The public functions: `enqueue(conn, ...)` runs enqueue_plan(...) on what `conn` holds;
-# pipeline.aio makes the async ones from the same plans.
+# pg_pipeline.aio makes the async ones from the same plans.
 enqueue = sync_api(enqueue_plan)
 enqueue_once = sync_api(enqueue_once_plan)
 enqueue_many = sync_api(enqueue_many_plan)

@@ -13,7 +13,7 @@ class DatabaseUnavailable(PipelineError):
 
 class UnknownStage(PipelineError):
     """A stage name neither this process's code knows nor, when `recorded`, any worker
-    recorded (pipeline.recorded_stages)."""
+    recorded (pg_pipeline.recorded_stages)."""
 
     def __init__(self, name: str, known: list[str], *, recorded: bool = False) -> None:
         if recorded:

@@ -11,14 +11,14 @@ from typing import Any
 import psycopg
 from pydantic import BaseModel
 
-from pipeline.async_stages import run_coroutine
-from pipeline.context import Context
-from pipeline.db import unavailable
-from pipeline.errors import DatabaseUnavailable, InvalidPayload, LeaseLost
-from pipeline.outcomes import MAX_ERROR_CHARS, Lost, Raised, RunResult, Succeeded, Unfit
-from pipeline.stage import StageSpec
-from pipeline.store import ClaimedJob
-from pipeline.tracing import record_error
+from pg_pipeline.async_stages import run_coroutine
+from pg_pipeline.context import Context
+from pg_pipeline.db import unavailable
+from pg_pipeline.errors import DatabaseUnavailable, InvalidPayload, LeaseLost
+from pg_pipeline.outcomes import MAX_ERROR_CHARS, Lost, Raised, RunResult, Succeeded, Unfit
+from pg_pipeline.stage import StageSpec
+from pg_pipeline.store import ClaimedJob
+from pg_pipeline.tracing import record_error
 
 #: job id -> the output that very job stored on an earlier run, as JSON, or None
 #: (pipeline.runs.job_output; not run_output, which reads a run's output of a stage)

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg.pq import TransactionStatus
 
-from pipeline.queries import Q
+from pg_pipeline.queries import Q
 
 #: Days of partitions made ahead of today, today not counted.
 HISTORY_DAYS_AHEAD = 7

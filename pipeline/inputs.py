@@ -28,9 +28,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from cronsim import CronSim, CronSimError
 
-from pipeline.jsonb import find_unstorable
-from pipeline.terminal import printable
-from pipeline.vocabulary import (
+from pg_pipeline.jsonb import find_unstorable
+from pg_pipeline.terminal import printable
+from pg_pipeline.vocabulary import (
     CAP_MAX,
     DEDUP_KEY_MAX_BYTES,
     DELAY_MAX_S,

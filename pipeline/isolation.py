@@ -124,7 +124,7 @@ _warned_lock = threading.Lock()
 
 class StopSignal(Protocol):
     """What run() needs of its `stop`: a threading.Event will do, and so will a job's
-    lost_lease (a pipeline.lazy_event.LazyEvent)."""
+    lost_lease (a pg_pipeline.lazy_event.LazyEvent)."""
 
     def is_set(self) -> bool: ...
 
@@ -227,7 +227,7 @@ class Isolator:
         if not sys.platform.startswith("linux"):
             _warn_once(
                 "platform",
-                "pipeline.isolation on %s: children are not killed when the worker dies "
+                "pg_pipeline.isolation on %s: children are not killed when the worker dies "
                 "(no PR_SET_PDEATHSIG) and killed grandchildren are left to init",
                 sys.platform,
             )

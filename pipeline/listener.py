@@ -20,10 +20,10 @@ from collections.abc import Callable, Iterable
 
 import psycopg
 
-from pipeline.db import CONNECT_TIMEOUT_S, outage
-from pipeline.queries import Q, configured_schema
-from pipeline.queries import channel as channel_name
-from pipeline.reconnecting import Backoff
+from pg_pipeline.db import CONNECT_TIMEOUT_S, outage
+from pg_pipeline.queries import Q, configured_schema
+from pg_pipeline.queries import channel as channel_name
+from pg_pipeline.reconnecting import Backoff
 
 log = logging.getLogger(__name__)
 

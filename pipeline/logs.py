@@ -28,10 +28,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import IO, Any
 
-from pipeline import attempt_logs
-from pipeline.outcomes import Discard, Fail, GiveBack, Retry, Transition
-from pipeline.store import ClaimedJob
-from pipeline.terminal import TerminalFormatter
+from pg_pipeline import attempt_logs
+from pg_pipeline.outcomes import Discard, Fail, GiveBack, Retry, Transition
+from pg_pipeline.store import ClaimedJob
+from pg_pipeline.terminal import TerminalFormatter
 
 LOG_FORMATS = ("text", "json")
 LOG_FORMAT_ENV = "PIPELINE_LOG_FORMAT"
@@ -42,7 +42,7 @@ SETTLEMENT_FIELDS = ("event", "cause", "max_attempts", "reason", "next_run_at")
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 #: the logger of the settlement lines, so an operator can route or silence them alone
-settlements = logging.getLogger("pipeline.jobs")
+settlements = logging.getLogger("pg_pipeline.jobs")
 
 
 @dataclass(frozen=True)

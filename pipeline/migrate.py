@@ -49,9 +49,9 @@ from typing import Any, LiteralString
 
 import psycopg
 
-from pipeline.db import schema_of
-from pipeline.history import HISTORY_DAYS_AHEAD
-from pipeline.queries import (
+from pg_pipeline.db import schema_of
+from pg_pipeline.history import HISTORY_DAYS_AHEAD
+from pg_pipeline.queries import (
     FunctionFile,
     check_schema,
     in_schema,

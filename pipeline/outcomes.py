@@ -14,11 +14,11 @@ from typing import Any
 import psycopg
 from pydantic import BaseModel
 
-from pipeline.redact import redact
-from pipeline.retry_delays import retry_delay
-from pipeline.stage import StageSpec
-from pipeline.store import ClaimedJob
-from pipeline.validation import find_unstorable
+from pg_pipeline.redact import redact
+from pg_pipeline.retry_delays import retry_delay
+from pg_pipeline.stage import StageSpec
+from pg_pipeline.store import ClaimedJob
+from pg_pipeline.validation import find_unstorable
 
 MAX_ERROR_CHARS = 4000  #: last_error keeps the message and the innermost frames, not megabytes
 

@@ -8,7 +8,7 @@ only there. An executor runs a plan on a connection: `execute` on a psycopg `Con
 cannot drift apart (the twins kept in step by hand that the house avoids).
 
 `sync_api` and `async_api` make the public functions from a plan's function: the plan's
-parameters are the function's, after the connection, which pipeline.connections first turns
+parameters are the function's, after the connection, which pg_pipeline.connections first turns
 into a psycopg connection whatever holds it (SQLAlchemy, Django).
 """
 
@@ -26,9 +26,9 @@ from psycopg.pq import Format
 from psycopg.rows import TupleRow, tuple_row
 from psycopg.types.json import JsonbLoader, JsonLoader
 
-from pipeline.connections import AsyncConnectable, Connectable, async_connection, sync_connection
-from pipeline.db import PoolerAwareCursor
-from pipeline.errors import SchemaMissing
+from pg_pipeline.connections import AsyncConnectable, Connectable, async_connection, sync_connection
+from pg_pipeline.db import PoolerAwareCursor
+from pg_pipeline.errors import SchemaMissing
 
 T = TypeVar("T")
 U = TypeVar("U")
@@ -39,7 +39,7 @@ Rows = list[tuple[Any, ...]]
 
 @dataclass(frozen=True)
 class Statement:
-    """One named query (pipeline.queries.Q) and its parameters."""
+    """One named query (pg_pipeline.queries.Q) and its parameters."""
 
     sql: LiteralString
     params: Mapping[str, Any]
@@ -111,7 +111,7 @@ def _no_transaction() -> AbstractAsyncContextManager[None]:
 
 
 def _cursor(conn: psycopg.Connection[Any]) -> psycopg.Cursor[TupleRow]:
-    # Our own connections (pipeline.db) have a cursor class that runs the named queries in the
+    # Our own connections (pg_pipeline.db) have a cursor class that runs the named queries in the
     # connection's schema: keep it. Anyone else's may bind parameters on the client (Django's
     # does, and the bulk enqueue sends binary arrays) or load jsonb as text (Django again):
     # a plain psycopg cursor with psycopg's JSON loaders reads the same on every connection.
@@ -189,7 +189,7 @@ def _schema_missing(exc: psycopg.Error) -> SchemaMissing:
     return SchemaMissing(
         f"this database lacks pg-pipeline's schema or is behind it ({exc.diag.message_primary}):"
         " run `pipeline migrate`, or in Django `manage.py migrate` with"
-        " pipeline.contrib.django installed"
+        " pg_pipeline.contrib.django installed"
     )
 
 

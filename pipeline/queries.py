@@ -1,4 +1,5 @@
-"""The SQL files shipped as pipeline.sql: named queries (sql/queries*.sql, parsed once at import),
+"""The SQL files shipped as pg_pipeline.sql: named queries (sql/queries*.sql, parsed once at
+import),
 numbered migrations (sql/migrations) and function files (sql/functions); see pipeline/migrate.py
 for how the last two reach a database.
 
@@ -107,7 +108,7 @@ def _strip_comments(sql: str) -> str:
 
 
 def sql_text(filename: str) -> str:
-    return resources.files("pipeline.sql").joinpath(filename).read_text(encoding="utf-8")
+    return resources.files("pg_pipeline.sql").joinpath(filename).read_text(encoding="utf-8")
 
 
 def parse_queries(text: str) -> dict[str, LiteralString]:
@@ -123,7 +124,7 @@ def parse_queries(text: str) -> dict[str, LiteralString]:
 
 
 def load_migrations() -> list[Migration]:
-    folder = resources.files("pipeline.sql.migrations")
+    folder = resources.files("pg_pipeline.sql.migrations")
     found: list[Migration] = []
     for entry in folder.iterdir():
         match = re.fullmatch(r"(\d{4})_([a-z0-9_]+)\.sql", entry.name)
@@ -138,7 +139,7 @@ def load_migrations() -> list[Migration]:
 
 def load_functions() -> list[FunctionFile]:
     """Every file of sql/functions, in the order migrate() creates them (see order_functions)."""
-    folder = resources.files("pipeline.sql.functions")
+    folder = resources.files("pg_pipeline.sql.functions")
     return order_functions(
         {
             entry.name.removesuffix(".sql"): entry.read_text(encoding="utf-8")
@@ -185,7 +186,7 @@ def load_queries() -> dict[str, LiteralString]:
     merged: dict[str, LiteralString] = {}
     names = sorted(
         entry.name
-        for entry in resources.files("pipeline.sql").iterdir()
+        for entry in resources.files("pg_pipeline.sql").iterdir()
         if re.fullmatch(r"queries(_[a-z0-9_]+)?\.sql", entry.name)
     )
     for filename in names:

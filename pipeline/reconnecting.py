@@ -12,7 +12,7 @@ from typing import TypeVar
 
 import psycopg
 
-from pipeline.db import outage
+from pg_pipeline.db import outage
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ def retry_db(
     until: float | None = None,
 ) -> T | None:
     """Call until it gets through the database; None if `until` (monotonic) passes first or
-    `halt` is set. Only outages (pipeline.db.outage) are retried: a refusal is the caller's."""
+    `halt` is set. Only outages (pg_pipeline.db.outage) are retried: a refusal is the caller's."""
     backoff = Backoff(max_delay_s)
     while True:
         try:

@@ -28,13 +28,13 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from jsonschema.exceptions import best_match  # type: ignore[import-untyped]
 from psycopg.types.json import Jsonb
 
-from pipeline.errors import InvalidPayload
-from pipeline.plans import Plan, Statement, Steps, sync_api
-from pipeline.queries import Q
-from pipeline.stage import StageSpec
+from pg_pipeline.errors import InvalidPayload
+from pg_pipeline.plans import Plan, Statement, Steps, sync_api
+from pg_pipeline.queries import Q
+from pg_pipeline.stage import StageSpec
 
 #: A worker whose last heartbeat is older than this does not count as running its versions
-#: (pipeline.worker.versions.ALIVE_S, the same question asked for the same reason).
+#: (pg_pipeline.worker.versions.ALIVE_S, the same question asked for the same reason).
 ALIVE_S = 180.0
 
 

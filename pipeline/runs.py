@@ -7,8 +7,8 @@ from typing import Any
 
 import psycopg
 
-from pipeline.plans import Plan, Rows, Statement, one, sync_api
-from pipeline.queries import Q
+from pg_pipeline.plans import Plan, Rows, Statement, one, sync_api
+from pg_pipeline.queries import Q
 
 TERMINAL = frozenset({"done", "failed", "cancelled"})
 
@@ -111,7 +111,7 @@ def _count(rows: Rows) -> int:
 
 
 # The public readers: `run_progress(conn, root_id)` runs run_progress_plan(root_id) on what
-# `conn` holds; pipeline.aio makes the async ones from the same plans.
+# `conn` holds; pg_pipeline.aio makes the async ones from the same plans.
 run_progress = sync_api(run_progress_plan)
 run_output = sync_api(run_output_plan)
 live_workers = sync_api(live_workers_plan)

@@ -13,11 +13,11 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from pipeline import inputs
-from pipeline.errors import InvalidPayload, PermanentError, RetryableError, UnknownStage
-from pipeline.retry_delays import BACKOFF_BASE_S, BACKOFF_CAP_S
-from pipeline.schema_fit import misfits
-from pipeline.validation import InvalidJob
+from pg_pipeline import inputs
+from pg_pipeline.errors import InvalidPayload, PermanentError, RetryableError, UnknownStage
+from pg_pipeline.retry_delays import BACKOFF_BASE_S, BACKOFF_CAP_S
+from pg_pipeline.schema_fit import misfits
+from pg_pipeline.validation import InvalidJob
 
 MAX_ATTEMPTS_DEFAULT = 5  #: runs started before a job fails for good
 LEASE_S_DEFAULT = 300  #: seconds a claim is owned without a heartbeat (five beats)
@@ -151,7 +151,7 @@ def _json_schema(
 
 
 def chain_misfits(producer: StageSpec, target: StageSpec) -> list[str]:
-    """Why `target`'s input model may refuse `producer`'s output (pipeline.schema_fit), as far
+    """Why `target`'s input model may refuse `producer`'s output (pg_pipeline.schema_fit), as far
     as their JSON schemas say; empty when it fits or a schema is missing."""
     if producer.output_schema is None or target.input_schema is None:
         return []

@@ -17,13 +17,13 @@ import psycopg
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
-from pipeline.attempt_logs import AttemptLog, one_params
-from pipeline.attempt_logs import params as attempt_params
-from pipeline.errors import LeaseLost
-from pipeline.history import healing
-from pipeline.queries import Q
-from pipeline.recorded_stages import record_stages
-from pipeline.stage import StageSpec
+from pg_pipeline.attempt_logs import AttemptLog, one_params
+from pg_pipeline.attempt_logs import params as attempt_params
+from pg_pipeline.errors import LeaseLost
+from pg_pipeline.history import healing
+from pg_pipeline.queries import Q
+from pg_pipeline.recorded_stages import record_stages
+from pg_pipeline.stage import StageSpec
 
 #: shutdown releases per job that refund the attempt; later ones are charged
 FREE_RELEASES = 3
@@ -279,7 +279,7 @@ class JobStore:
             conn.execute(Q["register_worker"], worker.params())
 
     def record_stages(self, worker: WorkerInfo, specs: Iterable[StageSpec]) -> None:
-        """Record the worker's stages (pipeline.recorded_stages), for code that enqueues them
+        """Record the worker's stages (pg_pipeline.recorded_stages), for code that enqueues them
         by name or names them without importing them."""
         with self.pool.connection() as conn:
             record_stages(conn, specs, worker.id, socket.gethostname())

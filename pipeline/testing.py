@@ -15,7 +15,7 @@ production. What differs, so that a test is deterministic and quick:
 
 The jobs to drain must be committed: the helper uses connections of its own, as a worker does.
 
-With pytest, `pipeline_drain` is a fixture (add `from pipeline.testing import pipeline_drain`
+With pytest, `pipeline_drain` is a fixture (add `from pg_pipeline.testing import pipeline_drain`
 to a conftest.py): `drain` with DATABASE_URL filled in. pytest is not a dependency of the
 package: without it, the fixture is simply not defined.
 """
@@ -35,19 +35,19 @@ import psycopg
 from psycopg.conninfo import make_conninfo
 from psycopg_pool import ConnectionPool
 
-from pipeline.context import Context
-from pipeline.db import database_url, make_pool
-from pipeline.executor import run_job
-from pipeline.logs import running
-from pipeline.outcomes import Fail, Retry, Transition, decide
-from pipeline.runs import TERMINAL, job_output, run_outputs, run_progress
-from pipeline.settings import WorkerSettings
-from pipeline.stage import REGISTRY, Registry
-from pipeline.store import ClaimedJob, JobStore
-from pipeline.tracing import JobSpan, job_tracer
-from pipeline.worker.completer import Completer, Settled
-from pipeline.worker.job_executor import RUN_RESULTS
-from pipeline.worker.producer import ClaimPlan
+from pg_pipeline.context import Context
+from pg_pipeline.db import database_url, make_pool
+from pg_pipeline.executor import run_job
+from pg_pipeline.logs import running
+from pg_pipeline.outcomes import Fail, Retry, Transition, decide
+from pg_pipeline.runs import TERMINAL, job_output, run_outputs, run_progress
+from pg_pipeline.settings import WorkerSettings
+from pg_pipeline.stage import REGISTRY, Registry
+from pg_pipeline.store import ClaimedJob, JobStore
+from pg_pipeline.tracing import JobSpan, job_tracer
+from pg_pipeline.worker.completer import Completer, Settled
+from pg_pipeline.worker.job_executor import RUN_RESULTS
+from pg_pipeline.worker.producer import ClaimPlan
 
 __all__ = ["Drained", "drain"]
 

@@ -3,7 +3,7 @@
 * **At enqueue** (`job_row`, so every way in: enqueue, enqueue_many, a stage's follow-ups and
   fan-outs): when a span is current, its W3C traceparent is stored in the job's `traceparent`
   column, in the caller's transaction like the rest of the row.
-* **In the worker** (and in `pipeline.testing.drain`): each run of a job is a span, "process
+* **In the worker** (and in `pg_pipeline.testing.drain`): each run of a job is a span, "process
   <stage>", a child of the stored traceparent (a root when there is none), current while the
   stage runs. So the stage's own spans (an HTTP client's, a database driver's) nest under it,
   and the follow-up jobs it enqueues carry its context on to the next stage. The span has the
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from opentelemetry.context import Context
     from opentelemetry.trace import Span, Tracer
 
-    from pipeline.store import ClaimedJob
+    from pg_pipeline.store import ClaimedJob
 
 log = logging.getLogger(__name__)
 

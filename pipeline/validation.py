@@ -18,9 +18,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from pipeline import inputs
-from pipeline.errors import PayloadTooLarge, PipelineError
-from pipeline.jsonb import MAX_DEPTH, find_unstorable
+from pg_pipeline import inputs
+from pg_pipeline.errors import PayloadTooLarge, PipelineError
+from pg_pipeline.jsonb import MAX_DEPTH, find_unstorable
 
 __all__ = [
     "MAX_DEPTH",
@@ -125,7 +125,7 @@ def check_payload_size(text: str, stage: str) -> str:
         raise PayloadTooLarge(
             f"payload for stage {stage!r} is {size:,} bytes of JSON, over the limit of "
             f"{limit:,} ({MAX_PAYLOAD_BYTES_ENV}): store large data in blob storage "
-            "(pipeline.blob_store_from_env().put_bytes) and put its key in the payload"
+            "(pg_pipeline.blob_store_from_env().put_bytes) and put its key in the payload"
         )
     return text
 

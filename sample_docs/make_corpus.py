@@ -27,7 +27,8 @@ script picks the notices, their seeds and splits, scans some, and writes them.
 
 Each X.pdf gets ground_truth/X.json with ``family``, ``split``, ``scan``, ``pages`` (the text
 of each page in reading order, one line per visual line) and ``fields`` (the JSON of
-``stages.tender.TenderFields``). Splits: ``dev`` (variants 0-2 and two scans) were read while
+``pg_pipeline_documents.tender.TenderFields``). Splits: ``dev`` (variants 0-2 and two scans) were
+read while
 writing rules; ``heldout`` (variant 3 and one scan) were only measured, though their scores
 were seen while the rules changed; ``fresh`` (variants 4-5) were added once the rules were
 frozen; ``unseen`` (one notice per family in other wording, ``*_unseen``) was measured once, and

@@ -6,7 +6,7 @@ Five fictional public-procurement contract notices are laid out with the standar
 (Helvetica, Helvetica-Bold) by a small hand-written PDF writer.  One is kept born-digital, the
 others are rendered with pypdfium2 and degraded like scans of varying quality.  Every PDF X.pdf
 gets ground_truth/X.json with the text drawn on each page (line by line) and the fields a perfect
-extractor would return, as the JSON of stages.tender.TenderFields.
+extractor would return, as the JSON of pg_pipeline_documents.tender.TenderFields.
 
 The output is deterministic: fixed seeds, no timestamps, our own PDF writer for every file.  With
 the same Pillow/libjpeg, zlib and pdfium builds a re-run reproduces the files byte for byte.
@@ -29,7 +29,7 @@ from typing import Literal
 import pypdfium2 as pdfium
 from PIL import Image, ImageChops, ImageDraw, ImageFilter
 
-from stages.tender import Lot, TenderFields
+from pg_pipeline_documents.tender import Lot, TenderFields
 
 OUT_DIR = Path(__file__).resolve().parent
 TRUTH_DIR = OUT_DIR / "ground_truth"

@@ -50,3 +50,8 @@ fi
 # The filter drops a harmless warning about a missing local index; a failing pip still fails.
 .venv/bin/python -m pip install -q --disable-pip-version-check -e "${PIPELINE_EXTRAS:-.[all]}" 2>&1 \
     | { grep -v "is ignored: it is neither a file nor a directory" || true; }
+# mypy cannot follow the editable install's import hook: it reads the folders under their import
+# names through these links (pyproject.toml's [tool.mypy] mypy_path).
+mkdir -p .venv/typecheck
+ln -sfn ../../pipeline .venv/typecheck/pg_pipeline
+ln -sfn ../../stages .venv/typecheck/pg_pipeline_documents

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from pipeline import MissingExtra, require_extra
-from stages.ocr_engine import tesseract_available, tesseract_library
-from stages.ocr_language import DEFAULT_LANGUAGE, FUNCTION_WORDS, installed_languages
+from pg_pipeline import MissingExtra, require_extra
+from pg_pipeline_documents.ocr_engine import tesseract_available, tesseract_library
+from pg_pipeline_documents.ocr_language import DEFAULT_LANGUAGE, FUNCTION_WORDS, installed_languages
 
 
 def checks() -> list[tuple[str, bool, str]]:

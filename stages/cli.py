@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 import psycopg
 
-from pipeline import (
+from pg_pipeline import (
     RetryableError,
     StageProgress,
     data_dir,
@@ -27,7 +27,7 @@ from pipeline import (
     run_progress,
     run_status,
 )
-from pipeline.commands.api import (
+from pg_pipeline.commands.api import (
     APP_ENV,
     EXIT_FAILURE,
     EXIT_OK,
@@ -42,12 +42,12 @@ from pipeline.commands.api import (
     seconds_arg,
     tenant_arg,
 )
-from stages.errors import DocumentError
-from stages.pdfinfo import inspect_pdf
-from stages.tender import TenderExtraction
+from pg_pipeline_documents.errors import DocumentError
+from pg_pipeline_documents.pdfinfo import inspect_pdf
+from pg_pipeline_documents.tender import TenderExtraction
 
 STAGE_ORDER = ("upload", "ocr", "extract")
-#: The name this package's app has in the `pipeline.apps` entry point group (pyproject.toml):
+#: The name this package's app has in the `pg_pipeline.apps` entry point group (pyproject.toml):
 #: what `pipeline worker --app` takes to run the stages above.
 APP = "documents"
 EXTRA = "documents"  #: the extra that installs what the document stages import
@@ -117,7 +117,7 @@ def submit_one(conn: psycopg.Connection[Any], path: Path, tenant: str | None) ->
     """Validate, store and enqueue one file. Returns (document id, whether it is new)."""
     # Here, not at the top: `pipeline` lists this command in an install without the documents
     # extra, whose modules the document stages import.
-    from stages.documents import MAX_PAGES, Upload, blob_store
+    from pg_pipeline_documents.documents import MAX_PAGES, Upload, blob_store
 
     try:
         if not path.is_file():
@@ -241,7 +241,7 @@ def start_local_worker(threads: int) -> LocalWorker:
             sys.executable,
             "-P",
             "-m",
-            "pipeline.cli",
+            "pg_pipeline.cli",
             "worker",
             "--app",
             APP,

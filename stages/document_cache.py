@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline import BlobStore
+from pg_pipeline import BlobStore
 
 logger = logging.getLogger(__name__)
 

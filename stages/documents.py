@@ -1,7 +1,7 @@
 """The built-in document pipeline: upload -> ocr (one job per page) -> extract.
 
 Large inputs never travel in payloads: the PDF is a content-addressed blob and jobs carry its
-key. Each stage's output commits with its job's completion (see pipeline.stage); the OCR
+key. Each stage's output commits with its job's completion (see pg_pipeline.stage); the OCR
 fan-out's join enqueues `extract` once the last page is done.
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from pipeline import (
+from pg_pipeline import (
     BlobNotFound,
     BlobStore,
     BlobStoreUnavailable,
@@ -27,15 +27,15 @@ from pipeline import (
     require_extra,
     stage,
 )
-from stages.document_cache import DEFAULT_MAX_AGE_S, DEFAULT_MAX_BYTES, DocumentCache
-from stages.errors import DocumentError
-from stages.extract import extract_fields
-from stages.extract_llm import BASE_URL_ENV, LLM_FEATURE
-from stages.layout import PageLayout
-from stages.ocr_engine import ocr_page
-from stages.ocr_language import DEFAULT_LANGUAGE, SAMPLE_CHARS, document_language
-from stages.pdfinfo import inspect_pdf
-from stages.tender import TenderExtraction
+from pg_pipeline_documents.document_cache import DEFAULT_MAX_AGE_S, DEFAULT_MAX_BYTES, DocumentCache
+from pg_pipeline_documents.errors import DocumentError
+from pg_pipeline_documents.extract import extract_fields
+from pg_pipeline_documents.extract_llm import BASE_URL_ENV, LLM_FEATURE
+from pg_pipeline_documents.layout import PageLayout
+from pg_pipeline_documents.ocr_engine import ocr_page
+from pg_pipeline_documents.ocr_language import DEFAULT_LANGUAGE, SAMPLE_CHARS, document_language
+from pg_pipeline_documents.pdfinfo import inspect_pdf
+from pg_pipeline_documents.tender import TenderExtraction
 
 # PDFium and Pillow load only in the OCR children: without this, a worker given the documents app
 # in an install without its extra would start, and fail every document with an import error.
@@ -69,7 +69,7 @@ def blob_store() -> BlobStore:
         return _store
 
 
-#: Bounds of a worker's copies of remote documents (see stages.document_cache).
+#: Bounds of a worker's copies of remote documents (see pg_pipeline_documents.document_cache).
 CACHE_MAX_BYTES_ENV = "PIPELINE_CACHE_MAX_BYTES"
 CACHE_MAX_AGE_ENV = "PIPELINE_CACHE_MAX_AGE_S"
 _cache: DocumentCache | None = None
@@ -156,7 +156,8 @@ class OcrPage(BaseModel):
     blob_store_url: str | None = None  #: as in Upload
     page: int = Field(ge=0, description="0-based page index")
     pages: int = Field(ge=1)
-    #: Decided once for the document by `upload` (see stages.ocr_language): the pages are read
+    #: Decided once for the document by `upload` (see pg_pipeline_documents.ocr_language): the pages
+    #: are read
     #: in parallel, so each carries the decision.
     lang: str = Field(default=DEFAULT_LANGUAGE, pattern=r"^[A-Za-z_]+(\+[A-Za-z_]+)*$")
 

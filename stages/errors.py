@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import signal
 
-from pipeline import RetryableError
-from stages.ocr.processes import signal_name
+from pg_pipeline import RetryableError
+from pg_pipeline_documents.ocr.processes import signal_name
 
 
 class DocumentError(Exception):

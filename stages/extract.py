@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from stages.extract_llm import LlmExtractor
-from stages.extract_offline import extract_offline_explained
-from stages.layout import PageLayout
-from stages.tender import FieldEvidence, TenderExtraction, TenderFields
+from pg_pipeline_documents.extract_llm import LlmExtractor
+from pg_pipeline_documents.extract_offline import extract_offline_explained
+from pg_pipeline_documents.layout import PageLayout
+from pg_pipeline_documents.tender import FieldEvidence, TenderExtraction, TenderFields
 
 __all__ = ["cross_check", "extract_fields", "with_page_markers"]
 

@@ -2,7 +2,7 @@
 
 Works with OpenAI itself and with local servers that speak ``POST /v1/chat/completions``
 (vLLM, Ollama, llama.cpp's server, LM Studio...). The model is asked for JSON following the JSON
-schema of :class:`~stages.tender.TenderFields`; the answer is validated with pydantic and, when it
+schema of :class:`~tender.TenderFields`; the answer is validated with pydantic and, when it
 does not validate, the model is shown the error and asked again.
 
 Failure classes, for the job queue:
@@ -25,9 +25,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import ValidationError
 
-from pipeline import needs_extra
-from stages.errors import DocumentError
-from stages.tender import TenderFields
+from pg_pipeline import needs_extra
+from pg_pipeline_documents.errors import DocumentError
+from pg_pipeline_documents.tender import TenderFields
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam

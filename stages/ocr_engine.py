@@ -1,14 +1,14 @@
 """Text of one PDF page: its text layer when it has one, tesseract OCR otherwise.
 
 All work on the page (PDFium parsing, text extraction, rendering, tesseract) happens in a
-killable child process with an address-space limit (see :mod:`stages.ocr`); this module
+killable child process with an address-space limit (see :mod:`ocr`); this module
 enforces the wall-clock timeout and turns what happened into a :class:`PageText` or an error:
 
-* :class:`~stages.errors.DocumentError` (permanent): PDFium cannot open or render the page, the
+* :class:`~errors.DocumentError` (permanent): PDFium cannot open or render the page, the
   renderer or tesseract runs out of memory or of CPU time, tesseract fails;
-* :class:`~stages.errors.OcrTimeout` (transient): the page took longer than ``timeout_s``;
-* :class:`~stages.errors.KilledBySignal` (transient): the renderer or tesseract was killed from
-  outside (the OOM killer, an operator) or crashed (see :func:`~stages.errors.signal_death_error`).
+* :class:`~errors.OcrTimeout` (transient): the page took longer than ``timeout_s``;
+* :class:`~errors.KilledBySignal` (transient): the renderer or tesseract was killed from
+  outside (the OOM killer, an operator) or crashed (see :func:`~errors.signal_death_error`).
 
 Pages are numbered from 1 in messages ("page 3" is ``page_index=2``).
 """
@@ -27,12 +27,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from stages.errors import DocumentError, OcrTimeout, signal_death_error
-from stages.layout import PageLayout
-from stages.ocr.ocr_words import OcrWord
-from stages.ocr.protocol import LOAD_REASONS
-from stages.ocr.runner import run_child
-from stages.ocr_layout import reported_layout, reported_words, scan_layout
+from pg_pipeline_documents.errors import DocumentError, OcrTimeout, signal_death_error
+from pg_pipeline_documents.layout import PageLayout
+from pg_pipeline_documents.ocr.ocr_words import OcrWord
+from pg_pipeline_documents.ocr.protocol import LOAD_REASONS
+from pg_pipeline_documents.ocr.runner import run_child
+from pg_pipeline_documents.ocr_layout import reported_layout, reported_words, scan_layout
 
 logger = logging.getLogger(__name__)
 
@@ -86,7 +86,7 @@ def ocr_page(
     process while it renders and while tesseract recognises (in the child, with the language's
     model it inherited, or as the command that replaces it). A rendered page with
     fewer than ``blank_below`` ink blocks (squares of ~1/75 inch with a stroke through them, see
-    :func:`stages.ocr.raster.ink_blocks`; 0 turns the check off) is returned as ``blank``
+    :func:`ocr.raster.ink_blocks`; 0 turns the check off) is returned as ``blank``
     without OCR. With ``layout``, the page's spans come too (:class:`PageLayout`): the text
     layer's runs with their font size and weight, or the words tesseract read with their boxes.
     With ``band`` (top, bottom, as fractions of the page's height from its top), a scanned page

@@ -5,7 +5,7 @@ decision in its payload (``OcrPage.lang``): the pages are read in parallel by ma
 none of them could otherwise know what the others saw. The evidence, cheapest first:
 
 1. the text layer of the document's first pages (read by the same child that counts the pages,
-   :func:`stages.pdfinfo.inspect_pdf`), when it has enough words;
+   :func:`pdfinfo.inspect_pdf`), when it has enough words;
 2. else a first pass, in English at a low resolution, over a band of the first page
    (:data:`DETECT_BAND`, below the heading, where a notice's running text is): English's model
    reads a French or German page's short function words ("de", "la", "der", "und") well enough
@@ -27,9 +27,9 @@ import subprocess
 from collections import Counter
 from pathlib import Path
 
-from pipeline import RetryableError
-from stages.errors import DocumentError
-from stages.ocr_engine import ocr_page
+from pg_pipeline import RetryableError
+from pg_pipeline_documents.errors import DocumentError
+from pg_pipeline_documents.ocr_engine import ocr_page
 
 logger = logging.getLogger(__name__)
 

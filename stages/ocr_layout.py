@@ -1,8 +1,8 @@
 """A page's layout in the worker: from what its OCR child reported, through the extractor's own
-grouping of words into spans (:func:`stages.layout.spans_from_words`), in reading order.
+grouping of words into spans (:func:`layout.spans_from_words`), in reading order.
 
-A text layer's layout comes from the child whole (:mod:`stages.ocr.text_layer`); a scan's
-comes as tesseract's words (:mod:`stages.ocr.ocr_words`), in the child's result or the
+A text layer's layout comes from the child whole (:mod:`ocr.text_layer`); a scan's
+comes as tesseract's words (:mod:`ocr.ocr_words`), in the child's result or the
 tesseract command's TSV output, and is made here, the same way for both.
 """
 
@@ -14,9 +14,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from stages.layout import PageLayout, Word, spans_from_words
-from stages.ocr.ocr_words import OcrWord, type_size
-from stages.ocr.reading_order import in_reading_order
+from pg_pipeline_documents.layout import PageLayout, Word, spans_from_words
+from pg_pipeline_documents.ocr.ocr_words import OcrWord, type_size
+from pg_pipeline_documents.ocr.reading_order import in_reading_order
 
 logger = logging.getLogger(__name__)
 

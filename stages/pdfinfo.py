@@ -2,10 +2,10 @@
 
 :func:`inspect_pdf` runs the cheap checks in the parent (size, magic bytes, a streamed SHA-256) and
 lets PDFium open the file only in a killable, memory-limited child process (see
-:mod:`stages.ocr`): a hostile or broken file cannot crash or hang the caller. Every problem
-with the input comes back as a :class:`~stages.errors.DocumentError` with a message for a human;
+:mod:`ocr`): a hostile or broken file cannot crash or hang the caller. Every problem
+with the input comes back as a :class:`~errors.DocumentError` with a message for a human;
 a parser killed by a signal other than its own CPU limit raises the retryable
-:class:`~stages.errors.KilledBySignal` instead.
+:class:`~errors.KilledBySignal` instead.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from stages.errors import DocumentError, OcrTimeout, signal_death_error
-from stages.ocr.protocol import LOAD_REASONS
-from stages.ocr.runner import run_child
+from pg_pipeline_documents.errors import DocumentError, OcrTimeout, signal_death_error
+from pg_pipeline_documents.ocr.protocol import LOAD_REASONS
+from pg_pipeline_documents.ocr.runner import run_child
 
 PDF_MAGIC = b"%PDF-"
 _CHUNK = 1024 * 1024
@@ -46,8 +46,8 @@ def inspect_pdf(
     than ``max_bytes``; does not start with ``%PDF-``; is encrypted; cannot be parsed (damaged or
     truncated); has no pages; has more than ``max_pages`` pages. Parsing that takes longer than
     ``timeout_s`` raises :class:`OcrTimeout` (transient: the machine may just be busy), and a
-    parser killed from outside or crashed raises :class:`~stages.errors.KilledBySignal`
-    (transient too, see :func:`~stages.errors.signal_death_error`). A missing or unreadable file
+    parser killed from outside or crashed raises :class:`~errors.KilledBySignal`
+    (transient too, see :func:`~errors.signal_death_error`). A missing or unreadable file
     raises the usual :class:`OSError`: that is not the document's fault. With ``sample_chars``,
     the first pages' text layer comes too, up to that many characters.
     """

@@ -11,7 +11,7 @@ import psycopg
 import pytest
 from psycopg_pool import ConnectionPool
 
-from pipeline.db import make_pool
+from pg_pipeline.db import make_pool
 from tests.support import pg
 
 pytest.register_assert_rewrite("tests.support.s3_server")

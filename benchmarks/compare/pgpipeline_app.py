@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from benchmarks.compare.child_common import Latencies
-from pipeline import Context, stage
+from pg_pipeline import Context, stage
 
 LATENCIES = Latencies()
 

@@ -14,8 +14,8 @@ import benchmarks.bench_app
 import benchmarks.compare.pgpipeline_app  # noqa: F401  registers bench_wake
 from benchmarks.compare.sides import Side, WorkerConfig
 from benchmarks.drain import start_workers
-from pipeline import JobRequest, enqueue, enqueue_many
-from pipeline.migrate import migrate
+from pg_pipeline import JobRequest, enqueue, enqueue_many
+from pg_pipeline.migrate import migrate
 
 APPS = "benchmarks.bench_app,benchmarks.compare.pgpipeline_app"
 

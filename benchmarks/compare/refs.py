@@ -12,7 +12,7 @@ import psycopg
 from benchmarks.compare.measure import percentile
 from benchmarks.compare.server import Server, run_quiet
 from benchmarks.tenants import drain, reset, waits_ms
-from pipeline import JobRequest, enqueue_many
+from pg_pipeline import JobRequest, enqueue_many
 
 UPDATE = (
     "\\set aid random(1, 100000)\n"

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
-from pipeline.embedded import embedded_url, stop_embedded
+from pg_pipeline.embedded import embedded_url, stop_embedded
 
 Conn = psycopg.Connection[Any]
 

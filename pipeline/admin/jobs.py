@@ -6,7 +6,7 @@ Every function takes `tenant`. When it is set, every statement matches it: a cal
 one tenant cannot read or change another tenant's job, which to it does not exist. Bulk
 changes run in batches, one short transaction each, so that they never hold many row locks
 for long against the workers claiming and settling the same table. `conn` is an autocommit
-connection (pipeline.connect()).
+connection (pg_pipeline.connect()).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any, LiteralString
 
 import psycopg
 
-from pipeline.queries import Q
+from pg_pipeline.queries import Q
 
 BULK_BATCH = 500  #: jobs changed per transaction by a bulk retry or cancel
 CHILDREN_SHOWN = 100  #: child ids `show` returns at most (a fan-out can have thousands)

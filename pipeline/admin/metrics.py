@@ -28,8 +28,8 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from psycopg_pool import ConnectionPool
 
-from pipeline.admin.runs import runs_by_status
-from pipeline.admin.status import (
+from pg_pipeline.admin.runs import runs_by_status
+from pg_pipeline.admin.status import (
     StageStatus,
     TenantRunning,
     WorkerStatus,

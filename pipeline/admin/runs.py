@@ -12,8 +12,8 @@ from typing import Any
 
 import psycopg
 
-from pipeline.admin.jobs import job_exists
-from pipeline.queries import Q
+from pg_pipeline.admin.jobs import job_exists
+from pg_pipeline.queries import Q
 
 RUNS_LIMIT = 30  #: runs a page of the list shows
 #: Jobs of one run read at most (a document has at most 2000 pages, and 2 more jobs).

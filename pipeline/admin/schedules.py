@@ -10,8 +10,8 @@ from typing import Any
 
 import psycopg
 
-from pipeline.queries import Q
-from pipeline.schedules import pause_schedule, resume_schedule
+from pg_pipeline.queries import Q
+from pg_pipeline.schedules import pause_schedule, resume_schedule
 
 
 def pause(conn: psycopg.Connection[Any], name: str, *, tenant: str | None = None) -> bool:

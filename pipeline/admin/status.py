@@ -24,8 +24,8 @@ from uuid import UUID
 
 import psycopg
 
-from pipeline.admin.runs import runs_by_status
-from pipeline.queries import Q
+from pg_pipeline.admin.runs import runs_by_status
+from pg_pipeline.queries import Q
 
 T = TypeVar("T")
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import psycopg
 
-from pipeline.admin.status import TenantCapUse
-from pipeline.queries import Q
+from pg_pipeline.admin.status import TenantCapUse
+from pg_pipeline.queries import Q
 
 LIST_LIMIT = 1000  #: (tenant, stage) rows `tenants list` shows at most
 

@@ -1,7 +1,7 @@
 """What every `pipeline` command uses, the core ones and those packages add: exit codes, the
 error that ends a command, the database, the app modules, and argument types.
 
-This is the public surface for command plug-ins (the `pipeline.commands` entry point group, how
+This is the public surface for command plug-ins (the `pg_pipeline.commands` entry point group, how
 the document stages add `submit`): a plug-in imports from here and from `pipeline`, nothing
 else. What a command prints for people goes through `printable` (pipeline/terminal.py), so that
 a tenant id or an error cannot steer the terminal; its JSON, through `printable_json` or
@@ -22,11 +22,11 @@ from typing import Any, TypeAlias, TypeVar
 
 import psycopg
 
-from pipeline import apps, inputs
-from pipeline.apps import APP_ENV
-from pipeline.db import connect, database_url, describe
-from pipeline.migrate import migrate, pending_changes
-from pipeline.terminal import printable, printable_json, printable_lines
+from pg_pipeline import apps, inputs
+from pg_pipeline.apps import APP_ENV
+from pg_pipeline.db import connect, database_url, describe
+from pg_pipeline.migrate import migrate, pending_changes
+from pg_pipeline.terminal import printable, printable_json, printable_lines
 
 #: The `pipeline` parser's subcommands, which a command module's `add_commands` adds to.
 Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -124,11 +124,11 @@ def parse_payload(text: str) -> Any:
 # -- argument types -----------------------------------------------------------------------------
 # argparse runs these on every value, and on string defaults such as PIPELINE_LOG_LEVEL's, so bad
 # input is a one-line usage error (exit 2) before anything is imported, connected or stored. The
-# checks are pipeline.inputs', the same the library and the dashboard use.
+# checks are pg_pipeline.inputs', the same the library and the dashboard use.
 
 
 def argument(check: Callable[[str], T]) -> Callable[[str], T]:
-    """`check` (one of pipeline.inputs', or any that raises ValueError with its reason) as an
+    """`check` (one of pg_pipeline.inputs', or any that raises ValueError with its reason) as an
     argparse type: the reason becomes the usage error."""
 
     def parse(text: str) -> T:

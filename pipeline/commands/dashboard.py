@@ -11,8 +11,8 @@ import logging
 import os
 import sys
 
-from pipeline import inputs
-from pipeline.commands.api import (
+from pg_pipeline import inputs
+from pg_pipeline.commands.api import (
     EXIT_OK,
     EXIT_USAGE,
     CliError,
@@ -27,8 +27,8 @@ from pipeline.commands.api import (
     tenant_arg,
     text_arg,
 )
-from pipeline.dashboard.database import POOL_SIZE, STATEMENT_TIMEOUT_S
-from pipeline.dashboard.security import (
+from pg_pipeline.dashboard.database import POOL_SIZE, STATEMENT_TIMEOUT_S
+from pg_pipeline.dashboard.security import (
     HOSTS_ENV,
     SESSION_MAX_AGE_S,
     TENANT_TOKENS_ENV,
@@ -37,10 +37,10 @@ from pipeline.dashboard.security import (
     is_loopback,
     parse_tenant_tokens,
 )
-from pipeline.db import describe
-from pipeline.extras import needs_extra
+from pg_pipeline.db import describe
+from pg_pipeline.extras import needs_extra
 
-log = logging.getLogger("pipeline.dashboard")
+log = logging.getLogger("pg_pipeline.dashboard")
 
 
 def add_commands(sub: Subcommands) -> None:
@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
     with needs_extra("dashboard", "pipeline dashboard"):
         import uvicorn
 
-        from pipeline.dashboard.web import app
+        from pg_pipeline.dashboard.web import app
 
     try:
         load_apps(args.app)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from pipeline.commands.api import EXIT_OK, Subcommands, add_command
-from pipeline.db import database_url
+from pg_pipeline.commands.api import EXIT_OK, Subcommands, add_command
+from pg_pipeline.db import database_url
 
 
 def add_commands(sub: Subcommands) -> None:

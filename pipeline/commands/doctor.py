@@ -1,5 +1,5 @@
 """`pipeline doctor`: checks what the pipeline needs, and what plug-ins add (the
-`pipeline.checks` entry point group); exits 1 when anything is missing."""
+`pg_pipeline.checks` entry point group); exits 1 when anything is missing."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from typing import Any
 
 import psycopg
 
-from pipeline.blobs import blob_store_from_env
-from pipeline.commands.api import EXIT_FAILURE, EXIT_OK, Subcommands, add_command, printable
-from pipeline.db import connect, database_url, describe, listen_dsn, scrub
-from pipeline.migrate import pending_changes
-from pipeline.queries import Q
+from pg_pipeline.blobs import blob_store_from_env
+from pg_pipeline.commands.api import EXIT_FAILURE, EXIT_OK, Subcommands, add_command, printable
+from pg_pipeline.db import connect, database_url, describe, listen_dsn, scrub
+from pg_pipeline.migrate import pending_changes
+from pg_pipeline.queries import Q
 
 Check = tuple[str, bool, str]  #: (what, whether it is fine, the detail printed)
 
@@ -25,7 +25,7 @@ def add_commands(sub: Subcommands) -> None:
 
 def run(args: argparse.Namespace) -> int:
     checks = _database_checks() + _blob_checks()
-    for ep in entry_points(group="pipeline.checks"):
+    for ep in entry_points(group="pg_pipeline.checks"):
         try:
             checks.extend(ep.load()())
         except Exception as exc:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from datetime import UTC, datetime, timedelta
 
-from pipeline import inputs
-from pipeline.commands.api import (
+from pg_pipeline import inputs
+from pg_pipeline.commands.api import (
     EXIT_OK,
     EXIT_USAGE,
     CliError,
@@ -23,12 +23,12 @@ from pipeline.commands.api import (
     tenant_arg,
     text_arg,
 )
-from pipeline.commands.known_stages import one_line
-from pipeline.enqueue import enqueue
-from pipeline.errors import InvalidPayload, UnknownStage
-from pipeline.stage import REGISTRY
-from pipeline.validation import InvalidJob
-from pipeline.vocabulary import DEDUP_KEY_MAX_BYTES, DELAY_MAX_S
+from pg_pipeline.commands.known_stages import one_line
+from pg_pipeline.enqueue import enqueue
+from pg_pipeline.errors import InvalidPayload, UnknownStage
+from pg_pipeline.stage import REGISTRY
+from pg_pipeline.validation import InvalidJob
+from pg_pipeline.vocabulary import DEDUP_KEY_MAX_BYTES, DELAY_MAX_S
 
 
 def add_commands(sub: Subcommands) -> None:

@@ -15,10 +15,10 @@ from typing import Any
 
 import psycopg
 
-from pipeline.admin import jobs as admin
-from pipeline.attempt_logs import ATTEMPT_LOG_CAP
-from pipeline.commands import enqueue as enqueue_command
-from pipeline.commands.api import (
+from pg_pipeline.admin import jobs as admin
+from pg_pipeline.attempt_logs import ATTEMPT_LOG_CAP
+from pg_pipeline.commands import enqueue as enqueue_command
+from pg_pipeline.commands.api import (
     EXIT_OK,
     EXIT_USAGE,
     CliError,
@@ -35,7 +35,7 @@ from pipeline.commands.api import (
     tenant_arg,
     text_arg,
 )
-from pipeline.vocabulary import JOB_STATUSES
+from pg_pipeline.vocabulary import JOB_STATUSES
 
 BATCH_MAX = 10_000  #: largest --batch of a bulk change: one transaction's row locks
 LIST_LIMIT_MAX = 10_000  #: rows `jobs list` prints at most; they are all held in memory

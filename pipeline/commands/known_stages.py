@@ -3,7 +3,7 @@
 A command that only writes rows (a tenant's cap, a schedule, a job) needs no stage code to run:
 with --app it checks against the code it loads, as it always did; without, a stage that code
 loaded anyway (PIPELINE_APP, installed plugins) is checked against that code, and any other
-against what workers recorded of it (pipeline.recorded_stages), so an operator's machine needs
+against what workers recorded of it (pg_pipeline.recorded_stages), so an operator's machine needs
 only the database.
 """
 
@@ -15,11 +15,11 @@ from typing import Any
 import psycopg
 from pydantic import ValidationError
 
-from pipeline.commands.api import EXIT_USAGE, CliError, load_apps
-from pipeline.errors import InvalidPayload, UnknownStage
-from pipeline.recorded_stages import RecordedStage, check_payload, recorded_stages
-from pipeline.stage import REGISTRY
-from pipeline.validation import storable_json
+from pg_pipeline.commands.api import EXIT_USAGE, CliError, load_apps
+from pg_pipeline.errors import InvalidPayload, UnknownStage
+from pg_pipeline.recorded_stages import RecordedStage, check_payload, recorded_stages
+from pg_pipeline.stage import REGISTRY
+from pg_pipeline.validation import storable_json
 
 #: No payload to check (a cap names the stage only).
 NO_PAYLOAD: Any = object()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from pipeline.commands.api import EXIT_OK, Subcommands, add_command
-from pipeline.db import connect, database_url
-from pipeline.migrate import migrate
+from pg_pipeline.commands.api import EXIT_OK, Subcommands, add_command
+from pg_pipeline.db import connect, database_url
+from pg_pipeline.migrate import migrate
 
 
 def add_commands(sub: Subcommands) -> None:

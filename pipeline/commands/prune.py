@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from pipeline.commands.api import (
+from pg_pipeline.commands.api import (
     EXIT_OK,
     Subcommands,
     add_command,
@@ -12,7 +12,7 @@ from pipeline.commands.api import (
     integer_arg,
     open_db,
 )
-from pipeline.maintenance.retention import PRUNE_BATCH, PRUNE_BATCH_MAX, prune, said
+from pg_pipeline.maintenance.retention import PRUNE_BATCH, PRUNE_BATCH_MAX, prune, said
 
 
 def add_commands(sub: Subcommands) -> None:

@@ -17,8 +17,8 @@ from typing import Any
 
 import psycopg
 
-from pipeline.admin import runs as admin
-from pipeline.commands.api import (
+from pg_pipeline.admin import runs as admin
+from pg_pipeline.commands.api import (
     EXIT_OK,
     CliError,
     Subcommands,

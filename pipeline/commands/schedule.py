@@ -8,8 +8,8 @@ import sys
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
-from pipeline import inputs
-from pipeline.commands.api import (
+from pg_pipeline import inputs
+from pg_pipeline.commands.api import (
     EXIT_OK,
     EXIT_USAGE,
     CliError,
@@ -24,9 +24,9 @@ from pipeline.commands.api import (
     tenant_arg,
     text_arg,
 )
-from pipeline.commands.known_stages import check_stage
-from pipeline.inputs import CATCH_UP_MAX
-from pipeline.schedules import (
+from pg_pipeline.commands.known_stages import check_stage
+from pg_pipeline.inputs import CATCH_UP_MAX
+from pg_pipeline.schedules import (
     InvalidSchedule,
     Schedule,
     ScheduleOwnedByCode,
@@ -39,7 +39,7 @@ from pipeline.schedules import (
     save_schedule,
 )
 
-# -- argument types (pipeline.inputs' checks, as the library applies them to a definition)
+# -- argument types (pg_pipeline.inputs' checks, as the library applies them to a definition)
 
 
 def _every(text: str) -> float:
@@ -63,7 +63,7 @@ def add_commands(sub: Subcommands) -> None:
         run,
         "recurring jobs: add, list, pause, resume, remove",
         "Recurring jobs. Any running worker fires them; schedules declared in code "
-        "with pipeline.schedule() are written by each worker when it starts.",
+        "with pg_pipeline.schedule() are written by each worker when it starts.",
     )
     ssub = s.add_subparsers(dest="schedule_command", required=True)
     a = ssub.add_parser("add", help="add or replace a schedule made from the command line")

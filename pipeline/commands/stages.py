@@ -7,8 +7,8 @@ import json
 from dataclasses import asdict
 from datetime import datetime
 
-from pipeline.commands.api import EXIT_OK, Subcommands, add_command, open_db, printable
-from pipeline.recorded_stages import recorded_stages
+from pg_pipeline.commands.api import EXIT_OK, Subcommands, add_command, open_db, printable
+from pg_pipeline.recorded_stages import recorded_stages
 
 
 def add_commands(sub: Subcommands) -> None:

@@ -6,8 +6,8 @@ import argparse
 import json
 from collections.abc import Sequence
 
-from pipeline.admin.status import Status, read_status
-from pipeline.commands.api import EXIT_OK, Subcommands, add_command, open_db, printable
+from pg_pipeline.admin.status import Status, read_status
+from pg_pipeline.commands.api import EXIT_OK, Subcommands, add_command, open_db, printable
 
 
 def add_commands(sub: Subcommands) -> None:

@@ -9,8 +9,8 @@ from typing import Any
 
 import psycopg
 
-from pipeline.admin.tenants import clear_cap, set_cap, tenant_loads
-from pipeline.commands.api import (
+from pg_pipeline.admin.tenants import clear_cap, set_cap, tenant_loads
+from pg_pipeline.commands.api import (
     EXIT_OK,
     CliError,
     Subcommands,
@@ -23,9 +23,9 @@ from pipeline.commands.api import (
     tenant_arg,
     text_arg,
 )
-from pipeline.commands.known_stages import check_stage
-from pipeline.recorded_stages import by_name, current, recorded_stages
-from pipeline.stage import REGISTRY
+from pg_pipeline.commands.known_stages import check_stage
+from pg_pipeline.recorded_stages import by_name, current, recorded_stages
+from pg_pipeline.stage import REGISTRY
 
 
 def add_commands(sub: Subcommands) -> None:

@@ -11,7 +11,7 @@ from types import FrameType
 
 from pydantic import ValidationError
 
-from pipeline.commands.api import (
+from pg_pipeline.commands.api import (
     EXIT_USAGE,
     CliError,
     Subcommands,
@@ -25,12 +25,12 @@ from pipeline.commands.api import (
     stage_arg,
     text_arg,
 )
-from pipeline.errors import UnknownStage
-from pipeline.logs import LOG_FORMAT_ENV, LOG_FORMATS, LogSetup, configure
-from pipeline.settings import WorkerSettings
-from pipeline.worker import Worker
+from pg_pipeline.errors import UnknownStage
+from pg_pipeline.logs import LOG_FORMAT_ENV, LOG_FORMATS, LogSetup, configure
+from pg_pipeline.settings import WorkerSettings
+from pg_pipeline.worker import Worker
 
-log = logging.getLogger("pipeline")
+log = logging.getLogger("pg_pipeline")
 
 #: Longest --grace, --poll-interval, --reclaim-interval: threading's waits overflow at ~292 years.
 INTERVAL_MAX_S = 7 * 86_400

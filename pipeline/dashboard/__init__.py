@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from pipeline.extras import needs_extra
+from pg_pipeline.extras import needs_extra
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
-    from pipeline.stage import Registry
+    from pg_pipeline.stage import Registry
 
 __all__ = ["app"]
 
@@ -34,9 +34,9 @@ def app(
     pool_size: int = 4,
     statement_timeout_s: float = 5.0,
 ) -> Starlette:
-    """The dashboard as an ASGI app; see pipeline.dashboard.web.app."""
-    with needs_extra("dashboard", "pipeline.dashboard.app()"):
-        from pipeline.dashboard import web
+    """The dashboard as an ASGI app; see pg_pipeline.dashboard.web.app."""
+    with needs_extra("dashboard", "pg_pipeline.dashboard.app()"):
+        from pg_pipeline.dashboard import web
 
     return web.app(
         dsn,

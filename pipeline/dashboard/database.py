@@ -22,11 +22,11 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg_pool import NullConnectionPool, PoolTimeout, TooManyRequests
 
-from pipeline.admin.jobs import bound_transaction
-from pipeline.admin.status import begin_snapshot
-from pipeline.dashboard.problem import Problem
-from pipeline.db import PoolerAwareCursor, describe, fit_to_pooler, scrub, unavailable
-from pipeline.errors import DatabaseUnavailable
+from pg_pipeline.admin.jobs import bound_transaction
+from pg_pipeline.admin.status import begin_snapshot
+from pg_pipeline.dashboard.problem import Problem
+from pg_pipeline.db import PoolerAwareCursor, describe, fit_to_pooler, scrub, unavailable
+from pg_pipeline.errors import DatabaseUnavailable
 
 T = TypeVar("T")
 Conn = psycopg.Connection[Any]

@@ -1,7 +1,7 @@
 """Reading the dashboard's query strings and forms: a value that cannot be right is refused
 with the reason (400), never passed on to a query or left to raise.
 
-The checks are pipeline.inputs', the ones the CLI and the library use; `_checked` turns their
+The checks are pg_pipeline.inputs', the ones the CLI and the library use; `_checked` turns their
 reason into a BadInput that names the field.
 """
 
@@ -11,9 +11,9 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, TypeVar
 
-from pipeline import inputs
-from pipeline.admin.jobs import JobQuery
-from pipeline.vocabulary import JOB_STATUSES
+from pg_pipeline import inputs
+from pg_pipeline.admin.jobs import JobQuery
+from pg_pipeline.vocabulary import JOB_STATUSES
 
 TEXT_MAX = 200  #: characters of a stage, tenant or search text
 PAGE_SIZES = (20, 50, 100, 200)
@@ -30,7 +30,7 @@ class BadInput(ValueError):
 
 
 def _checked(check: Callable[..., T], value: str, name: str, **options: Any) -> T:
-    """`check`, one of pipeline.inputs', on the field `name`: its reason, a BadInput."""
+    """`check`, one of pg_pipeline.inputs', on the field `name`: its reason, a BadInput."""
     try:
         return check(value, what=name, **options)
     except ValueError as exc:

@@ -18,10 +18,10 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from pipeline.dashboard import forms, render
-from pipeline.dashboard.database import POOL_SIZE, STATEMENT_TIMEOUT_S, Database
-from pipeline.dashboard.problem import Problem
-from pipeline.dashboard.security import SESSION_MAX_AGE_S, Admission, Gate, Guard, Hosts
+from pg_pipeline.dashboard import forms, render
+from pg_pipeline.dashboard.database import POOL_SIZE, STATEMENT_TIMEOUT_S, Database
+from pg_pipeline.dashboard.problem import Problem
+from pg_pipeline.dashboard.security import SESSION_MAX_AGE_S, Admission, Gate, Guard, Hosts
 
 T = TypeVar("T")
 

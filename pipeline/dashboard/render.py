@@ -9,7 +9,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
-from pipeline.admin.status import Minute
+from pg_pipeline.admin.status import Minute
 
 #: What a missing value shows as: a dash, not "None".
 NONE = "\u2013"
@@ -19,7 +19,7 @@ JSON_SHOWN = 20_000
 
 def environment() -> Environment:
     env = Environment(
-        loader=PackageLoader("pipeline.dashboard", "templates"),
+        loader=PackageLoader("pg_pipeline.dashboard", "templates"),
         # Every value is escaped unless a template says otherwise, and none does: a payload or
         # an error holding <script> is shown as text.
         autoescape=select_autoescape(default=True, default_for_string=True),

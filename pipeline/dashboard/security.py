@@ -45,8 +45,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pipeline.dashboard import forms
-from pipeline.dashboard.problem import Problem
+from pg_pipeline.dashboard import forms
+from pg_pipeline.dashboard.problem import Problem
 
 if TYPE_CHECKING:
     from starlette.datastructures import FormData

@@ -17,18 +17,18 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from pipeline.dashboard.database import POOL_SIZE, STATEMENT_TIMEOUT_S
-from pipeline.dashboard.handler import POLL_S, Dashboard, Handler, Settings
-from pipeline.dashboard.pages.job_actions import JobActions
-from pipeline.dashboard.pages.jobs import JobPages
-from pipeline.dashboard.pages.login import LoginPage
-from pipeline.dashboard.pages.overview import OverviewPage
-from pipeline.dashboard.pages.runs import RunPages
-from pipeline.dashboard.pages.schedules import ScheduleActions, SchedulesPage
-from pipeline.dashboard.pages.tenants import TenantsPage
-from pipeline.dashboard.pages.workers import WorkersPage
-from pipeline.dashboard.problem import Problem
-from pipeline.dashboard.security import (
+from pg_pipeline.dashboard.database import POOL_SIZE, STATEMENT_TIMEOUT_S
+from pg_pipeline.dashboard.handler import POLL_S, Dashboard, Handler, Settings
+from pg_pipeline.dashboard.pages.job_actions import JobActions
+from pg_pipeline.dashboard.pages.jobs import JobPages
+from pg_pipeline.dashboard.pages.login import LoginPage
+from pg_pipeline.dashboard.pages.overview import OverviewPage
+from pg_pipeline.dashboard.pages.runs import RunPages
+from pg_pipeline.dashboard.pages.schedules import ScheduleActions, SchedulesPage
+from pg_pipeline.dashboard.pages.tenants import TenantsPage
+from pg_pipeline.dashboard.pages.workers import WorkersPage
+from pg_pipeline.dashboard.problem import Problem
+from pg_pipeline.dashboard.security import (
     HOSTS_ENV,
     SESSION_MAX_AGE_S,
     TENANT_TOKENS_ENV,
@@ -39,8 +39,8 @@ from pipeline.dashboard.security import (
     parse_list,
     parse_tenant_tokens,
 )
-from pipeline.db import database_url
-from pipeline.stage import REGISTRY, Registry
+from pg_pipeline.db import database_url
+from pg_pipeline.stage import REGISTRY, Registry
 
 
 def output_fields(registry: Registry, stage: str) -> list[str] | None:
@@ -69,7 +69,7 @@ def app(
 ) -> Starlette:
     """The dashboard as an ASGI app, to serve or to mount in yours:
 
-        Mount("/queue", app=pipeline.dashboard.app(dsn=DATABASE_URL))
+        Mount("/queue", app=pg_pipeline.dashboard.app(dsn=DATABASE_URL))
 
     dsn: DATABASE_URL, or the embedded server, when None. token: PIPELINE_DASHBOARD_TOKEN when
     None; it sees every tenant. tenant_tokens: {tenant: token}, from
@@ -77,7 +77,7 @@ def app(
     alone. With any token, every request must carry one. tenant: every page and action limited
     to that tenant, whoever asks. read_only: no retry, cancel, pause or resume. registry: where
     the run page finds a stage's output model, to show its fields in the model's order
-    (pipeline.REGISTRY by default; fields come in stored order for a stage it does not know).
+    (pg_pipeline.REGISTRY by default; fields come in stored order for a stage it does not know).
     hosts: names served besides loopback ones (PIPELINE_DASHBOARD_HOSTS when None);
     trusted_proxies: addresses or networks whose X-Forwarded-Host/-Proto/-Port are believed
     (PIPELINE_DASHBOARD_TRUSTED_PROXIES when None). session_max_age_s: how long a sign-in lasts
@@ -128,7 +128,7 @@ def app(
             Route("/workers", workers.show),
             Route("/login", login.sign_in, methods=both),
             Route("/logout", login.sign_out, methods=["POST"]),
-            Mount("/static", StaticFiles(packages=[("pipeline.dashboard", "static")])),
+            Mount("/static", StaticFiles(packages=[("pg_pipeline.dashboard", "static")])),
         ],
         exception_handlers={Problem: errors.problem, 404: _not_found(errors)},
         # Outermost first: a refused Host's 421 carries the security headers too.

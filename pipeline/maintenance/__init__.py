@@ -1,13 +1,13 @@
 """Maintenance services. Each exposes run_once() so tests drive them without a worker; a
 worker's Maintainer runs them on its maintenance thread."""
 
-from pipeline.maintenance.dead_workers import DeadWorkerPruner
-from pipeline.maintenance.maintainer import Maintainer, Service
-from pipeline.maintenance.partitions import Partitions
-from pipeline.maintenance.reclaim import Reclaimer
-from pipeline.maintenance.retention import Pruner, PruneReport
-from pipeline.maintenance.scheduler import Fired, Scheduler
-from pipeline.maintenance.slots import SlotDrift, SlotRepair, SlotRepairReport
+from pg_pipeline.maintenance.dead_workers import DeadWorkerPruner
+from pg_pipeline.maintenance.maintainer import Maintainer, Service
+from pg_pipeline.maintenance.partitions import Partitions
+from pg_pipeline.maintenance.reclaim import Reclaimer
+from pg_pipeline.maintenance.retention import Pruner, PruneReport
+from pg_pipeline.maintenance.scheduler import Fired, Scheduler
+from pg_pipeline.maintenance.slots import SlotDrift, SlotRepair, SlotRepairReport
 
 __all__ = [
     "DeadWorkerPruner",

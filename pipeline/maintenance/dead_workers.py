@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from psycopg_pool import ConnectionPool
 
-from pipeline.queries import Q
+from pg_pipeline.queries import Q
 
 
 @dataclass

@@ -22,14 +22,14 @@ from dataclasses import dataclass, replace
 
 from psycopg_pool import ConnectionPool
 
-from pipeline.maintenance.dead_workers import DeadWorkerPruner
-from pipeline.maintenance.partitions import PARTITIONS_INTERVAL_S, Partitions
-from pipeline.maintenance.reclaim import Reclaimer
-from pipeline.maintenance.retention import PRUNE_INTERVAL_S, Pruner
-from pipeline.maintenance.scheduler import Scheduler
-from pipeline.maintenance.slots import SlotRepair
-from pipeline.settings import WorkerSettings
-from pipeline.stage import REGISTRY
+from pg_pipeline.maintenance.dead_workers import DeadWorkerPruner
+from pg_pipeline.maintenance.partitions import PARTITIONS_INTERVAL_S, Partitions
+from pg_pipeline.maintenance.reclaim import Reclaimer
+from pg_pipeline.maintenance.retention import PRUNE_INTERVAL_S, Pruner
+from pg_pipeline.maintenance.scheduler import Scheduler
+from pg_pipeline.maintenance.slots import SlotRepair
+from pg_pipeline.settings import WorkerSettings
+from pg_pipeline.stage import REGISTRY
 
 log = logging.getLogger(__name__)
 

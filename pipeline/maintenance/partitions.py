@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from psycopg_pool import ConnectionPool
 
-from pipeline.history import (
+from pg_pipeline.history import (
     HISTORY_DAYS_AHEAD,
     ROLLUP_KEEP_S,
     drop_old_rollups,

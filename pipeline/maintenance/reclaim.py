@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from psycopg_pool import ConnectionPool
 
-from pipeline.queries import Q
-from pipeline.store import reclaim_expired
+from pg_pipeline.queries import Q
+from pg_pipeline.store import reclaim_expired
 
 log = logging.getLogger(__name__)
 

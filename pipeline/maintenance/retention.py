@@ -30,7 +30,7 @@ from typing import Any
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from pipeline.queries import Q
+from pg_pipeline.queries import Q
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ def prune(
     and retried (its later stages need its outputs).
     A pass that deletes `vacuum_after` jobs or more (None: never) ends with a VACUUM of the
     tables. `stop`, asked between batches, ends the pass early (a worker shutting down).
-    `conn` must be in autocommit mode (pipeline.connect(), a pool's connections): each batch
+    `conn` must be in autocommit mode (pg_pipeline.connect(), a pool's connections): each batch
     commits on its own, and the VACUUM that ends a large pass cannot run in a transaction.
     """
     [(cutoff,)] = conn.execute(Q["prune_cutoff"], {"older_than_s": older_than_s}).fetchall()

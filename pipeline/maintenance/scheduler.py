@@ -30,10 +30,10 @@ from typing import Any
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from pipeline.db import outage
-from pipeline.enqueue import JobRequest, insert_row, job_row
-from pipeline.schedules import DueSchedule, advance, fire_key, note_error, take_due
-from pipeline.stage import REGISTRY, Registry
+from pg_pipeline.db import outage
+from pg_pipeline.enqueue import JobRequest, insert_row, job_row
+from pg_pipeline.schedules import DueSchedule, advance, fire_key, note_error, take_due
+from pg_pipeline.stage import REGISTRY, Registry
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from psycopg_pool import ConnectionPool
 
-from pipeline.queries import Q
+from pg_pipeline.queries import Q
 
 log = logging.getLogger(__name__)
 

@@ -11,8 +11,8 @@ By seam: `timing` (fire times, no database), `declarations` (`schedule()` and th
 InvalidSchedule). Every public name is importable from here.
 """
 
-from pipeline.inputs import CATCH_UP_MAX, CRON_ALIASES, EVERY_MAX_S, EVERY_MIN_S, NAME_MAX
-from pipeline.schedules.checks import (
+from pg_pipeline.inputs import CATCH_UP_MAX, CRON_ALIASES, EVERY_MAX_S, EVERY_MIN_S, NAME_MAX
+from pg_pipeline.schedules.checks import (
     InvalidSchedule,
     check_catch_up,
     check_cron,
@@ -20,8 +20,8 @@ from pipeline.schedules.checks import (
     check_name,
     check_timezone,
 )
-from pipeline.schedules.declarations import SCHEDULES, Schedule, ScheduleRegistry, schedule
-from pipeline.schedules.table import (
+from pg_pipeline.schedules.declarations import SCHEDULES, Schedule, ScheduleRegistry, schedule
+from pg_pipeline.schedules.table import (
     DueSchedule,
     ScheduleOwnedByCode,
     ScheduleRow,
@@ -38,7 +38,7 @@ from pipeline.schedules.table import (
     sync_schedules,
     take_due,
 )
-from pipeline.schedules.timing import Timing, fire_key, utc
+from pg_pipeline.schedules.timing import Timing, fire_key, utc
 
 __all__ = [
     "CATCH_UP_MAX",

@@ -1,4 +1,4 @@
-"""A schedule's definition checked: pipeline.inputs' checks, raised as InvalidSchedule."""
+"""A schedule's definition checked: pg_pipeline.inputs' checks, raised as InvalidSchedule."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from datetime import timedelta
 from typing import Any, TypeVar
 from zoneinfo import ZoneInfo
 
-from pipeline import inputs
-from pipeline.errors import PipelineError
+from pg_pipeline import inputs
+from pg_pipeline.errors import PipelineError
 
 T = TypeVar("T")
 

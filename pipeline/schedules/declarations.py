@@ -11,12 +11,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from pipeline import inputs
-from pipeline.errors import PayloadTooLarge
-from pipeline.schedules.checks import InvalidSchedule, check_catch_up, check_name
-from pipeline.schedules.timing import Timing
-from pipeline.stage import REGISTRY, Registry
-from pipeline.validation import check_payload_size, storable_json
+from pg_pipeline import inputs
+from pg_pipeline.errors import PayloadTooLarge
+from pg_pipeline.schedules.checks import InvalidSchedule, check_catch_up, check_name
+from pg_pipeline.schedules.timing import Timing
+from pg_pipeline.stage import REGISTRY, Registry
+from pg_pipeline.validation import check_payload_size, storable_json
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,11 @@ from typing import Any, Literal
 import psycopg
 from psycopg.types.json import Jsonb
 
-from pipeline.errors import PipelineError
-from pipeline.queries import Q
-from pipeline.schedules.declarations import SCHEDULES, Schedule, ScheduleRegistry
-from pipeline.schedules.timing import Timing, utc
-from pipeline.stage import REGISTRY, Registry
+from pg_pipeline.errors import PipelineError
+from pg_pipeline.queries import Q
+from pg_pipeline.schedules.declarations import SCHEDULES, Schedule, ScheduleRegistry
+from pg_pipeline.schedules.timing import Timing, utc
+from pg_pipeline.stage import REGISTRY, Registry
 
 Source = Literal["code", "cli"]
 

@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 
 from cronsim import CronSim, CronSimError
 
-from pipeline.inputs import cron_expression
-from pipeline.schedules.checks import InvalidSchedule, check_cron, check_every, check_timezone
+from pg_pipeline.inputs import cron_expression
+from pg_pipeline.schedules.checks import InvalidSchedule, check_cron, check_every, check_timezone
 
 
 @dataclass(frozen=True)

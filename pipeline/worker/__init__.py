@@ -1,5 +1,5 @@
 """The worker: see worker.py for how its parts fit together."""
 
-from pipeline.worker.worker import Worker
+from pg_pipeline.worker.worker import Worker
 
 __all__ = ["Worker"]

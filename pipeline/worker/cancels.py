@@ -15,9 +15,9 @@ from typing import Protocol
 
 import psycopg
 
-from pipeline.db import outage
-from pipeline.store import JobStore
-from pipeline.worker.inflight import InFlightTable
+from pg_pipeline.db import outage
+from pg_pipeline.store import JobStore
+from pg_pipeline.worker.inflight import InFlightTable
 
 log = logging.getLogger(__name__)
 

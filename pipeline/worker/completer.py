@@ -1,7 +1,7 @@
 """Applies transitions: the only code that writes a claimed job's end, the owner of every
 database error that writing can meet, and the one that tells the others a claim is settled.
 
-The rules: an outage (pipeline.db.outage: a lost connection, a server shutting down or read-only)
+The rules: an outage (pg_pipeline.db.outage: a lost connection, a server shutting down or read-only)
 is retried until the claim's lease runs out (then reclaim takes over, which is always safe).
 Any refusal (a NUL or an out-of-range number in a follow-up, a dedup key too long for its index,
 a constraint an on_complete step broke, an exception from such a step) rolls the completing
@@ -33,13 +33,13 @@ import psycopg
 import psycopg.errors
 from psycopg.types.json import Jsonb
 
-from pipeline import attempt_logs
-from pipeline.attempt_logs import AttemptLog
-from pipeline.db import outage
-from pipeline.errors import LeaseLost
-from pipeline.executor import describe_error
-from pipeline.logs import log_settlement
-from pipeline.outcomes import (
+from pg_pipeline import attempt_logs
+from pg_pipeline.attempt_logs import AttemptLog
+from pg_pipeline.db import outage
+from pg_pipeline.errors import LeaseLost
+from pg_pipeline.executor import describe_error
+from pg_pipeline.logs import log_settlement
+from pg_pipeline.outcomes import (
     Complete,
     Discard,
     Fail,
@@ -49,9 +49,9 @@ from pipeline.outcomes import (
     Transition,
     clean_error,
 )
-from pipeline.queries import Q
-from pipeline.reconnecting import Backoff, retry_db
-from pipeline.store import ClaimedJob, JobStore
+from pg_pipeline.queries import Q
+from pg_pipeline.reconnecting import Backoff, retry_db
+from pg_pipeline.store import ClaimedJob, JobStore
 
 log = logging.getLogger(__name__)
 

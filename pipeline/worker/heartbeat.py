@@ -13,9 +13,9 @@ import time
 
 import psycopg
 
-from pipeline.db import outage
-from pipeline.store import JobStore, WorkerInfo
-from pipeline.worker.inflight import InFlightTable
+from pg_pipeline.db import outage
+from pg_pipeline.store import JobStore, WorkerInfo
+from pg_pipeline.worker.inflight import InFlightTable
 
 log = logging.getLogger(__name__)
 

@@ -7,10 +7,10 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from pipeline.context import Context
-from pipeline.stage import StageSpec
-from pipeline.store import ClaimedJob
-from pipeline.worker.completer import Settled
+from pg_pipeline.context import Context
+from pg_pipeline.stage import StageSpec
+from pg_pipeline.store import ClaimedJob
+from pg_pipeline.worker.completer import Settled
 
 
 @dataclass(eq=False)

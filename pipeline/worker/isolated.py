@@ -16,11 +16,11 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from pipeline.context import Context
-from pipeline.db import make_pool
-from pipeline.executor import run_job, validated
-from pipeline.logs import LogSetup, configure, current_setup, running
-from pipeline.outcomes import (
+from pg_pipeline.context import Context
+from pg_pipeline.db import make_pool
+from pg_pipeline.executor import run_job, validated
+from pg_pipeline.logs import LogSetup, configure, current_setup, running
+from pg_pipeline.outcomes import (
     NOT_RUN_DELAY_S,
     Crashed,
     Lost,
@@ -31,12 +31,12 @@ from pipeline.outcomes import (
     Unfit,
     decide,
 )
-from pipeline.runs import job_output, run_outputs
-from pipeline.stage import REGISTRY, StageSpec
-from pipeline.store import ClaimedJob, JobStore
-from pipeline.tracing import carried, under
-from pipeline.worker.completer import Completer, Settled
-from pipeline.worker.inflight import InFlight
+from pg_pipeline.runs import job_output, run_outputs
+from pg_pipeline.stage import REGISTRY, StageSpec
+from pg_pipeline.store import ClaimedJob, JobStore
+from pg_pipeline.tracing import carried, under
+from pg_pipeline.worker.completer import Completer, Settled
+from pg_pipeline.worker.inflight import InFlight
 
 log = logging.getLogger(__name__)
 
@@ -121,7 +121,7 @@ class IsolatedRunner:
     def run(self, entry: InFlight) -> RunResult | Settled:
         """Run the job in a child: what the child settled, or, when the child did not get to
         settle it, what happened to the run (the caller decides and settles that)."""
-        from pipeline.isolation import IsolationError
+        from pg_pipeline.isolation import IsolationError
 
         spec, job = entry.spec, entry.job
         unfit = validated(spec, job)
@@ -162,7 +162,7 @@ class IsolatedRunner:
     def _isolator_for(self) -> Any:
         with self._lock:
             if self._isolator is None:
-                from pipeline.isolation import Isolator
+                from pg_pipeline.isolation import Isolator
 
                 modules = {
                     s.fn.__module__ for s in self.specs.values() if s.fn.__module__ != "__main__"

@@ -13,10 +13,10 @@ import time
 from dataclasses import dataclass
 from typing import Protocol
 
-from pipeline.context import Context
-from pipeline.executor import run_job
-from pipeline.logs import running
-from pipeline.outcomes import (
+from pg_pipeline.context import Context
+from pg_pipeline.executor import run_job
+from pg_pipeline.logs import running
+from pg_pipeline.outcomes import (
     Complete,
     Discard,
     Fail,
@@ -29,17 +29,17 @@ from pipeline.outcomes import (
     Unfit,
     decide,
 )
-from pipeline.stage import Registry
-from pipeline.store import ClaimedJob
-from pipeline.tracing import JobSpan, JobTracer
-from pipeline.worker.completer import Completer, Settled
-from pipeline.worker.heartbeat import Heartbeat
-from pipeline.worker.inflight import InFlight, InFlightTable
-from pipeline.worker.isolated import IsolatedRunner
-from pipeline.worker.outputs import Outputs
-from pipeline.worker.prefetch import Prefetch
-from pipeline.worker.runners import Runners
-from pipeline.worker.versions import StageVersions
+from pg_pipeline.stage import Registry
+from pg_pipeline.store import ClaimedJob
+from pg_pipeline.tracing import JobSpan, JobTracer
+from pg_pipeline.worker.completer import Completer, Settled
+from pg_pipeline.worker.heartbeat import Heartbeat
+from pg_pipeline.worker.inflight import InFlight, InFlightTable
+from pg_pipeline.worker.isolated import IsolatedRunner
+from pg_pipeline.worker.outputs import Outputs
+from pg_pipeline.worker.prefetch import Prefetch
+from pg_pipeline.worker.runners import Runners
+from pg_pipeline.worker.versions import StageVersions
 
 log = logging.getLogger(__name__)
 

@@ -33,7 +33,7 @@ from prometheus_client import (
 )
 from psycopg_pool import ConnectionPool
 
-from pipeline.admin.metrics import CACHE_S, TOP_STAGES, TOP_TENANTS, QueueCollector
+from pg_pipeline.admin.metrics import CACHE_S, TOP_STAGES, TOP_TENANTS, QueueCollector
 
 log = logging.getLogger(__name__)
 

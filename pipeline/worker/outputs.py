@@ -9,9 +9,9 @@ from typing import Any
 
 from psycopg_pool import ConnectionPool
 
-from pipeline.errors import DatabaseUnavailable
-from pipeline.reconnecting import retry_db
-from pipeline.runs import job_output, run_outputs
+from pg_pipeline.errors import DatabaseUnavailable
+from pg_pipeline.reconnecting import retry_db
+from pg_pipeline.runs import job_output, run_outputs
 
 #: how long a job waits out an outage to learn whether it already ran, before its run starts
 JOB_OUTPUT_WAIT_S = 30.0

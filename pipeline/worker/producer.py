@@ -14,14 +14,14 @@ from typing import Protocol
 
 import psycopg
 
-from pipeline.db import outage
-from pipeline.reconnecting import Backoff
-from pipeline.settings import WorkerSettings
-from pipeline.stage import StageSpec
-from pipeline.store import ClaimedJob, JobStore
-from pipeline.worker.completer import Settled
-from pipeline.worker.inflight import InFlightTable
-from pipeline.worker.prefetch import Prefetch
+from pg_pipeline.db import outage
+from pg_pipeline.reconnecting import Backoff
+from pg_pipeline.settings import WorkerSettings
+from pg_pipeline.stage import StageSpec
+from pg_pipeline.store import ClaimedJob, JobStore
+from pg_pipeline.worker.completer import Settled
+from pg_pipeline.worker.inflight import InFlightTable
+from pg_pipeline.worker.prefetch import Prefetch
 
 log = logging.getLogger(__name__)
 

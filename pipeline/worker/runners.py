@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable
 from typing import Protocol
 
-from pipeline.worker.inflight import InFlight
+from pg_pipeline.worker.inflight import InFlight
 
 log = logging.getLogger(__name__)
 

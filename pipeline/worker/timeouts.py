@@ -13,10 +13,10 @@ import threading
 import time
 from dataclasses import dataclass
 
-from pipeline.outcomes import TimedOut, decide
-from pipeline.worker.completer import Completer
-from pipeline.worker.inflight import InFlightTable
-from pipeline.worker.runners import Runners
+from pg_pipeline.outcomes import TimedOut, decide
+from pg_pipeline.worker.completer import Completer
+from pg_pipeline.worker.inflight import InFlightTable
+from pg_pipeline.worker.runners import Runners
 
 
 @dataclass

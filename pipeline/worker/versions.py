@@ -21,9 +21,9 @@ import time
 
 import psycopg
 
-from pipeline.errors import DatabaseUnavailable
-from pipeline.outcomes import LEFT_DELAY_S, Unfit
-from pipeline.store import ClaimedJob, JobStore, WorkerInfo
+from pg_pipeline.errors import DatabaseUnavailable
+from pg_pipeline.outcomes import LEFT_DELAY_S, Unfit
+from pg_pipeline.store import ClaimedJob, JobStore, WorkerInfo
 
 log = logging.getLogger(__name__)
 

@@ -28,35 +28,35 @@ import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pipeline.db import listen_dsn, make_pool
-from pipeline.errors import PipelineError
-from pipeline.extras import needs_extra
-from pipeline.listener import Listener
-from pipeline.logs import install_filter
-from pipeline.maintenance import Maintainer
-from pipeline.reconnecting import retry_db
-from pipeline.schedules import SCHEDULES, sync_schedules
-from pipeline.settings import WorkerSettings
-from pipeline.stage import REGISTRY, Registry
-from pipeline.store import JobStore, WorkerInfo
-from pipeline.tracing import job_tracer
-from pipeline.worker.cancels import CancelChecks
-from pipeline.worker.completer import Completer
-from pipeline.worker.heartbeat import Heartbeat
-from pipeline.worker.inflight import InFlightTable
-from pipeline.worker.isolated import IsolatedRunner
-from pipeline.worker.job_executor import JobExecutor
-from pipeline.worker.outputs import Outputs
-from pipeline.worker.prefetch import Prefetch
-from pipeline.worker.producer import ClaimPlan, Producer
-from pipeline.worker.runners import Runners
-from pipeline.worker.timeouts import Timeouts
-from pipeline.worker.versions import StageVersions
+from pg_pipeline.db import listen_dsn, make_pool
+from pg_pipeline.errors import PipelineError
+from pg_pipeline.extras import needs_extra
+from pg_pipeline.listener import Listener
+from pg_pipeline.logs import install_filter
+from pg_pipeline.maintenance import Maintainer
+from pg_pipeline.reconnecting import retry_db
+from pg_pipeline.schedules import SCHEDULES, sync_schedules
+from pg_pipeline.settings import WorkerSettings
+from pg_pipeline.stage import REGISTRY, Registry
+from pg_pipeline.store import JobStore, WorkerInfo
+from pg_pipeline.tracing import job_tracer
+from pg_pipeline.worker.cancels import CancelChecks
+from pg_pipeline.worker.completer import Completer
+from pg_pipeline.worker.heartbeat import Heartbeat
+from pg_pipeline.worker.inflight import InFlightTable
+from pg_pipeline.worker.isolated import IsolatedRunner
+from pg_pipeline.worker.job_executor import JobExecutor
+from pg_pipeline.worker.outputs import Outputs
+from pg_pipeline.worker.prefetch import Prefetch
+from pg_pipeline.worker.producer import ClaimPlan, Producer
+from pg_pipeline.worker.runners import Runners
+from pg_pipeline.worker.timeouts import Timeouts
+from pg_pipeline.worker.versions import StageVersions
 
 if TYPE_CHECKING:
-    from pipeline.worker.metrics import WorkerMetrics
+    from pg_pipeline.worker.metrics import WorkerMetrics
 
-log = logging.getLogger("pipeline.worker")
+log = logging.getLogger("pg_pipeline.worker")
 
 EXIT_OK, EXIT_FATAL = 0, 1
 
@@ -101,7 +101,7 @@ class Worker:
             # Only here: prometheus_client is the metrics extra, which a worker without
             # --metrics-port does without.
             with needs_extra("metrics", "the worker's /metrics endpoint (--metrics-port)"):
-                from pipeline.worker.metrics import WorkerMetrics
+                from pg_pipeline.worker.metrics import WorkerMetrics
 
             self.metrics = WorkerMetrics(str(self.id))
         retry_max_s = self.settings.db_retry_max_s

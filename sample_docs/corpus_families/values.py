@@ -11,7 +11,7 @@ from decimal import Decimal
 
 from make_samples import checked_cpv
 
-from stages.tender import Lot, TenderFields
+from pg_pipeline_documents.tender import Lot, TenderFields
 
 
 @dataclass

@@ -18,6 +18,6 @@ sentences state when no label does), ``lots``, ``evidence`` (what each rule retu
 German and Cyrillic (Russian, Ukrainian, Bulgarian) labels; other scripts are warned about.
 """
 
-from stages.extract_offline.fields import extract_offline, extract_offline_explained
+from pg_pipeline_documents.extract_offline.fields import extract_offline, extract_offline_explained
 
 __all__ = ["extract_offline", "extract_offline_explained"]

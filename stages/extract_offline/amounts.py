@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-from stages.extract_offline.labels import _DEADLINE_GENERIC, _LOT_HEADER
-from stages.extract_offline.normalise import _fix_digit_o
+from pg_pipeline_documents.extract_offline.labels import _DEADLINE_GENERIC, _LOT_HEADER
+from pg_pipeline_documents.extract_offline.normalise import _fix_digit_o
 
 # Codes that are also English words in capitals (ALL, TRY, MAD, SAR) are left out on purpose.
 _ISO_CURRENCIES = frozenset(

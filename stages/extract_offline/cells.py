@@ -14,14 +14,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from stages.extract_offline.amounts import _amounts, _document_currency, _join_split_groups
-from stages.extract_offline.codes import _reference_from, email_in
-from stages.extract_offline.concepts import fold
-from stages.extract_offline.dates import _parse_deadline
-from stages.extract_offline.evidence import _Ev
-from stages.extract_offline.forms import FormReading
-from stages.extract_offline.normalise import _clean_text_value, _fix_digit_o
-from stages.layout import PageLayout, lines_of
+from pg_pipeline_documents.extract_offline.amounts import (
+    _amounts,
+    _document_currency,
+    _join_split_groups,
+)
+from pg_pipeline_documents.extract_offline.codes import _reference_from, email_in
+from pg_pipeline_documents.extract_offline.concepts import fold
+from pg_pipeline_documents.extract_offline.dates import _parse_deadline
+from pg_pipeline_documents.extract_offline.evidence import _Ev
+from pg_pipeline_documents.extract_offline.forms import FormReading
+from pg_pipeline_documents.extract_offline.normalise import _clean_text_value, _fix_digit_o
+from pg_pipeline_documents.layout import PageLayout, lines_of
 
 #: How sure a value read from its form's cell is.
 CELL_CONFIDENCE = 0.9

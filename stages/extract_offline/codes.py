@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from stages.extract_offline.concepts import fold, labelled
-from stages.extract_offline.labels import (
+from pg_pipeline_documents.extract_offline.concepts import fold, labelled
+from pg_pipeline_documents.extract_offline.labels import (
     _INLINE_REF,
     _NOT_CONTACT,
     _NOT_REFERENCE,

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from stages.extract_offline.label_roots import (
+from pg_pipeline_documents.extract_offline.label_roots import (
     ARTICLES,
     BLOCKERS,
     CONNECTORS,

@@ -10,8 +10,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from babel.dates import get_month_names
 
-from stages.extract_offline.labels import VOCABULARY
-from stages.extract_offline.normalise import _fix_digit_o
+from pg_pipeline_documents.extract_offline.labels import VOCABULARY
+from pg_pipeline_documents.extract_offline.normalise import _fix_digit_o
 
 _EN_MONTHS = {
     "january": 1,

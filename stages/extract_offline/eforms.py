@@ -16,13 +16,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from stages.extract_offline.amounts import _document_currency
-from stages.extract_offline.codes import _reference_from, cpv_codes_in, email_in
-from stages.extract_offline.concepts import fold
-from stages.extract_offline.dates import _parse_deadline
-from stages.extract_offline.evidence import _Ev
-from stages.extract_offline.forms import FormLot, FormReading, _amount_in, _ev
-from stages.extract_offline.normalise import _clean_text_value
+from pg_pipeline_documents.extract_offline.amounts import _document_currency
+from pg_pipeline_documents.extract_offline.codes import _reference_from, cpv_codes_in, email_in
+from pg_pipeline_documents.extract_offline.concepts import fold
+from pg_pipeline_documents.extract_offline.dates import _parse_deadline
+from pg_pipeline_documents.extract_offline.evidence import _Ev
+from pg_pipeline_documents.extract_offline.forms import FormLot, FormReading, _amount_in, _ev
+from pg_pipeline_documents.extract_offline.normalise import _clean_text_value
 
 #: The labels of the fields inside the sections, per field, in English, French, German,
 #: Italian, Spanish and Dutch (folded: lower case, no accents), as the eForms viewer prints them.

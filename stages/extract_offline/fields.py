@@ -10,28 +10,28 @@ from datetime import datetime
 from decimal import Decimal
 from typing import TypeVar
 
-from stages.extract_offline.amounts import (
+from pg_pipeline_documents.extract_offline.amounts import (
     _amount_after_label,
     _amounts,
     _document_currency,
     _label_part,
     local_dollar,
 )
-from stages.extract_offline.cells import read_cell_form
-from stages.extract_offline.codes import (
+from pg_pipeline_documents.extract_offline.cells import read_cell_form
+from pg_pipeline_documents.extract_offline.codes import (
     _cpv_codes,
     _email,
     _reference,
     restore_missing_at_lines,
 )
-from stages.extract_offline.concepts import labelled, names_lot
-from stages.extract_offline.dates import _find_date, _parse_deadline
-from stages.extract_offline.eforms import read_eforms
-from stages.extract_offline.evidence import _Ev, _Result
-from stages.extract_offline.forms import FormReading, read_form
-from stages.extract_offline.furniture import running_lines, strip_furniture
-from stages.extract_offline.headings import title_from_headings
-from stages.extract_offline.labels import (
+from pg_pipeline_documents.extract_offline.concepts import labelled, names_lot
+from pg_pipeline_documents.extract_offline.dates import _find_date, _parse_deadline
+from pg_pipeline_documents.extract_offline.eforms import read_eforms
+from pg_pipeline_documents.extract_offline.evidence import _Ev, _Result
+from pg_pipeline_documents.extract_offline.forms import FormReading, read_form
+from pg_pipeline_documents.extract_offline.furniture import running_lines, strip_furniture
+from pg_pipeline_documents.extract_offline.headings import title_from_headings
+from pg_pipeline_documents.extract_offline.labels import (
     _CONNECTOR_END,
     _DEADLINE_EXCLUDE,
     _DEADLINE_GENERIC,
@@ -45,9 +45,9 @@ from stages.extract_offline.labels import (
     _VALUE_LABELS,
     vocabulary,
 )
-from stages.extract_offline.lines import _cell_wrapped
-from stages.extract_offline.lots import _LotDraft, _lots
-from stages.extract_offline.names import (
+from pg_pipeline_documents.extract_offline.lines import _cell_wrapped
+from pg_pipeline_documents.extract_offline.lots import _LotDraft, _lots
+from pg_pipeline_documents.extract_offline.names import (
     _authority,
     _mixed_case,
     _plausible_title,
@@ -55,10 +55,17 @@ from stages.extract_offline.names import (
     reads_as_sentence,
     split_buyer_from_title,
 )
-from stages.extract_offline.normalise import _clean_text_value, _normalise, _restore_eszett
-from stages.extract_offline.statements import buyer_from_statements, title_from_invitation
-from stages.layout import PageLayout
-from stages.tender import FieldEvidence, Lot, TenderExtraction, TenderFields
+from pg_pipeline_documents.extract_offline.normalise import (
+    _clean_text_value,
+    _normalise,
+    _restore_eszett,
+)
+from pg_pipeline_documents.extract_offline.statements import (
+    buyer_from_statements,
+    title_from_invitation,
+)
+from pg_pipeline_documents.layout import PageLayout
+from pg_pipeline_documents.tender import FieldEvidence, Lot, TenderExtraction, TenderFields
 
 
 def _deadline(lines: Sequence[str]) -> _Result[datetime]:

@@ -16,18 +16,18 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 
-from stages.extract_offline.amounts import (
+from pg_pipeline_documents.extract_offline.amounts import (
     _CURRENCY_LABEL,
     _ISO_CURRENCIES,
     _amounts,
     _document_currency,
     _join_split_groups,
 )
-from stages.extract_offline.codes import _reference_from, cpv_codes_in, email_in
-from stages.extract_offline.concepts import fold
-from stages.extract_offline.dates import _parse_deadline
-from stages.extract_offline.evidence import _Ev
-from stages.extract_offline.normalise import _clean_text_value, _fix_digit_o
+from pg_pipeline_documents.extract_offline.codes import _reference_from, cpv_codes_in, email_in
+from pg_pipeline_documents.extract_offline.concepts import fold
+from pg_pipeline_documents.extract_offline.dates import _parse_deadline
+from pg_pipeline_documents.extract_offline.evidence import _Ev
+from pg_pipeline_documents.extract_offline.normalise import _clean_text_value, _fix_digit_o
 
 #: How sure a value read from its form's place is.
 FORM_CONFIDENCE = 0.95

@@ -13,10 +13,10 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from stages.extract_offline.evidence import _Ev
-from stages.extract_offline.labels import _ADDRESS_LINE, _AUTHORITY_WORDS
-from stages.extract_offline.normalise import _clean_text_value, _words
-from stages.layout import PageLayout, Span, lines_of
+from pg_pipeline_documents.extract_offline.evidence import _Ev
+from pg_pipeline_documents.extract_offline.labels import _ADDRESS_LINE, _AUTHORITY_WORDS
+from pg_pipeline_documents.extract_offline.normalise import _clean_text_value, _words
+from pg_pipeline_documents.layout import PageLayout, Span, lines_of
 
 #: Pages whose headings may hold the title.
 TITLE_PAGES = 2

@@ -6,9 +6,14 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from stages.extract_offline.concepts import _label_word, label_field
-from stages.extract_offline.labels import _CONNECTOR_END, _HEADING_LIKE, _LABEL_LIKE, _LOT_HEADER
-from stages.extract_offline.normalise import _TRAILING_JUNK
+from pg_pipeline_documents.extract_offline.concepts import _label_word, label_field
+from pg_pipeline_documents.extract_offline.labels import (
+    _CONNECTOR_END,
+    _HEADING_LIKE,
+    _LABEL_LIKE,
+    _LOT_HEADER,
+)
+from pg_pipeline_documents.extract_offline.normalise import _TRAILING_JUNK
 
 
 def _looks_like_label(line: str) -> bool:

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from stages.extract_offline.amounts import _amount_after_label, _amounts, _label_part
-from stages.extract_offline.concepts import label_field, split_label
-from stages.extract_offline.labels import (
+from pg_pipeline_documents.extract_offline.amounts import _amount_after_label, _amounts, _label_part
+from pg_pipeline_documents.extract_offline.concepts import label_field, split_label
+from pg_pipeline_documents.extract_offline.labels import (
     _DEADLINE_GENERIC,
     _INLINE_LOT_NO,
     _LOT_BLOCK_END,
@@ -24,8 +24,8 @@ from stages.extract_offline.labels import (
     _TOTAL_VALUE_LABELS,
     _VALUE_LABELS,
 )
-from stages.extract_offline.lines import _continue_value
-from stages.extract_offline.normalise import _clean_text_value, _fix_digit_o, _words
+from pg_pipeline_documents.extract_offline.lines import _continue_value
+from pg_pipeline_documents.extract_offline.normalise import _clean_text_value, _fix_digit_o, _words
 
 #: Lot headers read at most: notices have tens of lots, rarely hundreds; a text with thousands of
 #: lines that look like lot headers is not one, and the rules stay fast on it.

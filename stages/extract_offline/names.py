@@ -12,18 +12,18 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from stages.extract_offline.concepts import (
+from pg_pipeline_documents.extract_offline.concepts import (
     _is_label_line,
     _label_word,
     fold,
     label_is_ambiguous,
     labelled,
 )
-from stages.extract_offline.dates import _find_date
-from stages.extract_offline.evidence import _Ev, _Result
-from stages.extract_offline.headings import says_what_is_bought
-from stages.extract_offline.label_roots import QUALIFIERS
-from stages.extract_offline.labels import (
+from pg_pipeline_documents.extract_offline.dates import _find_date
+from pg_pipeline_documents.extract_offline.evidence import _Ev, _Result
+from pg_pipeline_documents.extract_offline.headings import says_what_is_bought
+from pg_pipeline_documents.extract_offline.label_roots import QUALIFIERS
+from pg_pipeline_documents.extract_offline.labels import (
     _ADDRESS_LINE,
     _AUTHORITY_LABELS,
     _AUTHORITY_WORDS,
@@ -38,8 +38,12 @@ from stages.extract_offline.labels import (
     _VALUE_LABELS,
     vocabulary,
 )
-from stages.extract_offline.lines import _continue_value, _find_labelled, _looks_like_label
-from stages.extract_offline.normalise import _clean_text_value, _words
+from pg_pipeline_documents.extract_offline.lines import (
+    _continue_value,
+    _find_labelled,
+    _looks_like_label,
+)
+from pg_pipeline_documents.extract_offline.normalise import _clean_text_value, _words
 
 
 def _one_word(field: str) -> list[str]:

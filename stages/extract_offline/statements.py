@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from stages.extract_offline.evidence import _Ev, _Result
-from stages.extract_offline.normalise import _clean_text_value
+from pg_pipeline_documents.extract_offline.evidence import _Ev, _Result
+from pg_pipeline_documents.extract_offline.normalise import _clean_text_value
 
 #: Lines read for statements at most: a dossier states its parties in its first pages and its
 #: contract forms; the work stays bounded on long input.

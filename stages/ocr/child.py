@@ -1,5 +1,5 @@
 """A sandboxed child's work: read its request, put itself under its limits, run the op, write
-the result, and for the tesseract command become it (see :mod:`stages.ocr` for the protocol)."""
+the result, and for the tesseract command become it (see :mod:`ocr` for the protocol)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from stages.ocr.limits import apply_limits, no_core_files
-from stages.ocr.pdf_ops import op_info, op_page
-from stages.ocr.protocol import OpResult, SetupError, child_environment, failure, write_result
+from pg_pipeline_documents.ocr.limits import apply_limits, no_core_files
+from pg_pipeline_documents.ocr.pdf_ops import op_info, op_page
+from pg_pipeline_documents.ocr.protocol import (
+    OpResult,
+    SetupError,
+    child_environment,
+    failure,
+    write_result,
+)
 
 _OPS: dict[str, Callable[[Any, dict[str, Any]], OpResult]] = {
     "info": op_info,

@@ -1,7 +1,7 @@
 """The fork server's client in the worker, and the pool that keeps one per process.
 
 Spawning ``python -P`` and importing pypdfium2 costs ~130 ms of CPU per child; a fork of a
-process that did so costs a few. The server's own loop is :mod:`stages.ocr.server_loop`.
+process that did so costs a few. The server's own loop is :mod:`ocr.server_loop`.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from stages.ocr.processes import Ended, kill_group, poll_exit
-from stages.ocr.protocol import SANDBOX_SCRIPT, SERVE_FLAG
+from pg_pipeline_documents.ocr.processes import Ended, kill_group, poll_exit
+from pg_pipeline_documents.ocr.protocol import SANDBOX_SCRIPT, SERVE_FLAG
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ class ForkServer:
 
     The server is started by exec (never forked from the multi-threaded worker, whose locks a
     fork would copy mid-use), in a session of its own, with the reduced environment
-    (:func:`~stages.ocr.protocol.child_environment`). Protocol, one JSON line each way:
+    (:func:`~ocr.protocol.child_environment`). Protocol, one JSON line each way:
     ``{"run": request_path}`` forks a child and answers ``{"pid": ...}`` (for the first page in a
     language it first loads libtesseract and that language's model, ~100 ms once, which every
     later child inherits); ``{"reap": pid}`` waits for that child and answers its

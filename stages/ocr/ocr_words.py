@@ -1,5 +1,5 @@
 """The words tesseract read on a scan, with their boxes, as the child reports them: the parent
-makes the page's layout of them (:func:`stages.ocr_layout.scan_layout`), whichever way tesseract
+makes the page's layout of them (:func:`ocr_layout.scan_layout`), whichever way tesseract
 ran (in the child, or as the command with its TSV output)."""
 
 from __future__ import annotations

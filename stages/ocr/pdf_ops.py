@@ -7,12 +7,16 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
-from stages.ocr.ocr_words import MAX_WORDS
-from stages.ocr.protocol import OpResult, SetupError, failure, write_result
-from stages.ocr.raster import fit_dpi, ink_blocks, render_grey, write_pgm
-from stages.ocr.reading_order import affordable_rects, columns_in_reading_order, text_segments
-from stages.ocr.tesseract import load_tesseract
-from stages.ocr.text_layer import text_layer_layout
+from pg_pipeline_documents.ocr.ocr_words import MAX_WORDS
+from pg_pipeline_documents.ocr.protocol import OpResult, SetupError, failure, write_result
+from pg_pipeline_documents.ocr.raster import fit_dpi, ink_blocks, render_grey, write_pgm
+from pg_pipeline_documents.ocr.reading_order import (
+    affordable_rects,
+    columns_in_reading_order,
+    text_segments,
+)
+from pg_pipeline_documents.ocr.tesseract import load_tesseract
+from pg_pipeline_documents.ocr.text_layer import text_layer_layout
 
 # PDFium's FPDF_GetLastError() codes (fpdfview.h) that the load step distinguishes.
 _FPDF_ERR_SUCCESS = 0

@@ -1,6 +1,6 @@
-"""Run one request in a killable child: the worker's side of the sandbox (see :mod:`stages.ocr`).
+"""Run one request in a killable child: the worker's side of the sandbox (see :mod:`ocr`).
 
-The child is forked from the process's fork server (:mod:`stages.ocr.fork_server`), or spawned
+The child is forked from the process's fork server (:mod:`ocr.fork_server`), or spawned
 as ``python -P sandbox.py request.json`` where a fork server cannot run.
 """
 
@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stages.ocr.fork_server import SERVERS
-from stages.ocr.processes import Ended, kill_group, wait_without_reaping
-from stages.ocr.protocol import (
+from pg_pipeline_documents.ocr.fork_server import SERVERS
+from pg_pipeline_documents.ocr.processes import Ended, kill_group, wait_without_reaping
+from pg_pipeline_documents.ocr.protocol import (
     REQUEST_NAME,
     RESULT_NAME,
     SANDBOX_SCRIPT,

@@ -1,5 +1,5 @@
 """The program a sandboxed child and the fork server run: ``python -P sandbox.py request.json``
-or ``python -P sandbox.py --serve`` (see :mod:`stages.ocr`).
+or ``python -P sandbox.py --serve`` (see :mod:`ocr`).
 
 ``-P`` keeps this file's directory off ``sys.path``; the directory that holds ``stages`` goes
 first instead, so the child runs the very modules its parent imported, installed or not.
@@ -12,14 +12,14 @@ from pathlib import Path
 
 if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-    from stages.ocr.protocol import SERVE_FLAG
+    from pg_pipeline_documents.ocr.protocol import SERVE_FLAG
 
     if sys.argv[1:] == [SERVE_FLAG]:
-        from stages.ocr.server_loop import serve
+        from pg_pipeline_documents.ocr.server_loop import serve
 
         sys.exit(serve())
-    from stages.ocr.child import child_main
-    from stages.ocr.tesseract import close_tesseracts
+    from pg_pipeline_documents.ocr.child import child_main
+    from pg_pipeline_documents.ocr.tesseract import close_tesseracts
 
     status = child_main(sys.argv[1])
     close_tesseracts()

@@ -1,7 +1,7 @@
 """The fork server's own loop: fork a child on ``run``, reap it on ``reap``.
 
 The worker's side of the exchange, and why the server exists, is
-:class:`stages.ocr.fork_server.ForkServer`.
+:class:`ocr.fork_server.ForkServer`.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from stages.ocr.child import child_main
-from stages.ocr.limits import no_core_files
-from stages.ocr.processes import kill_group
-from stages.ocr.protocol import STDERR_NAME
-from stages.ocr.tesseract import close_tesseracts, prepare
+from pg_pipeline_documents.ocr.child import child_main
+from pg_pipeline_documents.ocr.limits import no_core_files
+from pg_pipeline_documents.ocr.processes import kill_group
+from pg_pipeline_documents.ocr.protocol import STDERR_NAME
+from pg_pipeline_documents.ocr.tesseract import close_tesseracts, prepare
 
 _PR_SET_PDEATHSIG = 1  # prctl(2)
 
@@ -34,7 +34,7 @@ def serve() -> int:
     with contextlib.suppress(Exception):
         from PIL import Image  # noqa: F401
     with contextlib.suppress(Exception):
-        import stages.layout  # noqa: F401  a text layer's layout (pydantic)
+        import pg_pipeline_documents.layout  # noqa: F401  a text layer's layout (pydantic)
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stages.ocr.ocr_words import OcrWord
-from stages.ocr.protocol import SetupError
-from stages.ocr.raster import Grey
+from pg_pipeline_documents.ocr.ocr_words import OcrWord
+from pg_pipeline_documents.ocr.protocol import SetupError
+from pg_pipeline_documents.ocr.raster import Grey
 
 _PSM_AUTO = 3  # TessPageSegMode PSM_AUTO: the tesseract command's default
 _RIL_TEXTLINE = 2  # TessPageIteratorLevel RIL_TEXTLINE

@@ -1,11 +1,11 @@
 """A text layer's layout, in the child: the extractor's own reader of PDFium's characters
-(:func:`stages.layout.layout_from_textpage`, the one way words become spans), placed as the page
+(:func:`layout.layout_from_textpage`, the one way words become spans), placed as the page
 is displayed (its crop box's corner the origin, its /Rotate applied) and in reading order.
 
 That reader reads lines as they run along the PDF's own x axis: text drawn turned within the
 page (a landscape table set sideways on a portrait page) comes out a word to a span.
 
-``stages.layout`` brings pydantic: the fork server imports it once, before it forks, so that a
+``layout`` brings pydantic: the fork server imports it once, before it forks, so that a
 child does not pay for it.
 """
 
@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from stages.ocr.reading_order import in_reading_order
+from pg_pipeline_documents.ocr.reading_order import in_reading_order
 
 
 def text_layer_layout(page: Any, textpage: Any) -> dict[str, Any]:
     """The page's layout as a child reports it: ``{"width", "height", "spans": [...]}`` in
-    points from the displayed page's top-left corner (:class:`stages.layout.PageLayout`'s
+    points from the displayed page's top-left corner (:class:`layout.PageLayout`'s
     fields)."""
-    from stages.layout import layout_from_textpage
+    from pg_pipeline_documents.layout import layout_from_textpage
 
     left, bottom, right, top = page.get_cropbox()
     built = layout_from_textpage(textpage, right - left, top - bottom, origin=(left, bottom))

@@ -15,7 +15,7 @@ APP = "tests.support.apps.jobs_app"
 
 def pipeline_exe() -> list[str]:
     script = Path(sys.executable).parent / "pipeline"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "pipeline.cli"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "pg_pipeline.cli"]
 
 
 def cli_env(db_url: str, home: Path, **extra: str) -> dict[str, str]:

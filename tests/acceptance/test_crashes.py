@@ -11,9 +11,9 @@ from typing import Any
 import psycopg
 import pytest
 
-from pipeline import JobRequest, enqueue, enqueue_many
-from pipeline.embedded import embedded_url
-from pipeline.migrate import migrate
+from pg_pipeline import JobRequest, enqueue, enqueue_many
+from pg_pipeline.embedded import embedded_url
+from pg_pipeline.migrate import migrate
 from tests.acceptance.cli import WorkerProcess, cli_env
 from tests.support import pg
 from tests.support.apps.jobs_app import EFFECTS_DDL
@@ -101,7 +101,7 @@ def test_worker_paused_past_its_lease_writes_nothing_when_resumed(
     start_worker("--stage", "nap")
     wait_for(lambda: job(conn, job_id)[0] == "done", timeout=60, what="the fresh worker")
     stale.signal(signal.SIGCONT)
-    # The settlement's line for a claim that lost its job (pipeline.logs).
+    # The settlement's line for a claim that lost its job (pg_pipeline.logs).
     lost = re.compile(rf"job {job_id} \(nap, tenant -, attempt 1/\d+\) lost: ")
     wait_for(lambda: lost.search(stale.log()), what="the stale worker to notice")
     [(effect_job, attempt, pid)] = effects(conn)

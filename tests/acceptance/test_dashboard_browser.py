@@ -20,7 +20,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
-from stages.tender import TenderFields
+from pg_pipeline_documents.tender import TenderFields
 from tests.acceptance.cli import REPO, WorkerProcess, run_cli
 from tests.acceptance.dashboard_process import served_dashboard
 from tests.support.history import finish, make_past_days

@@ -12,7 +12,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from stages.tender import TenderFields
+from pg_pipeline_documents.tender import TenderFields
 from tests.acceptance.cli import REPO, WorkerProcess, pipeline_exe, run_cli
 from tests.support.pdfs import FRENCH_NOTICE, encrypted_pdf, pageless_pdf, scanned_pdf
 from tests.support.s3_server import s3_client

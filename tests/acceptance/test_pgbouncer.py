@@ -11,9 +11,9 @@ from typing import Any
 import psycopg
 import pytest
 
-import pipeline
-from pipeline.db import LISTEN_URL_ENV, POOLER_ENV, PoolerError, connect, listen_dsn, make_pool
-from stages.tender import TenderFields
+import pg_pipeline
+from pg_pipeline.db import LISTEN_URL_ENV, POOLER_ENV, PoolerError, connect, listen_dsn, make_pool
+from pg_pipeline_documents.tender import TenderFields
 from tests.acceptance.cli import REPO, WorkerProcess, run_cli
 from tests.support.apps import jobs_app  # noqa: F401  (registers the stages enqueued here)
 from tests.support.pgbouncer import PgBouncer
@@ -105,7 +105,7 @@ def test_worker_without_pooler_mode_stops_with_advice_behind_pgbouncer(
     start_worker: Callable[..., WorkerProcess],
 ) -> None:
     for n in range(50):
-        pipeline.enqueue(conn, "noop", {"n": n})
+        pg_pipeline.enqueue(conn, "noop", {"n": n})
     # The failure as reported: the claim loop's statements get prepared and then collide.
     worker = start_worker(
         "--no-listen", environ={**env, "DATABASE_URL": bounced, POOLER_ENV: "none"}
@@ -131,7 +131,7 @@ def test_worker_runs_jobs_enqueued_through_pgbouncer_in_pooler_mode(
     with connect(bounced) as through:
         # The same INSERT 200 times on one connection: psycopg would have prepared it.
         for n in range(200):
-            pipeline.enqueue(through, "noop", {"n": n})
+            pg_pipeline.enqueue(through, "noop", {"n": n})
     wait_for(lambda: statuses(conn) == {"done": 203}, what="every job to run through PgBouncer")
     notes = conn.execute("SELECT note FROM effects ORDER BY note").fetchall()
     assert notes == [("n=0",), ("n=1",), ("n=2",)]
@@ -163,7 +163,7 @@ def test_listen_url_wakes_a_worker_behind_pgbouncer(
     wait_for(lambda: conn.execute(listening).fetchone(), what="the listener on the direct DSN")
     with connect(bounced) as through:
         for n in range(3):
-            job_id = pipeline.enqueue(through, "effect", {"n": n})
+            job_id = pg_pipeline.enqueue(through, "effect", {"n": n})
             wait_for(partial(is_done, conn, job_id), timeout=5, what=f"job {n} to be woken")
     assert worker.alive(), worker.log()
 

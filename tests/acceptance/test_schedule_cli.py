@@ -12,9 +12,9 @@ import psycopg
 import pytest
 
 import tests.support.apps.jobs_app  # noqa: F401  registers the stages the scheduler fires
-from pipeline.db import make_pool
-from pipeline.maintenance import Scheduler
-from pipeline.schedules import Schedule, save_schedule
+from pg_pipeline.db import make_pool
+from pg_pipeline.maintenance import Scheduler
+from pg_pipeline.schedules import Schedule, save_schedule
 from tests.acceptance.cli import run_cli
 
 Conn = psycopg.Connection[Any]

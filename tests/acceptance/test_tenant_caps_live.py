@@ -10,7 +10,7 @@ from typing import Any
 
 import psycopg
 
-from pipeline import JobRequest, enqueue_many
+from pg_pipeline import JobRequest, enqueue_many
 from tests.acceptance.cli import WorkerProcess
 from tests.support.slots import held_slots
 from tests.support.waiting import wait_for

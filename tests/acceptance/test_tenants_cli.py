@@ -8,7 +8,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from pipeline import JobRequest, enqueue_many
+from pg_pipeline import JobRequest, enqueue_many
 from tests.acceptance.cli import run_cli
 
 Conn = psycopg.Connection[Any]

@@ -11,7 +11,7 @@ from typing import Any
 import psycopg
 
 import tests.support.apps.logging_app as logging_app
-from pipeline import enqueue
+from pg_pipeline import enqueue
 from tests.acceptance.cli import WorkerProcess
 from tests.support.waiting import wait_for
 
@@ -55,7 +55,7 @@ def test_json_lines_carry_the_job_in_threads_and_child_processes_and_settlements
     [retried] = [line for line in got if line.get("event") == "retried"]
     assert {k: v for k, v in retried.items() if k not in ("message", "reason")} == {
         "level": "WARNING",
-        "logger": "pipeline.jobs",
+        "logger": "pg_pipeline.jobs",
         **job,
         "attempt": 1,
         "max_attempts": 2,
@@ -68,7 +68,7 @@ def test_json_lines_carry_the_job_in_threads_and_child_processes_and_settlements
     [failed] = [line for line in got if line.get("event") == "failed"]
     assert {k: v for k, v in failed.items() if k not in ("message", "reason")} == {
         "level": "ERROR",
-        "logger": "pipeline.jobs",
+        "logger": "pg_pipeline.jobs",
         **child,
         "max_attempts": 1,
         "event": "failed",

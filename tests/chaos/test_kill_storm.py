@@ -17,7 +17,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from pipeline import JobRequest, enqueue_many
+from pg_pipeline import JobRequest, enqueue_many
 from tests.acceptance.cli import WorkerProcess
 from tests.chaos.conftest import Report
 from tests.chaos.fleet import Fleet

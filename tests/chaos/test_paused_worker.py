@@ -10,7 +10,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from pipeline import JobRequest, enqueue_many
+from pg_pipeline import JobRequest, enqueue_many
 from tests.chaos.conftest import Report
 from tests.chaos.fleet import Fleet
 from tests.chaos.ledger import Tally, job_rows, show

@@ -14,9 +14,9 @@ from typing import Any, TypeVar
 import psycopg
 import pytest
 
-from pipeline import JobRequest, enqueue_many
-from pipeline.embedded import embedded_url
-from pipeline.migrate import migrate
+from pg_pipeline import JobRequest, enqueue_many
+from pg_pipeline.embedded import embedded_url
+from pg_pipeline.migrate import migrate
 from tests.chaos.conftest import STAGES, Report, chaos_env
 from tests.chaos.fleet import Fleet
 from tests.chaos.ledger import Tally, count_done, job_rows, show, unfinished

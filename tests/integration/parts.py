@@ -12,18 +12,18 @@ from typing import Any
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from pipeline import REGISTRY, enqueue
-from pipeline.store import ClaimedJob, JobStore, WorkerInfo
-from pipeline.worker.completer import Completer, Settled
-from pipeline.worker.heartbeat import Heartbeat
-from pipeline.worker.inflight import InFlightTable
-from pipeline.worker.isolated import IsolatedRunner
-from pipeline.worker.job_executor import JobExecutor
-from pipeline.worker.outputs import Outputs
-from pipeline.worker.prefetch import Prefetch
-from pipeline.worker.runners import Runners
-from pipeline.worker.timeouts import Timeouts
-from pipeline.worker.versions import StageVersions
+from pg_pipeline import REGISTRY, enqueue
+from pg_pipeline.store import ClaimedJob, JobStore, WorkerInfo
+from pg_pipeline.worker.completer import Completer, Settled
+from pg_pipeline.worker.heartbeat import Heartbeat
+from pg_pipeline.worker.inflight import InFlightTable
+from pg_pipeline.worker.isolated import IsolatedRunner
+from pg_pipeline.worker.job_executor import JobExecutor
+from pg_pipeline.worker.outputs import Outputs
+from pg_pipeline.worker.prefetch import Prefetch
+from pg_pipeline.worker.runners import Runners
+from pg_pipeline.worker.timeouts import Timeouts
+from pg_pipeline.worker.versions import StageVersions
 
 Conn = psycopg.Connection[Any]
 WORKER = WorkerInfo(

@@ -6,8 +6,8 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from pipeline import Worker, WorkerSettings
-from pipeline.stage import Registry
+from pg_pipeline import Worker, WorkerSettings
+from pg_pipeline.stage import Registry
 
 
 @contextmanager

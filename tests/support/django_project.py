@@ -24,7 +24,7 @@ def use_database(db_url: str) -> None:
     if not settings.configured:
         settings.configure(
             DATABASES={"default": database},
-            INSTALLED_APPS=["pipeline.contrib.django"],
+            INSTALLED_APPS=["pg_pipeline.contrib.django"],
             USE_TZ=True,
         )
         django.setup()

@@ -10,7 +10,7 @@ from typing import Any
 
 import psycopg
 
-from pipeline.queries import Q
+from pg_pipeline.queries import Q
 
 #: The columns of a job, in pipeline.job_history's order.
 COLUMNS = (

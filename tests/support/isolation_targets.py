@@ -64,7 +64,7 @@ def getenv(name: str) -> str | None:
 def process_info() -> dict[str, Any]:
     from multiprocessing import spawn
 
-    from pipeline import isolation
+    from pg_pipeline import isolation
 
     return {
         "pid": os.getpid(),

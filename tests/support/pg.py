@@ -12,8 +12,8 @@ from pathlib import Path
 import psycopg
 from psycopg.conninfo import make_conninfo
 
-from pipeline.embedded import embedded_url, restart_embedded, stop_embedded
-from pipeline.migrate import migrate
+from pg_pipeline.embedded import embedded_url, restart_embedded, stop_embedded
+from pg_pipeline.migrate import migrate
 
 TEMPLATE = "pipeline_test_template"
 

@@ -1,10 +1,11 @@
 """The boundaries between the framework and the documents app, and inside the framework, read
 from the source.
 
-`pipeline/` never imports `stages/`; `stages/` uses only what `pipeline/__init__.py` exports and
-the command plug-ins' surface, `pipeline.commands.api`; no module of `pipeline/` imports itself
-back through others, not even inside a function. Every module under both folders is parsed, so
-a file added later is held to the same rules.
+`pipeline/` (imported as `pg_pipeline`) never imports `stages/` (`pg_pipeline_documents`);
+`stages/` uses only what `pipeline/__init__.py` exports and the command plug-ins' surface,
+`pg_pipeline.commands.api`; no module of `pipeline/` imports itself back through others, not even
+inside a function. Every module under both folders is parsed, so a file added later is held to
+the same rules.
 """
 
 from __future__ import annotations
@@ -15,11 +16,15 @@ from pathlib import Path
 
 import pytest
 
-import pipeline
-from pipeline.commands import api
+import pg_pipeline
+from pg_pipeline.commands import api
 from tests.support.paths import REPO
 
 ROOT = REPO
+#: Each folder's import name (pyproject.toml's [tool.setuptools.package-dir]).
+IMPORT_NAMES = {"pipeline": "pg_pipeline", "stages": "pg_pipeline_documents"}
+#: Each folder's import name (pyproject.toml's [tool.setuptools.package-dir]).
+IMPORT_NAMES = {"pipeline": "pg_pipeline", "stages": "pg_pipeline_documents"}
 
 
 def _modules(root: Path, package: str) -> list[Path]:
@@ -37,7 +42,8 @@ def _imports(
     ``names`` is None for ``import x``; a relative import is resolved against the file's package.
     """
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    package = path.relative_to(root).parent.parts
+    folder, *below = path.relative_to(root).parent.parts
+    package = (IMPORT_NAMES[folder], *below)
     for node in _runtime_imports(tree) if runtime else ast.walk(tree):
         where = f"{path.relative_to(root)}:{getattr(node, 'lineno', 0)}"
         if isinstance(node, ast.Import):
@@ -60,12 +66,12 @@ def pipeline_offences(root: Path) -> list[str]:
         f"{where} imports {module}"
         for path in _modules(root, "pipeline")
         for where, module, _names in _imports(root, path)
-        if _is_under(module, "stages")
+        if _is_under(module, "pg_pipeline_documents")
     ]
 
 
 #: What stages/ may import from: the package, and the plug-in surface for commands.
-PUBLIC_MODULES = ("pipeline", "pipeline.commands.api")
+PUBLIC_MODULES = ("pg_pipeline", "pg_pipeline.commands.api")
 
 
 def stages_offences(root: Path, exported: dict[str, set[str]]) -> list[str]:
@@ -73,12 +79,12 @@ def stages_offences(root: Path, exported: dict[str, set[str]]) -> list[str]:
     offences = []
     for path in _modules(root, "stages"):
         for where, module, names in _imports(root, path):
-            if not _is_under(module, "pipeline"):
+            if not _is_under(module, "pg_pipeline"):
                 continue
             if module not in exported:
                 offences.append(f"{where} imports the submodule {module}")
             elif names is not None and set(names) - exported[module]:
-                # `from pipeline import paths` reaches a submodule all the same.
+                # `from pg_pipeline import paths` reaches a submodule all the same.
                 unexported = sorted(set(names) - exported[module])
                 offences.append(f"{where} imports unexported {unexported}")
     return offences
@@ -102,7 +108,8 @@ def import_graph(root: Path, package: str) -> dict[str, set[str]]:
     `from a import b` counts as importing the module a.b when there is one, else a."""
     files = {}
     for path in _modules(root, package):
-        parts = path.relative_to(root).with_suffix("").parts
+        folder, *below = path.relative_to(root).with_suffix("").parts
+        parts = (IMPORT_NAMES[folder], *below)
         files[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     graph: dict[str, set[str]] = {}
     for name, path in files.items():
@@ -150,14 +157,17 @@ def test_pipeline_never_imports_the_stages() -> None:
 
 
 def test_stages_import_only_what_the_public_modules_export() -> None:
-    exported = {"pipeline": set(pipeline.__all__), "pipeline.commands.api": set(api.__all__)}
+    exported = {
+        "pg_pipeline": set(pg_pipeline.__all__),
+        "pg_pipeline.commands.api": set(api.__all__),
+    }
     assert set(exported) == set(PUBLIC_MODULES)
     assert stages_offences(ROOT, exported) == []
 
 
 @pytest.mark.parametrize(
     ("module", "name"),
-    [(pipeline, name) for name in pipeline.__all__] + [(api, name) for name in api.__all__],
+    [(pg_pipeline, name) for name in pg_pipeline.__all__] + [(api, name) for name in api.__all__],
     ids=lambda v: getattr(v, "__name__", v),
 )
 def test_every_exported_name_resolves(module: object, name: str) -> None:
@@ -171,27 +181,31 @@ def test_no_pipeline_module_imports_itself_back_through_others() -> None:
 def test_the_checks_find_every_kind_of_crossing(tmp_path: Path) -> None:
     (tmp_path / "pipeline" / "worker").mkdir(parents=True)
     (tmp_path / "pipeline" / "worker" / "new.py").write_text(
-        "from . import inflight\ndef f() -> None:\n    from stages.errors import DocumentError\n"
+        "from . import inflight\n"
+        "def f() -> None:\n"
+        "    from pg_pipeline_documents.errors import DocumentError\n"
     )
     (tmp_path / "stages").mkdir()
     (tmp_path / "stages" / "new.py").write_text(
-        "import pipeline\n"
-        "from pipeline import Context, paths\n"
-        "from pipeline.paths import data_dir\n"
+        "import pg_pipeline\n"
+        "from pg_pipeline import Context, paths\n"
+        "from pg_pipeline.paths import data_dir\n"
         "from . import errors\n"
-        "from pipeline.commands.api import CliError, load_db\n"
-        "import pipeline.commands.api\n"
+        "from pg_pipeline.commands.api import CliError, load_db\n"
+        "import pg_pipeline.commands.api\n"
         "def f() -> None:\n"
-        "    import pipeline.cli\n"
+        "    import pg_pipeline.cli\n"
     )
 
-    assert pipeline_offences(tmp_path) == ["pipeline/worker/new.py:3 imports stages.errors"]
-    exported = {"pipeline": {"Context"}, "pipeline.commands.api": {"CliError"}}
+    assert pipeline_offences(tmp_path) == [
+        "pipeline/worker/new.py:3 imports pg_pipeline_documents.errors"
+    ]
+    exported = {"pg_pipeline": {"Context"}, "pg_pipeline.commands.api": {"CliError"}}
     assert stages_offences(tmp_path, exported) == [
         "stages/new.py:2 imports unexported ['paths']",
-        "stages/new.py:3 imports the submodule pipeline.paths",
+        "stages/new.py:3 imports the submodule pg_pipeline.paths",
         "stages/new.py:5 imports unexported ['load_db']",
-        "stages/new.py:8 imports the submodule pipeline.cli",
+        "stages/new.py:8 imports the submodule pg_pipeline.cli",
     ]
 
 
@@ -202,19 +216,19 @@ def test_an_import_circle_is_found_through_a_function_and_a_relative_import(
     (package / "commands").mkdir(parents=True)
     for name in ("__init__.py", "commands/__init__.py", "db.py"):
         (package / name).write_text("")
-    (package / "cli.py").write_text("from pipeline.commands import jobs\nfrom . import db\n")
+    (package / "cli.py").write_text("from pg_pipeline.commands import jobs\nfrom . import db\n")
     (package / "commands" / "jobs.py").write_text(
         "from typing import TYPE_CHECKING\n"
         "if TYPE_CHECKING:\n"
-        "    from pipeline.db import Connection\n"
+        "    from pg_pipeline.db import Connection\n"
         "def run() -> None:\n"
         "    from ..cli import load_apps\n"
     )
     (package / "commands" / "status.py").write_text(
-        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import pipeline.cli\n"
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import pg_pipeline.cli\n"
     )
 
     graph = import_graph(tmp_path, "pipeline")
-    assert graph["pipeline.commands.jobs"] == {"pipeline.cli"}
-    assert graph["pipeline.commands.status"] == set()  # never runs
-    assert import_circles(graph) == [["pipeline.cli", "pipeline.commands.jobs"]]
+    assert graph["pg_pipeline.commands.jobs"] == {"pg_pipeline.cli"}
+    assert graph["pg_pipeline.commands.status"] == set()  # never runs
+    assert import_circles(graph) == [["pg_pipeline.cli", "pg_pipeline.commands.jobs"]]

@@ -32,15 +32,20 @@ def under(module: str, package: str) -> bool:
 
 
 def test_the_runtime_reaches_the_operator_side_only_for_the_queue_gauges() -> None:
-    operator = ("pipeline.cli", "pipeline.commands", "pipeline.dashboard", "pipeline.admin")
-    allowed = {"pipeline.admin", "pipeline.admin.metrics"}  # the collector /metrics registers
+    operator = (
+        "pg_pipeline.cli",
+        "pg_pipeline.commands",
+        "pg_pipeline.dashboard",
+        "pg_pipeline.admin",
+    )
+    allowed = {"pg_pipeline.admin", "pg_pipeline.admin.metrics"}  # the collector /metrics registers
     offences = [
         f"{path} imports {module}"
         for folder in ("worker", "maintenance")
         for path, modules in imported(folder).items()
         for module in modules
         if any(under(module, p) for p in operator)
-        and not (module in allowed or module.startswith("pipeline.admin.metrics."))
+        and not (module in allowed or module.startswith("pg_pipeline.admin.metrics."))
     ]
     assert offences == []
 
@@ -61,6 +66,6 @@ def test_the_dashboard_and_the_clis_reads_run_no_query_of_their_own() -> None:
         f"{path} imports {module}"
         for path, modules in readers.items()
         for module in modules
-        if under(module, "pipeline.queries") or module == "pipeline.Q"
+        if under(module, "pg_pipeline.queries") or module == "pipeline.Q"
     ]
     assert offences == []

@@ -1,4 +1,4 @@
-"""pg-pipeline in a Django project: add "pipeline.contrib.django" to INSTALLED_APPS.
+"""pg-pipeline in a Django project: add "pg_pipeline.contrib.django" to INSTALLED_APPS.
 
 `manage.py migrate` then creates pg-pipeline's schema (its tables, views and functions, in the
 `pipeline` schema, beside Django's own) by running pg-pipeline's migrations, and brings it up
@@ -6,7 +6,7 @@ to date after an upgrade of pg-pipeline. Enqueue on Django's connection, in its 
 
     with transaction.atomic():
         order = Order.objects.create(...)
-        pipeline.enqueue(connection, "invoice", {"order_id": order.pk})
+        pg_pipeline.enqueue(connection, "invoice", {"order_id": order.pk})
 
 Setting: PG_PIPELINE_DATABASE, the alias of the database that holds the queue ("default").
 """

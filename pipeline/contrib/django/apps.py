@@ -9,7 +9,7 @@ from django.db.models.signals import post_migrate
 
 
 class PipelineConfig(AppConfig):  # type: ignore[misc]  # Django ships no types
-    name = "pipeline.contrib.django"
+    name = "pg_pipeline.contrib.django"
     label = "pg_pipeline"  # "django" would clash with Django's own apps' labels
     verbose_name = "pg-pipeline"
     default_auto_field = "django.db.models.BigAutoField"
@@ -24,7 +24,7 @@ def _migrate_after_django(sender: Any, using: str, plan: Any = None, **_: Any) -
     from django.db import connections
     from django.db.migrations.recorder import MigrationRecorder
 
-    from pipeline.contrib.django.schema import apply_migrations
+    from pg_pipeline.contrib.django.schema import apply_migrations
 
     recorder = MigrationRecorder(connections[using])
     if (PipelineConfig.label, "0001_initial") in recorder.applied_migrations():

@@ -6,9 +6,9 @@ from typing import Any
 
 import psycopg
 
-from pipeline.connections import sync_connection
-from pipeline.contrib.django import database_alias
-from pipeline.migrate import migrate
+from pg_pipeline.connections import sync_connection
+from pg_pipeline.contrib.django import database_alias
+from pg_pipeline.migrate import migrate
 
 
 def apply_migrations(django_connection: Any) -> list[int]:

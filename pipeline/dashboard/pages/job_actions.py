@@ -11,9 +11,9 @@ import psycopg
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from pipeline.admin import jobs as admin_jobs
-from pipeline.dashboard.handler import Handler, Page, text_param
-from pipeline.dashboard.problem import Problem
+from pg_pipeline.admin import jobs as admin_jobs
+from pg_pipeline.dashboard.handler import Handler, Page, text_param
+from pg_pipeline.dashboard.problem import Problem
 
 CANCEL_REASON = "cancelled from the dashboard"
 

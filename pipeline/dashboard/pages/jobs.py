@@ -9,13 +9,13 @@ import psycopg
 from starlette.requests import Request
 from starlette.responses import Response
 
-from pipeline.admin import jobs as admin_jobs
-from pipeline.attempt_logs import ATTEMPT_LOG_CAP
-from pipeline.dashboard import forms
-from pipeline.dashboard.handler import Handler
-from pipeline.dashboard.problem import Problem
-from pipeline.runs import job_output
-from pipeline.vocabulary import JOB_STATUSES
+from pg_pipeline.admin import jobs as admin_jobs
+from pg_pipeline.attempt_logs import ATTEMPT_LOG_CAP
+from pg_pipeline.dashboard import forms
+from pg_pipeline.dashboard.handler import Handler
+from pg_pipeline.dashboard.problem import Problem
+from pg_pipeline.runs import job_output
+from pg_pipeline.vocabulary import JOB_STATUSES
 
 
 class JobPages(Handler):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from pipeline.dashboard.handler import Handler, base_of
+from pg_pipeline.dashboard.handler import Handler, base_of
 
 
 class LoginPage(Handler):

@@ -10,7 +10,7 @@ import psycopg
 from starlette.requests import Request
 from starlette.responses import Response
 
-from pipeline.admin.status import (
+from pg_pipeline.admin.status import (
     Minute,
     Status,
     begin_snapshot,
@@ -18,9 +18,9 @@ from pipeline.admin.status import (
     read_worker_stages,
     snapshot_status,
 )
-from pipeline.dashboard import render
-from pipeline.dashboard.database import NARROW
-from pipeline.dashboard.handler import Handler
+from pg_pipeline.dashboard import render
+from pg_pipeline.dashboard.database import NARROW
+from pg_pipeline.dashboard.handler import Handler
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,10 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from pipeline.admin import runs as admin_runs
-from pipeline.dashboard.handler import Handler, parse_id
-from pipeline.dashboard.problem import Problem
-from pipeline.runs import TERMINAL
+from pg_pipeline.admin import runs as admin_runs
+from pg_pipeline.dashboard.handler import Handler, parse_id
+from pg_pipeline.dashboard.problem import Problem
+from pg_pipeline.runs import TERMINAL
 
 
 @dataclass(frozen=True)

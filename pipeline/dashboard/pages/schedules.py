@@ -9,10 +9,10 @@ from collections.abc import Mapping
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from pipeline.admin import schedules as admin_schedules
-from pipeline.admin.status import read_schedules
-from pipeline.dashboard.handler import Handler, text_param
-from pipeline.dashboard.problem import Problem
+from pg_pipeline.admin import schedules as admin_schedules
+from pg_pipeline.admin.status import read_schedules
+from pg_pipeline.dashboard.handler import Handler, text_param
+from pg_pipeline.dashboard.problem import Problem
 
 #: schedules the page lists, soonest first; how many there are in all is said beside
 SCHEDULES_SHOWN = 500

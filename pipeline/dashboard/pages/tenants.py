@@ -9,9 +9,9 @@ import psycopg
 from starlette.requests import Request
 from starlette.responses import Response
 
-from pipeline.admin.status import TenantCapUse
-from pipeline.admin.tenants import NoisyTenant, noisiest_tenants, queued_per_tenant, tenant_loads
-from pipeline.dashboard.handler import Handler
+from pg_pipeline.admin.status import TenantCapUse
+from pg_pipeline.admin.tenants import NoisyTenant, noisiest_tenants, queued_per_tenant, tenant_loads
+from pg_pipeline.dashboard.handler import Handler
 
 TENANTS_SHOWN = 50
 

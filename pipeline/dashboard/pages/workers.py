@@ -10,8 +10,8 @@ import psycopg
 from starlette.requests import Request
 from starlette.responses import Response
 
-from pipeline.admin.status import WorkerStatus, read_worker_stages, read_workers
-from pipeline.dashboard.handler import Handler
+from pg_pipeline.admin.status import WorkerStatus, read_worker_stages, read_workers
+from pg_pipeline.dashboard.handler import Handler
 
 
 @dataclass(frozen=True)

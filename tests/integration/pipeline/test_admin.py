@@ -11,12 +11,12 @@ import psycopg
 from psycopg_pool import ConnectionPool
 
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
-from pipeline import enqueue
-from pipeline.admin import jobs as admin
-from pipeline.admin import schedules
-from pipeline.admin.jobs import Change, JobFilter
-from pipeline.queries import Q
-from pipeline.store import JobStore
+from pg_pipeline import enqueue
+from pg_pipeline.admin import jobs as admin
+from pg_pipeline.admin import schedules
+from pg_pipeline.admin.jobs import Change, JobFilter
+from pg_pipeline.queries import Q
+from pg_pipeline.store import JobStore
 from tests.support.history import INDEX, big_seq_scans, make_past_days
 
 Conn = psycopg.Connection[Any]

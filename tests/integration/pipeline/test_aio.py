@@ -11,11 +11,11 @@ from typing import Any
 import psycopg
 import pytest
 
-import pipeline
+import pg_pipeline
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
-from pipeline import InvalidPayload, JobRequest, enqueue, live_workers, run_output, run_progress
-from pipeline.connections import NotAConnection
-from pipeline.queries import Q
+from pg_pipeline import InvalidPayload, JobRequest, enqueue, live_workers, run_output, run_progress
+from pg_pipeline.connections import NotAConnection
+from pg_pipeline.queries import Q
 from tests.support.history import finish
 
 Conn = psycopg.Connection[Any]
@@ -45,7 +45,7 @@ def job_ids(conn: Conn) -> list[int]:
 def test_a_job_enqueued_in_a_committed_async_transaction_is_kept(db_url: str, conn: Conn) -> None:
     async def body(aconn: AConn) -> int:
         async with aconn.transaction():
-            return await pipeline.aenqueue(aconn, "noop", {"n": 1}, tenant_id="acme")
+            return await pg_pipeline.aenqueue(aconn, "noop", {"n": 1}, tenant_id="acme")
 
     job_id = on_async(db_url, body)
     assert job_ids(conn) == [job_id]
@@ -58,8 +58,8 @@ def test_a_job_enqueued_in_a_rolled_back_async_transaction_is_gone(db_url: str, 
     async def body(aconn: AConn) -> None:
         with pytest.raises(Abandon):
             async with aconn.transaction():
-                await pipeline.aenqueue(aconn, "noop", {"n": 1})
-                await pipeline.aenqueue_many(
+                await pg_pipeline.aenqueue(aconn, "noop", {"n": 1})
+                await pg_pipeline.aenqueue_many(
                     aconn, [JobRequest("noop", {"n": n}) for n in range(3)]
                 )
                 raise Abandon
@@ -73,10 +73,10 @@ def test_a_rolled_back_savepoint_drops_only_the_jobs_enqueued_after_it(
 ) -> None:
     async def body(aconn: AConn) -> int:
         # Not autocommit: the application's own transaction, committed at the end.
-        kept = await pipeline.aenqueue(aconn, "noop", {"n": 1})
+        kept = await pg_pipeline.aenqueue(aconn, "noop", {"n": 1})
         async with aconn.transaction(force_rollback=True):
-            await pipeline.aenqueue(aconn, "noop", {"n": 2})
-            await pipeline.aenqueue_many(aconn, [JobRequest("noop", {"n": 3})])
+            await pg_pipeline.aenqueue(aconn, "noop", {"n": 2})
+            await pg_pipeline.aenqueue_many(aconn, [JobRequest("noop", {"n": 3})])
         await aconn.commit()
         return kept
 
@@ -90,7 +90,7 @@ def test_an_async_enqueue_left_uncommitted_is_gone_when_the_connection_closes(
     async def main() -> None:
         # Closed, not left through `async with`, which would commit.
         aconn = await psycopg.AsyncConnection.connect(db_url)
-        await pipeline.aenqueue(aconn, "noop", {"n": 1})
+        await pg_pipeline.aenqueue(aconn, "noop", {"n": 1})
         assert job_ids(conn) == []  # not visible outside the open transaction
         await aconn.close()
 
@@ -104,7 +104,7 @@ def test_async_and_sync_enqueue_store_the_same_row(db_url: str, conn: Conn) -> N
     sync_id = enqueue(conn, "noop", {"n": 5}, dedup_key="sync", **arguments)
 
     async def body(aconn: AConn) -> int:
-        return await pipeline.aenqueue(aconn, "noop", {"n": 5}, dedup_key="async", **arguments)
+        return await pg_pipeline.aenqueue(aconn, "noop", {"n": 5}, dedup_key="async", **arguments)
 
     async_id = on_async(db_url, body, autocommit=True)
     rows = {
@@ -121,8 +121,8 @@ def test_async_and_sync_enqueue_store_the_same_row(db_url: str, conn: Conn) -> N
 
 def test_aenqueue_once_returns_the_job_that_holds_the_key(db_url: str, conn: Conn) -> None:
     async def body(aconn: AConn) -> tuple[tuple[int, bool], tuple[int, bool]]:
-        first = await pipeline.aenqueue_once(aconn, "noop", {"n": 1}, dedup_key="invoice-9")
-        again = await pipeline.aenqueue_once(aconn, "noop", {"n": 2}, dedup_key="invoice-9")
+        first = await pg_pipeline.aenqueue_once(aconn, "noop", {"n": 1}, dedup_key="invoice-9")
+        again = await pg_pipeline.aenqueue_once(aconn, "noop", {"n": 2}, dedup_key="invoice-9")
         return first, again
 
     (first_id, new), (again_id, again_new) = on_async(db_url, body, autocommit=True)
@@ -133,7 +133,7 @@ def test_aenqueue_once_returns_the_job_that_holds_the_key(db_url: str, conn: Con
 def test_aenqueue_many_inserts_none_when_one_payload_is_bad(db_url: str, conn: Conn) -> None:
     async def body(aconn: AConn) -> None:
         with pytest.raises(InvalidPayload):
-            await pipeline.aenqueue_many(
+            await pg_pipeline.aenqueue_many(
                 aconn, [JobRequest("noop", {"n": 1}), JobRequest("noop", {"n": "many"})]
             )
 
@@ -160,10 +160,10 @@ def test_the_async_readers_read_a_run_as_the_sync_ones_do(db_url: str, conn: Con
 
     async def body(aconn: AConn) -> tuple[Any, ...]:
         return (
-            await pipeline.arun_progress(aconn, root),
-            await pipeline.arun_output(aconn, root, "effect"),
-            await pipeline.arun_output(aconn, root, "noop"),
-            await pipeline.alive_workers(aconn, "noop"),
+            await pg_pipeline.arun_progress(aconn, root),
+            await pg_pipeline.arun_output(aconn, root, "effect"),
+            await pg_pipeline.arun_output(aconn, root, "noop"),
+            await pg_pipeline.alive_workers(aconn, "noop"),
         )
 
     progress, output, no_output, workers = on_async(db_url, body, autocommit=True)
@@ -181,13 +181,13 @@ def test_sync_enqueue_on_an_async_connection_says_to_await_aenqueue(db_url: str)
         with pytest.raises(NotAConnection) as refused:
             enqueue(aconn, "noop", {"n": 1})  # type: ignore[arg-type]
         assert "psycopg.AsyncConnection" in str(refused.value)
-        assert "await pipeline.aenqueue(" in str(refused.value)
+        assert "await pg_pipeline.aenqueue(" in str(refused.value)
 
     on_async(db_url, body)
 
 
 def test_aenqueue_on_a_sync_connection_says_to_use_enqueue(conn: Conn) -> None:
     with pytest.raises(NotAConnection) as refused:
-        asyncio.run(pipeline.aenqueue(conn, "noop", {"n": 1}))  # type: ignore[arg-type]
+        asyncio.run(pg_pipeline.aenqueue(conn, "noop", {"n": 1}))  # type: ignore[arg-type]
     assert "psycopg.Connection" in str(refused.value)
-    assert "use pipeline.enqueue(...)" in str(refused.value)
+    assert "use pg_pipeline.enqueue(...)" in str(refused.value)

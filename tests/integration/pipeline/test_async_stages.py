@@ -10,12 +10,12 @@ from typing import Any
 import psycopg
 from pydantic import BaseModel
 
-from pipeline import Context, WorkerSettings
-from pipeline.enqueue import enqueue
-from pipeline.logs import current_job
-from pipeline.runs import run_output
-from pipeline.stage import Registry, stage
-from pipeline.testing import drain
+from pg_pipeline import Context, WorkerSettings
+from pg_pipeline.enqueue import enqueue
+from pg_pipeline.logs import current_job
+from pg_pipeline.runs import run_output
+from pg_pipeline.stage import Registry, stage
+from pg_pipeline.testing import drain
 from tests.integration.workers import running_worker
 from tests.support.waiting import wait_for
 
@@ -89,7 +89,7 @@ def test_an_async_stage_stores_its_output_feeds_its_then_and_runs_in_its_jobs_co
     drained = drain(db_url, registry=REG)
     assert drained.ok and len(drained.done) == 3
     assert run_output(conn, run_id, "store") == {"n": 3, "text": "page 3"}
-    # The job's fields are what its log records carry (pipeline.logs): the coroutine runs on
+    # The job's fields are what its log records carry (pg_pipeline.logs): the coroutine runs on
     # the loop's thread, in a copy of the runner's context.
     assert seen_jobs == [whose_id]
 

@@ -13,12 +13,12 @@ import pytest
 from psycopg_pool import ConnectionPool
 
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
-from pipeline import WorkerSettings, enqueue
-from pipeline.admin import jobs as admin
-from pipeline.attempt_logs import ATTEMPT_LOG_CAP, AttemptLog
-from pipeline.maintenance.retention import prune
-from pipeline.queries import Q
-from pipeline.store import ClaimedJob, JobStore, reclaim_expired
+from pg_pipeline import WorkerSettings, enqueue
+from pg_pipeline.admin import jobs as admin
+from pg_pipeline.attempt_logs import ATTEMPT_LOG_CAP, AttemptLog
+from pg_pipeline.maintenance.retention import prune
+from pg_pipeline.queries import Q
+from pg_pipeline.store import ClaimedJob, JobStore, reclaim_expired
 from tests.integration import workers
 from tests.support.apps.jobs_app import EFFECTS_DDL
 from tests.support.history import cancel, make_past_days

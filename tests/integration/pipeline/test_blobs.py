@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from pipeline import blobs
-from pipeline.blobs import (
+from pg_pipeline import blobs
+from pg_pipeline.blobs import (
     BlobNotFound,
     BlobStore,
     BlobStoreError,

@@ -14,10 +14,10 @@ import pytest
 from django.db import connection, connections, transaction
 
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
-from pipeline import aenqueue, enqueue, enqueue_many, run_output, run_progress
-from pipeline.connections import NotAConnection
-from pipeline.enqueue import JobRequest
-from pipeline.queries import Q
+from pg_pipeline import aenqueue, enqueue, enqueue_many, run_output, run_progress
+from pg_pipeline.connections import NotAConnection
+from pg_pipeline.enqueue import JobRequest
+from pg_pipeline.queries import Q
 from tests.support.django_project import use_database
 
 Conn = psycopg.Connection[Any]
@@ -109,13 +109,13 @@ def test_the_async_api_on_a_django_connection_says_to_use_the_sync_one(conn: Con
     with pytest.raises(NotAConnection) as refused:
         asyncio.run(aenqueue(connection, "noop", {"n": 1}))  # type: ignore[arg-type]
     assert "Django's connections are not async" in str(refused.value)
-    assert "use pipeline.enqueue(...)" in str(refused.value)
+    assert "use pg_pipeline.enqueue(...)" in str(refused.value)
 
 
 def test_the_queues_connection_is_the_one_of_the_alias_the_setting_names(conn: Conn) -> None:
     from django.test import override_settings
 
-    from pipeline.contrib.django import connection as queue_connection
+    from pg_pipeline.contrib.django import connection as queue_connection
 
     assert queue_connection() is connections["default"]
     with transaction.atomic():

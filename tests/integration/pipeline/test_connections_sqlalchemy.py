@@ -17,9 +17,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, create_async_engin
 from sqlalchemy.orm import Session, scoped_session, sessionmaker
 
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
-from pipeline import aenqueue, aenqueue_many, arun_progress, enqueue, enqueue_once, run_progress
-from pipeline.connections import NotAConnection
-from pipeline.enqueue import JobRequest
+from pg_pipeline import aenqueue, aenqueue_many, arun_progress, enqueue, enqueue_once, run_progress
+from pg_pipeline.connections import NotAConnection
+from pg_pipeline.enqueue import JobRequest
 
 Conn = psycopg.Connection[Any]
 
@@ -175,11 +175,13 @@ def test_the_async_api_on_a_sync_session_says_to_use_the_sync_one(engine: Engine
     with Session(engine) as session, pytest.raises(NotAConnection) as refused:
         asyncio.run(aenqueue(session, "noop", {"n": 1}))  # type: ignore[arg-type]
     assert "sqlalchemy.orm.session.Session" in str(refused.value)
-    assert "use pipeline.enqueue(...)" in str(refused.value)
+    assert "use pg_pipeline.enqueue(...)" in str(refused.value)
 
 
 def test_the_sync_api_on_an_async_session_says_to_await_the_async_one(db_url: str) -> None:
     session = AsyncSession(async_engine(db_url))
     with pytest.raises(NotAConnection) as refused:
         enqueue(session, "noop", {"n": 1})  # type: ignore[arg-type]
-    assert "AsyncSession" in str(refused.value) and "await pipeline.aenqueue(" in str(refused.value)
+    assert "AsyncSession" in str(refused.value) and "await pg_pipeline.aenqueue(" in str(
+        refused.value
+    )

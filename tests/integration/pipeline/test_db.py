@@ -10,7 +10,7 @@ import psycopg.errors
 import pytest
 from psycopg_pool import ConnectionPool
 
-from pipeline.db import make_pool
+from pg_pipeline.db import make_pool
 
 Conn = psycopg.Connection[Any]
 

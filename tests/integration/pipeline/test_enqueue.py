@@ -15,7 +15,7 @@ import psycopg
 import pytest
 
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
-from pipeline import (
+from pg_pipeline import (
     InvalidSchedule,
     JobRequest,
     PayloadTooLarge,
@@ -25,7 +25,7 @@ from pipeline import (
     enqueue_many,
     enqueue_once,
 )
-from pipeline.validation import InvalidJob
+from pg_pipeline.validation import InvalidJob
 from tests.integration.workers import running_worker
 from tests.support.apps.jobs_app import EFFECTS_DDL
 from tests.support.waiting import wait_for

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.extras import EXTRAS
+from pg_pipeline.extras import EXTRAS
 from tests.support.paths import REPO
 
 BLOCKED = sorted(set().union(*EXTRAS.values()))
@@ -26,22 +26,22 @@ def prelude(blocked: list[str]) -> str:
 CORE_PATH = """
 import os
 from pydantic import BaseModel
-import pipeline
-from pipeline.testing import drain
+import pg_pipeline
+from pg_pipeline.testing import drain
 
 class Number(BaseModel):
     n: int
 
-@pipeline.stage("slim_double")
-def slim_double(job: Number, ctx: pipeline.Context) -> Number:
+@pg_pipeline.stage("slim_double")
+def slim_double(job: Number, ctx: pg_pipeline.Context) -> Number:
     return Number(n=job.n * 2)
 
 url = os.environ["DATABASE_URL"]
-with pipeline.connect(url) as conn:
-    job = pipeline.enqueue(conn, "slim_double", Number(n=21))
+with pg_pipeline.connect(url) as conn:
+    job = pg_pipeline.enqueue(conn, "slim_double", Number(n=21))
 drained = drain(url, stages=["slim_double"])
-with pipeline.connect(url) as conn:
-    print(drained.done == [job], pipeline.run_output(conn, job, "slim_double"))
+with pg_pipeline.connect(url) as conn:
+    print(drained.done == [job], pg_pipeline.run_output(conn, job, "slim_double"))
 """
 
 
@@ -61,7 +61,7 @@ def run_slim(
 
 
 def cli(*argv: str) -> str:
-    return f"from pipeline.cli import main\nsys.exit(main({list(argv)!r}))\n"
+    return f"from pg_pipeline.cli import main\nsys.exit(main({list(argv)!r}))\n"
 
 
 @pytest.fixture
@@ -107,10 +107,10 @@ def test_a_command_that_needs_a_missing_extra_says_which_in_one_line(
     env: dict[str, str], tmp_path: Path, argv: list[str], line: str
 ) -> None:
     (tmp_path / "slim_app.py").write_text(
-        "from pydantic import BaseModel\nimport pipeline\n\n"
+        "from pydantic import BaseModel\nimport pg_pipeline\n\n"
         "class Empty(BaseModel):\n    pass\n\n"
-        "@pipeline.stage('slim_noop')\n"
-        "def slim_noop(job: Empty, ctx: pipeline.Context) -> None: ...\n"
+        "@pg_pipeline.stage('slim_noop')\n"
+        "def slim_noop(job: Empty, ctx: pg_pipeline.Context) -> None: ...\n"
     )
     result = run_slim(cli(*argv), env, tmp_path)
     extra = line.split(" needs the ")[1].split()[0]
@@ -148,21 +148,22 @@ def test_the_dashboard_mounted_in_an_application_needs_its_extra_and_says_so(
     env: dict[str, str], tmp_path: Path
 ) -> None:
     code = (
-        "from pipeline import MissingExtra\n"
-        "from pipeline.dashboard import app\n"
+        "from pg_pipeline import MissingExtra\n"
+        "from pg_pipeline.dashboard import app\n"
         "try:\n    app()\n"
         "except MissingExtra as exc:\n    print(exc)\n"
     )
     result = run_slim(code, env, tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == (
-        "pipeline.dashboard.app() needs the dashboard extra: pip install 'pg-pipeline[dashboard]'"
+        "pg_pipeline.dashboard.app() needs the dashboard extra: "
+        "pip install 'pg-pipeline[dashboard]'"
     )
 
 
 def test_an_s3_blob_store_needs_its_extra_and_says_so(env: dict[str, str], tmp_path: Path) -> None:
     code = (
-        "from pipeline import MissingExtra, blob_store_from_env\n"
+        "from pg_pipeline import MissingExtra, blob_store_from_env\n"
         "try:\n    blob_store_from_env()\n"
         "except MissingExtra as exc:\n    print(exc)\n"
     )

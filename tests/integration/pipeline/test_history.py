@@ -13,12 +13,18 @@ import pytest
 from psycopg_pool import ConnectionPool
 
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
-from pipeline import enqueue
-from pipeline.admin import jobs as admin
-from pipeline.admin.jobs import Change
-from pipeline.enqueue import enqueue_once
-from pipeline.maintenance.retention import prune
-from pipeline.store import FREE_CRASH_RECLAIMS, FREE_RELEASES, ClaimedJob, JobStore, reclaim_expired
+from pg_pipeline import enqueue
+from pg_pipeline.admin import jobs as admin
+from pg_pipeline.admin.jobs import Change
+from pg_pipeline.enqueue import enqueue_once
+from pg_pipeline.maintenance.retention import prune
+from pg_pipeline.store import (
+    FREE_CRASH_RECLAIMS,
+    FREE_RELEASES,
+    ClaimedJob,
+    JobStore,
+    reclaim_expired,
+)
 from tests.support.history import cancel, make_past_days
 from tests.support.slots import held_slots
 

@@ -11,8 +11,8 @@ from typing import Any
 import psycopg
 import pytest
 
-from pipeline.db import make_pool
-from pipeline.migrate import (
+from pg_pipeline.db import make_pool
+from pg_pipeline.migrate import (
     Applied,
     apply,
     migrate,
@@ -20,14 +20,14 @@ from pipeline.migrate import (
     pending_changes,
     pending_functions,
 )
-from pipeline.queries import Migration, load_functions, load_migrations, queries_for, sql_text
-from pipeline.store import JobStore
+from pg_pipeline.queries import Migration, load_functions, load_migrations, queries_for, sql_text
+from pg_pipeline.store import JobStore
 from tests.support import pg
 
 # The last release before function bodies moved to sql/functions, as pg_dump saw it (see the
 # file's header): an installation that the new migrate() must bring to sql/schema.sql.
 # The module, not the function that the pipeline package exports under the same name.
-migrate_module = importlib.import_module("pipeline.migrate")
+migrate_module = importlib.import_module("pg_pipeline.migrate")
 
 DATABASE_AT_0009 = Path(__file__).parents[1] / "fixtures" / "database_at_0009.sql.gz"
 

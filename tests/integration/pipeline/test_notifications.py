@@ -20,10 +20,10 @@ from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
-from pipeline import WorkerSettings, enqueue
-from pipeline.admin.jobs import cancel_job
-from pipeline.listener import CANCEL_CHECK_INTERVAL_S
-from pipeline.worker.producer import FIRST_DEAF_S
+from pg_pipeline import WorkerSettings, enqueue
+from pg_pipeline.admin.jobs import cancel_job
+from pg_pipeline.listener import CANCEL_CHECK_INTERVAL_S
+from pg_pipeline.worker.producer import FIRST_DEAF_S
 from tests.integration.workers import running_worker
 from tests.support.apps.jobs_app import EFFECTS_DDL
 from tests.support.waiting import wait_for

@@ -12,9 +12,9 @@ import pytest
 from psycopg_pool import ConnectionPool
 
 import tests.support.apps.pipeline_app  # noqa: F401  registers the pipeline stages
-from pipeline import enqueue
-from pipeline.queries import Q
-from pipeline.store import JobStore
+from pg_pipeline import enqueue
+from pg_pipeline.queries import Q
+from pg_pipeline.store import JobStore
 from tests.integration.pipeline.worker.test_worker import FAST, running_worker
 from tests.support.apps.jobs_app import EFFECTS_DDL
 from tests.support.waiting import wait_for
@@ -68,8 +68,8 @@ def finish(store: JobStore, share: list[Any], start: threading.Barrier, into: li
 def test_concurrent_finishers_enqueue_the_next_stage_exactly_once(
     conn: Conn, pool: ConnectionPool
 ) -> None:
-    from pipeline.context import Context
-    from pipeline.stage import REGISTRY
+    from pg_pipeline.context import Context
+    from pg_pipeline.stage import REGISTRY
 
     for round_ in range(5):
         root = enqueue(conn, "split", {"pages": 60})

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
-import pipeline
+import pg_pipeline
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
 from tests.support import pg
 
@@ -24,13 +24,13 @@ def bare_url(server_url: str) -> Iterator[str]:
 
 def on_psycopg(url: str) -> None:
     with psycopg.connect(url) as conn:
-        pipeline.enqueue(conn, "noop", {"n": 1})
+        pg_pipeline.enqueue(conn, "noop", {"n": 1})
 
 
 def on_async_psycopg(url: str) -> None:
     async def main() -> None:
         async with await psycopg.AsyncConnection.connect(url) as conn:
-            await pipeline.arun_progress(conn, 1)
+            await pg_pipeline.arun_progress(conn, 1)
 
     asyncio.run(main())
 
@@ -39,7 +39,7 @@ def on_sqlalchemy(url: str) -> None:
     engine = create_engine("postgresql+psycopg://", creator=lambda: psycopg.connect(url))
     try:
         with Session(engine) as session:
-            pipeline.enqueue_many(session, [pipeline.JobRequest("noop", {"n": 1})])
+            pg_pipeline.enqueue_many(session, [pg_pipeline.JobRequest("noop", {"n": 1})])
     finally:
         engine.dispose()
 
@@ -55,7 +55,7 @@ CALLS: dict[str, Callable[[str], None]] = {
 def test_a_database_without_the_schema_is_named_with_what_to_run_and_no_sql(
     bare_url: str, call: Callable[[str], None]
 ) -> None:
-    with pytest.raises(pipeline.SchemaMissing) as refused:
+    with pytest.raises(pg_pipeline.SchemaMissing) as refused:
         call(bare_url)
     message = str(refused.value)
     assert "run `pipeline migrate`" in message and "manage.py migrate" in message

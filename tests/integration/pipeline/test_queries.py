@@ -12,11 +12,11 @@ import psycopg
 import pytest
 
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
-from pipeline import enqueue
-from pipeline.admin.status import read_stages
-from pipeline.db import connect, make_pool
-from pipeline.migrate import migrate
-from pipeline.store import JobStore
+from pg_pipeline import enqueue
+from pg_pipeline.admin.status import read_stages
+from pg_pipeline.db import connect, make_pool
+from pg_pipeline.migrate import migrate
+from pg_pipeline.store import JobStore
 from tests.support.slots import held_slots
 
 Conn = psycopg.Connection[Any]

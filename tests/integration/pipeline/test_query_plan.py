@@ -9,7 +9,7 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from pipeline.queries import Q
+from pg_pipeline.queries import Q
 from tests.support.history import INDEX, big_seq_scans
 
 CLAIM_PARAMS = {

@@ -12,8 +12,8 @@ import psycopg
 import pytest
 from pydantic import BaseModel
 
-import pipeline
-from pipeline import (
+import pg_pipeline
+from pg_pipeline import (
     Context,
     InvalidPayload,
     JobRequest,
@@ -24,7 +24,7 @@ from pipeline import (
     enqueue_many,
     stage,
 )
-from pipeline.recorded_stages import record_stages, recorded_stages
+from pg_pipeline.recorded_stages import record_stages, recorded_stages
 from tests.integration.workers import running_worker
 from tests.support.waiting import wait_for
 
@@ -177,7 +177,7 @@ def test_enqueue_many_checks_stages_from_code_and_by_name_before_inserting_any(
         JobRequest("classify", {"pages": 2}),
         JobRequest("file", {"label": "a"}),
     ]
-    import tests.support.apps.jobs_app  # noqa: F401  registers "noop" in pipeline.REGISTRY
+    import tests.support.apps.jobs_app  # noqa: F401  registers "noop" in pg_pipeline.REGISTRY
 
     with pytest.raises(InvalidPayload, match="field 'label': 7 is not of type 'string'"):
         enqueue_many(conn, [*mixed, JobRequest("file", {"label": 7})])
@@ -223,12 +223,12 @@ def test_the_async_api_enqueues_by_name_in_the_callers_transaction(db_url: str, 
     async def main() -> int:
         async with await psycopg.AsyncConnection.connect(db_url) as aconn:
             with pytest.raises(InvalidPayload, match="is not of type 'integer'"):
-                await pipeline.aenqueue(aconn, "classify", {"pages": "x"}, registry=NO_CODE)
+                await pg_pipeline.aenqueue(aconn, "classify", {"pages": "x"}, registry=NO_CODE)
             async with aconn.transaction():
-                kept = await pipeline.aenqueue(aconn, "classify", {"pages": 4}, registry=NO_CODE)
+                kept = await pg_pipeline.aenqueue(aconn, "classify", {"pages": 4}, registry=NO_CODE)
             with pytest.raises(RuntimeError):
                 async with aconn.transaction():
-                    await pipeline.aenqueue(aconn, "classify", {"pages": 5}, registry=NO_CODE)
+                    await pg_pipeline.aenqueue(aconn, "classify", {"pages": 5}, registry=NO_CODE)
                     raise RuntimeError("rolled back")
             return kept
 

@@ -13,10 +13,10 @@ import psycopg
 import pytest
 from psycopg_pool import ConnectionPool
 
-from pipeline.admin.jobs import Change, cancel_job, retry_job
-from pipeline.history import ROLLUP_KEEP_S, drop_old_rollups, fold_rollup_shards
-from pipeline.queries import Q
-from pipeline.store import JobStore
+from pg_pipeline.admin.jobs import Change, cancel_job, retry_job
+from pg_pipeline.history import ROLLUP_KEEP_S, drop_old_rollups, fold_rollup_shards
+from pg_pipeline.queries import Q
+from pg_pipeline.store import JobStore
 from tests.support.history import finish, make_past_days
 
 Conn = psycopg.Connection[Any]

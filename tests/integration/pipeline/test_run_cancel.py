@@ -11,11 +11,11 @@ import pytest
 from psycopg_pool import ConnectionPool
 
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
-from pipeline import WorkerSettings, enqueue
-from pipeline.admin.runs import cancel_tree, read_run
-from pipeline.context import Context
-from pipeline.stage import REGISTRY
-from pipeline.store import JobStore
+from pg_pipeline import WorkerSettings, enqueue
+from pg_pipeline.admin.runs import cancel_tree, read_run
+from pg_pipeline.context import Context
+from pg_pipeline.stage import REGISTRY
+from pg_pipeline.store import JobStore
 from tests.integration import workers
 from tests.support.apps.jobs_app import EFFECTS_DDL
 from tests.support.waiting import wait_for

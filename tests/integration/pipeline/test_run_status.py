@@ -9,12 +9,12 @@ import psycopg
 from psycopg_pool import ConnectionPool
 
 import tests.support.apps.pipeline_app  # noqa: F401  registers the pipeline stages
-from pipeline import enqueue
-from pipeline.admin.jobs import Change, retry_job
-from pipeline.context import Context
-from pipeline.maintenance.retention import prune
-from pipeline.stage import REGISTRY
-from pipeline.store import ClaimedJob, JobStore
+from pg_pipeline import enqueue
+from pg_pipeline.admin.jobs import Change, retry_job
+from pg_pipeline.context import Context
+from pg_pipeline.maintenance.retention import prune
+from pg_pipeline.stage import REGISTRY
+from pg_pipeline.store import ClaimedJob, JobStore
 
 Conn = psycopg.Connection[Any]
 WORKER = uuid.UUID(int=7)
@@ -116,7 +116,7 @@ def test_a_prune_deletes_the_run_row_with_its_run(conn: Conn, pool: ConnectionPo
 def test_the_migration_counts_the_runs_there_were_as_the_triggers_keep_them(
     conn: Conn, pool: ConnectionPool
 ) -> None:
-    from pipeline.migrate import apply
+    from pg_pipeline.migrate import apply
 
     store = JobStore(pool)
     done_run, _ = fan_out_root(conn, store, 2)
@@ -142,9 +142,9 @@ def test_the_migration_counts_the_runs_there_were_as_the_triggers_keep_them(
 
 
 def test_status_and_the_metrics_count_runs_by_status(conn: Conn, pool: ConnectionPool) -> None:
-    from pipeline.admin.metrics import QueueCollector
-    from pipeline.admin.status import read_status
-    from pipeline.commands.status import render
+    from pg_pipeline.admin.metrics import QueueCollector
+    from pg_pipeline.admin.status import read_status
+    from pg_pipeline.commands.status import render
 
     store = JobStore(pool)
     fan_out_root(conn, store, 2)
@@ -214,7 +214,7 @@ def test_concurrent_finishers_of_one_fan_out_count_every_page_once(
 def test_a_job_that_failed_alone_blocks_the_then_stage_its_workers_recorded(
     conn: Conn, pool: ConnectionPool
 ) -> None:
-    from pipeline.admin.runs import read_run
+    from pg_pipeline.admin.runs import read_run
 
     conn.execute(
         "INSERT INTO pipeline.stages (name, version, then_stage, max_attempts, lease_seconds,"
@@ -235,7 +235,7 @@ def test_a_job_that_failed_alone_blocks_the_then_stage_its_workers_recorded(
 
 
 def test_the_runs_list_reads_an_index_in_order_among_many_runs(conn: Conn) -> None:
-    from pipeline.queries import Q
+    from pg_pipeline.queries import Q
 
     conn.execute(
         "INSERT INTO pipeline.runs (run_id, tenant_id, status, active, done, failed,"

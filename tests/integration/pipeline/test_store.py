@@ -13,9 +13,9 @@ import pytest
 from psycopg_pool import ConnectionPool
 
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
-from pipeline import InvalidPayload, JobRequest, UnknownStage, enqueue, enqueue_many
-from pipeline.maintenance import Reclaimer
-from pipeline.store import FREE_CRASH_RECLAIMS, FREE_RELEASES, JobStore, WorkerInfo
+from pg_pipeline import InvalidPayload, JobRequest, UnknownStage, enqueue, enqueue_many
+from pg_pipeline.maintenance import Reclaimer
+from pg_pipeline.store import FREE_CRASH_RECLAIMS, FREE_RELEASES, JobStore, WorkerInfo
 from tests.support.history import cancel
 
 Conn = psycopg.Connection[Any]
@@ -150,7 +150,7 @@ def test_enqueue_many_too_big_for_one_statement_inserts_all_or_nothing(
 ) -> None:
     # A statement's payloads are one jsonb value, capped by Postgres; shrink the share.
     # (sys.modules: the package's `enqueue` is the function of that name.)
-    monkeypatch.setattr(sys.modules["pipeline.enqueue"], "_STATEMENT_PAYLOAD_CHARS", 40)
+    monkeypatch.setattr(sys.modules["pg_pipeline.enqueue"], "_STATEMENT_PAYLOAD_CHARS", 40)
     ids = enqueue_many(conn, [JobRequest("noop", {"n": i}) for i in range(25)])
     assert len(ids) == 25 and ids == sorted(ids)
     payloads = conn.execute("SELECT payload FROM pipeline.jobs ORDER BY id").fetchall()
@@ -314,7 +314,7 @@ def test_a_stale_claim_writes_nothing_after_reclaim(conn: Conn, pool: Connection
 
 
 def test_completion_steps_roll_back_when_the_fence_fails(conn: Conn, pool: ConnectionPool) -> None:
-    from pipeline import LeaseLost
+    from pg_pipeline import LeaseLost
 
     conn.execute("CREATE TABLE outputs (job_id bigint)")
     store = JobStore(pool)

@@ -14,12 +14,12 @@ import pytest
 from psycopg_pool import ConnectionPool
 
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
-from pipeline import JobRequest, enqueue, enqueue_many
-from pipeline.admin.tenants import set_cap
-from pipeline.db import make_pool
-from pipeline.maintenance import Reclaimer, SlotRepair
-from pipeline.queries import Q
-from pipeline.store import ClaimedJob, JobStore
+from pg_pipeline import JobRequest, enqueue, enqueue_many
+from pg_pipeline.admin.tenants import set_cap
+from pg_pipeline.db import make_pool
+from pg_pipeline.maintenance import Reclaimer, SlotRepair
+from pg_pipeline.queries import Q
+from pg_pipeline.store import ClaimedJob, JobStore
 from tests.support.history import finish
 from tests.support.slots import held_slots
 

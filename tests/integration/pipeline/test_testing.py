@@ -1,4 +1,4 @@
-"""pipeline.testing.drain runs an application's stages to the end against a real database, in
+"""pg_pipeline.testing.drain runs an application's stages to the end against a real database, in
 the calling thread: follow-ups are run, a retry runs again at once (its backoff of an hour is not
 waited for), a permanent failure is reported with its error, and a run's left-over jobs are
 counted when retries keep their backoff."""
@@ -11,10 +11,10 @@ from typing import Any
 import psycopg
 from pydantic import BaseModel
 
-from pipeline import Context
-from pipeline.enqueue import enqueue
-from pipeline.stage import Registry, stage
-from pipeline.testing import drain
+from pg_pipeline import Context
+from pg_pipeline.enqueue import enqueue
+from pg_pipeline.stage import Registry, stage
+from pg_pipeline.testing import drain
 
 REG = Registry()
 HOUR_S = 3600.0

@@ -17,11 +17,11 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 from pydantic import BaseModel
 
-from pipeline import Context, WorkerSettings
-from pipeline.enqueue import JobRequest, enqueue, enqueue_many
-from pipeline.stage import Registry, stage
-from pipeline.testing import drain
-from pipeline.tracing import JOB_ID, OUTCOME, RUN_ID, STAGE, TENANT
+from pg_pipeline import Context, WorkerSettings
+from pg_pipeline.enqueue import JobRequest, enqueue, enqueue_many
+from pg_pipeline.stage import Registry, stage
+from pg_pipeline.testing import drain
+from pg_pipeline.tracing import JOB_ID, OUTCOME, RUN_ID, STAGE, TENANT
 from tests.integration.workers import running_worker
 from tests.support.apps import traced_app  # noqa: F401  its stages, which a child imports by name
 from tests.support.waiting import wait_for

@@ -11,9 +11,9 @@ import psycopg
 import pytest
 from psycopg_pool import ConnectionPool
 
-import stages.cli as cli
-from pipeline.commands.api import EXIT_FAILURE
-from pipeline.store import JobStore
+import pg_pipeline_documents.cli as cli
+from pg_pipeline.commands.api import EXIT_FAILURE
+from pg_pipeline.store import JobStore
 from tests.integration.pipeline.test_run_status import fan_out_root
 
 Conn = psycopg.Connection[Any]

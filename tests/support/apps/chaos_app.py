@@ -17,7 +17,7 @@ from typing import Any
 import psycopg
 from pydantic import BaseModel
 
-from pipeline import Context, stage
+from pg_pipeline import Context, stage
 
 #: the environment variable naming the worker process (tests/chaos/fleet.py sets it)
 WORKER_ENV = "CHAOS_WORKER"

@@ -17,7 +17,7 @@ from typing import Any
 import psycopg
 from pydantic import BaseModel
 
-from pipeline import Context, PermanentError, stage
+from pg_pipeline import Context, PermanentError, stage
 
 
 class Nothing(BaseModel):

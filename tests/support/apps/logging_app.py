@@ -6,7 +6,7 @@ import logging
 
 from pydantic import BaseModel
 
-from pipeline import Context, stage
+from pg_pipeline import Context, stage
 
 log = logging.getLogger(__name__)
 

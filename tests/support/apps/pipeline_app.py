@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from pipeline import Context, PermanentError, stage
+from pg_pipeline import Context, PermanentError, stage
 from tests.support.apps.jobs_app import record_effect
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from pipeline import Context, stage
+from pg_pipeline import Context, stage
 
 
 class Nothing(BaseModel):

@@ -9,9 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.apps import APP_ENV, CONFIG_ENV, ENTRY_POINT_GROUP, AppError, app_names, read_config
-from pipeline.commands.api import CliError, load_apps
-from pipeline.stage import REGISTRY
+from pg_pipeline.apps import (
+    APP_ENV,
+    CONFIG_ENV,
+    ENTRY_POINT_GROUP,
+    AppError,
+    app_names,
+    read_config,
+)
+from pg_pipeline.commands.api import CliError, load_apps
+from pg_pipeline.stage import REGISTRY
 from tests.support.paths import REPO
 
 
@@ -105,7 +112,7 @@ def test_nothing_named_loads_no_app_not_even_an_installed_one(tmp_path: Path) ->
     assert modules
     script = (
         "import sys\n"
-        "from pipeline.commands.api import load_apps\n"
+        "from pg_pipeline.commands.api import load_apps\n"
         "assert load_apps([]) == []\n"
         f"print([m for m in {modules!r} if m in sys.modules])\n"
     )

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from pipeline import attempt_logs
-from pipeline.attempt_logs import ATTEMPT_LOG_CAP, AttemptLog, collecting, snapshot
+from pg_pipeline import attempt_logs
+from pg_pipeline.attempt_logs import ATTEMPT_LOG_CAP, AttemptLog, collecting, snapshot
 
 FENCE = (7, 2)
 
@@ -25,7 +25,7 @@ def test_lines_logged_in_the_run_are_kept_for_its_claim(stage_log: logging.Logge
     stage_log.info("before the run")
     with collecting(FENCE):
         stage_log.info("page %d read", 1)
-        logging.getLogger("pipeline.worker").warning("the worker's own line")
+        logging.getLogger("pg_pipeline.worker").warning("the worker's own line")
         try:
             raise ValueError("bad page")
         except ValueError:

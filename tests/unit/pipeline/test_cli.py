@@ -16,10 +16,10 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from pipeline.cli import _database_error, main
-from pipeline.commands.api import EXIT_FAILURE, EXIT_USAGE, load_apps
-from pipeline.paths import data_dir
-from stages.cli import dedup_key
+from pg_pipeline.cli import _database_error, main
+from pg_pipeline.commands.api import EXIT_FAILURE, EXIT_USAGE, load_apps
+from pg_pipeline.paths import data_dir
+from pg_pipeline_documents.cli import dedup_key
 
 UNREACHABLE = "postgresql://app:s3cretPW@127.0.0.1:1/shop"
 
@@ -220,7 +220,7 @@ def test_a_broken_pipe_that_is_not_standard_output_still_shows(
 ) -> None:
     # Only a reader of stdout that left ends the command quietly: a pipe of the command's own
     # that breaks is a bug, and its traceback is how one hears of it.
-    from pipeline.commands import db_url
+    from pg_pipeline.commands import db_url
 
     def broken(args: object) -> int:
         raise BrokenPipeError("the OCR child's pipe")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipeline.db import describe
+from pg_pipeline.db import describe
 
 
 def test_describe_names_the_host_and_hides_the_password() -> None:

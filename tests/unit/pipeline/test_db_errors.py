@@ -1,4 +1,4 @@
-"""pipeline.db.outage: one reading of a database error for every loop that talks to Postgres.
+"""pg_pipeline.db.outage: one reading of a database error for every loop that talks to Postgres.
 An outage is waited out and the jobs kept; a refusal fails what asked for it at once."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import psycopg.errors
 import pytest
 from psycopg_pool import PoolTimeout
 
-from pipeline.db import outage, unavailable
-from pipeline.errors import DatabaseUnavailable
-from pipeline.reconnecting import retry_db
+from pg_pipeline.db import outage, unavailable
+from pg_pipeline.errors import DatabaseUnavailable
+from pg_pipeline.reconnecting import retry_db
 
 OUTAGES = [
     "08006",  # connection_failure

@@ -7,9 +7,9 @@ from typing import Any
 import psycopg
 from pydantic import BaseModel, Field
 
-from pipeline import Context, Registry, stage
-from pipeline.executor import run_job
-from pipeline.outcomes import Lost
+from pg_pipeline import Context, Registry, stage
+from pg_pipeline.executor import run_job
+from pg_pipeline.outcomes import Lost
 from tests.unit.pipeline.worker.jobs import CALLS, REG, claimed
 
 CHAIN = Registry()
@@ -24,7 +24,7 @@ class Count(BaseModel):
 
 
 class Bill(BaseModel):
-    # A bound the JSON schemas do not compare (pipeline.schema_fit): the pair registers, and
+    # A bound the JSON schemas do not compare (pg_pipeline.schema_fit): the pair registers, and
     # an output under it is refused when the job runs.
     total: int = Field(gt=100)
 
@@ -50,8 +50,8 @@ def tally(job: Count, ctx: Context) -> None:
 
 
 def run_chained(name: str) -> tuple[object, Context]:
-    from pipeline.executor import run_job
-    from pipeline.store import ClaimedJob
+    from pg_pipeline.executor import run_job
+    from pg_pipeline.store import ClaimedJob
 
     job = ClaimedJob(7, name, None, {"n": 3}, 0, 1, 5, 60, None, 7)
     ctx = Context(
@@ -67,7 +67,7 @@ def run_chained(name: str) -> tuple[object, Context]:
 
 
 def test_an_output_that_does_not_fit_the_next_stage_fails_the_job_for_good() -> None:
-    from pipeline.outcomes import Raised, Succeeded
+    from pg_pipeline.outcomes import Raised, Succeeded
 
     outcome, ctx = run_chained("count_then_bill")
     assert isinstance(outcome, Raised)

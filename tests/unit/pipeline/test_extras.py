@@ -7,7 +7,7 @@ import tomllib
 
 import pytest
 
-from pipeline.extras import EXTRAS, MissingExtra, extra_of, needs_extra, require_extra
+from pg_pipeline.extras import EXTRAS, MissingExtra, extra_of, needs_extra, require_extra
 from tests.support.paths import REPO
 
 PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]

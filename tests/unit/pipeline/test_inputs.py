@@ -1,4 +1,4 @@
-"""pipeline.inputs: one answer to "is this value acceptable", the same from the library, the
+"""pg_pipeline.inputs: one answer to "is this value acceptable", the same from the library, the
 command line and the dashboard."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from pipeline import inputs
-from pipeline.commands import api
-from pipeline.dashboard import forms
-from pipeline.schedules import InvalidSchedule, check_cron
-from pipeline.validation import InvalidJob, check_priority
+from pg_pipeline import inputs
+from pg_pipeline.commands import api
+from pg_pipeline.dashboard import forms
+from pg_pipeline.schedules import InvalidSchedule, check_cron
+from pg_pipeline.validation import InvalidJob, check_priority
 
 NOT_UTF8 = os.fsdecode(b"\xff")  # how Python hands over argv bytes that are not UTF-8
 

@@ -1,4 +1,4 @@
-"""pipeline.isolation: calls in killable children of a shared, preloaded fork server.
+"""pg_pipeline.isolation: calls in killable children of a shared, preloaded fork server.
 
 Real processes throughout (no database). Most tests share one Isolator (class scope, so one fork
 server start); the lifecycle tests below the class need the process's fork server to themselves
@@ -22,8 +22,8 @@ from typing import IO, Any
 
 import pytest
 
-from pipeline import isolation
-from pipeline.isolation import ChildResult, IsolationError, Isolator
+from pg_pipeline import isolation
+from pg_pipeline.isolation import ChildResult, IsolationError, Isolator
 from tests.support import isolation_targets as targets
 from tests.support.paths import REPO
 from tests.support.waiting import wait_for
@@ -343,7 +343,7 @@ def test_close_kills_running_children_and_leaves_no_process_behind(tmp_path: Pat
 
 PARENT = f"""
 import threading
-from pipeline.isolation import Isolator
+from pg_pipeline.isolation import Isolator
 from tests.support import isolation_targets
 isolator = Isolator(preload=[{TARGETS!r}])
 threading.Thread(

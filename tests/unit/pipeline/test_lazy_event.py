@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from pipeline.lazy_event import LazyEvent
+from pg_pipeline.lazy_event import LazyEvent
 
 
 def test_a_flag_set_before_anyone_waits_is_seen_by_is_set_and_wait() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from pipeline.listener import CANCEL_CHECK_INTERVAL_S, Listener
+from pg_pipeline.listener import CANCEL_CHECK_INTERVAL_S, Listener
 from tests.support.waiting import wait_for
 
 

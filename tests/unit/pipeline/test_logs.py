@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-import pipeline.logs
-from pipeline.logs import (
+import pg_pipeline.logs
+from pg_pipeline.logs import (
     JobFilter,
     JsonFormatter,
     LogSetup,
@@ -27,8 +27,8 @@ from pipeline.logs import (
     running,
     settlements,
 )
-from pipeline.outcomes import Discard, Fail, GiveBack, Retry
-from pipeline.store import ClaimedJob
+from pg_pipeline.outcomes import Discard, Fail, GiveBack, Retry
+from pg_pipeline.store import ClaimedJob
 
 NOW = datetime(2026, 12, 2, 6, 30, 0, tzinfo=UTC)
 JOB = ClaimedJob(42, "resize", "acme", {"n": 1}, 0, 2, 5, 60, None, 42)
@@ -54,7 +54,7 @@ class Lines(logging.Handler):
 @pytest.fixture
 def lines() -> Iterator[Lines]:
     handler = Lines()
-    logger = logging.getLogger("pipeline")
+    logger = logging.getLogger("pg_pipeline")
     old_level = logger.level
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG)
@@ -74,7 +74,7 @@ def test_a_retry_logs_one_warning_with_the_job_the_reason_and_the_next_run(lines
     [line] = lines.lines
     assert settle_fields(line) == {
         "level": "WARNING",
-        "logger": "pipeline.jobs",
+        "logger": "pg_pipeline.jobs",
         "job_id": 42,
         "stage": "resize",
         "tenant": "acme",
@@ -96,7 +96,7 @@ def test_a_job_failed_for_good_logs_an_error_with_its_reason(lines: Lines) -> No
     [line] = lines.lines
     assert settle_fields(line) == {
         "level": "ERROR",
-        "logger": "pipeline.jobs",
+        "logger": "pg_pipeline.jobs",
         "job_id": 42,
         "stage": "resize",
         "tenant": "acme",
@@ -123,7 +123,7 @@ def test_a_lost_claim_logs_a_warning_with_why_and_no_next_run(lines: Lines) -> N
     [line] = lines.lines
     assert settle_fields(line) == {
         "level": "WARNING",
-        "logger": "pipeline.jobs",
+        "logger": "pg_pipeline.jobs",
         "job_id": 42,
         "stage": "resize",
         "tenant": None,
@@ -151,7 +151,7 @@ def test_a_completion_is_logged_only_at_debug(lines: Lines) -> None:
 
 
 def test_the_stages_own_lines_carry_the_running_job_and_others_do_not(lines: Lines) -> None:
-    stage_log = logging.getLogger("pipeline.test_stage")
+    stage_log = logging.getLogger("pg_pipeline.test_stage")
     with running(JOB):
         stage_log.info("resizing")
     stage_log.info("between jobs")
@@ -167,7 +167,7 @@ def test_the_stages_own_lines_carry_the_running_job_and_others_do_not(lines: Lin
 
 def test_a_thread_the_stage_starts_with_its_context_carries_the_job(lines: Lines) -> None:
     def work() -> None:
-        logging.getLogger("pipeline.test_stage").info("in a helper thread")
+        logging.getLogger("pg_pipeline.test_stage").info("in a helper thread")
 
     with running(JOB):
         context = contextvars.copy_context()
@@ -189,7 +189,7 @@ def test_the_text_format_ends_a_stage_line_with_the_job_and_escapes_control_char
 def test_configure_json_writes_one_object_per_line_with_the_traceback_inside(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(pipeline.logs, "_setup", None)  # restored: children take it on
+    monkeypatch.setattr(pg_pipeline.logs, "_setup", None)  # restored: children take it on
     stream = io.StringIO()
     root = logging.getLogger()
     saved = (root.handlers[:], root.level)

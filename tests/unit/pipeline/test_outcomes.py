@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from pipeline import Context
-from pipeline.outcomes import (
+from pg_pipeline import Context
+from pg_pipeline.outcomes import (
     LEFT_DELAY_S,
     NOT_RUN_DELAY_S,
     Complete,
@@ -31,8 +31,8 @@ from pipeline.outcomes import (
     clean_error,
     decide,
 )
-from pipeline.stage import Registry, StageSpec, stage
-from pipeline.store import ClaimedJob
+from pg_pipeline.stage import Registry, StageSpec, stage
+from pg_pipeline.store import ClaimedJob
 
 REG = Registry()
 

@@ -10,15 +10,15 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-import pipeline
-from pipeline import aio
-from pipeline.connections import NotAConnection
-from pipeline.context import Context
-from pipeline.enqueue import JobRequest, enqueue_many_plan, enqueue_once_plan, enqueue_plan
-from pipeline.errors import InvalidPayload
-from pipeline.plans import Plan, Statement, Steps
-from pipeline.queries import Q
-from pipeline.stage import Registry, stage
+import pg_pipeline
+from pg_pipeline import aio
+from pg_pipeline.connections import NotAConnection
+from pg_pipeline.context import Context
+from pg_pipeline.enqueue import JobRequest, enqueue_many_plan, enqueue_once_plan, enqueue_plan
+from pg_pipeline.errors import InvalidPayload
+from pg_pipeline.plans import Plan, Statement, Steps
+from pg_pipeline.queries import Q
+from pg_pipeline.stage import Registry, stage
 
 NOTES = Registry()
 
@@ -33,12 +33,12 @@ def note(job: Note, ctx: Context) -> None:
 
 
 PAIRS = {
-    "enqueue": (pipeline.enqueue, aio.aenqueue),
-    "enqueue_once": (pipeline.enqueue_once, aio.aenqueue_once),
-    "enqueue_many": (pipeline.enqueue_many, aio.aenqueue_many),
-    "run_progress": (pipeline.run_progress, aio.arun_progress),
-    "run_output": (pipeline.run_output, aio.arun_output),
-    "live_workers": (pipeline.live_workers, aio.alive_workers),
+    "enqueue": (pg_pipeline.enqueue, aio.aenqueue),
+    "enqueue_once": (pg_pipeline.enqueue_once, aio.aenqueue_once),
+    "enqueue_many": (pg_pipeline.enqueue_many, aio.aenqueue_many),
+    "run_progress": (pg_pipeline.run_progress, aio.arun_progress),
+    "run_output": (pg_pipeline.run_output, aio.arun_output),
+    "live_workers": (pg_pipeline.live_workers, aio.alive_workers),
 }
 
 
@@ -109,7 +109,7 @@ def test_a_bad_payload_is_refused_before_the_connection_is_looked_at() -> None:
     # stage the code does not know is looked up in what workers recorded: that takes the
     # database, tests/integration/pipeline/test_recorded_stages.py.)
     with pytest.raises(InvalidPayload):
-        pipeline.enqueue(object(), "note", {"text": 5}, registry=NOTES)  # type: ignore[arg-type]
+        pg_pipeline.enqueue(object(), "note", {"text": 5}, registry=NOTES)  # type: ignore[arg-type]
     with pytest.raises(InvalidPayload):
         asyncio.run(aio.aenqueue(object(), "note", {"text": 5}, registry=NOTES))  # type: ignore[arg-type]
 
@@ -119,9 +119,9 @@ def test_enqueue_on_what_is_not_a_connection_names_what_it_got_and_what_it_takes
     given: object,
 ) -> None:
     with pytest.raises(NotAConnection) as refused:
-        pipeline.enqueue(given, "note", {"text": "hi"}, registry=NOTES)  # type: ignore[arg-type]
+        pg_pipeline.enqueue(given, "note", {"text": "hi"}, registry=NOTES)  # type: ignore[arg-type]
     message = str(refused.value)
-    assert f"pipeline.enqueue() was given a builtins.{type(given).__name__}" in message
+    assert f"pg_pipeline.enqueue() was given a builtins.{type(given).__name__}" in message
     assert "psycopg Connection" in message
     assert isinstance(refused.value, TypeError)
 
@@ -130,5 +130,5 @@ def test_aenqueue_on_what_is_not_a_connection_names_what_it_got_and_what_it_take
     with pytest.raises(NotAConnection) as refused:
         asyncio.run(aio.aenqueue(3.5, "note", {"text": "hi"}, registry=NOTES))  # type: ignore[arg-type]
     message = str(refused.value)
-    assert "pipeline.aenqueue() was given a builtins.float" in message
+    assert "pg_pipeline.aenqueue() was given a builtins.float" in message
     assert "psycopg AsyncConnection" in message

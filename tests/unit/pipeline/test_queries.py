@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from pipeline.queries import (
+from pg_pipeline.queries import (
     Q,
     channel,
     check_schema,

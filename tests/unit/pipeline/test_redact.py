@@ -1,4 +1,4 @@
-"""Credentials never reach a message: pipeline.redact, the DSN helpers and the LLM errors."""
+"""Credentials never reach a message: pg_pipeline.redact, the DSN helpers and the LLM errors."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import socket
 
 import pytest
 
-from pipeline.db import describe, scrub
-from pipeline.redact import redact
-from stages.extract_llm import LlmExtractor, LlmUnavailable
+from pg_pipeline.db import describe, scrub
+from pg_pipeline.redact import redact
+from pg_pipeline_documents.extract_llm import LlmExtractor, LlmUnavailable
 from tests.support.fake_llm_server import FakeLlmServer, Reply
 
 SECRET = "s3cretPW"

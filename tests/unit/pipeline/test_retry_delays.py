@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from pipeline.retry_delays import retry_delay
+from pg_pipeline.retry_delays import retry_delay
 
 
 def test_backoff_grows_exponentially_and_is_jittered_and_capped() -> None:

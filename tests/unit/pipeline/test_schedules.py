@@ -9,12 +9,19 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from pydantic import BaseModel
 
-from pipeline import Context, InvalidPayload, InvalidSchedule, Registry, ScheduleRegistry, schedule
-from pipeline.commands.api import instant_arg
-from pipeline.commands.enqueue import not_before
-from pipeline.commands.schedule import catch_up_arg, cron_arg, every_arg, timezone_arg
-from pipeline.schedules import CATCH_UP_MAX, Schedule, Timing, fire_key
-from pipeline.stage import stage
+from pg_pipeline import (
+    Context,
+    InvalidPayload,
+    InvalidSchedule,
+    Registry,
+    ScheduleRegistry,
+    schedule,
+)
+from pg_pipeline.commands.api import instant_arg
+from pg_pipeline.commands.enqueue import not_before
+from pg_pipeline.commands.schedule import catch_up_arg, cron_arg, every_arg, timezone_arg
+from pg_pipeline.schedules import CATCH_UP_MAX, Schedule, Timing, fire_key
+from pg_pipeline.stage import stage
 
 
 def utc(*parts: int) -> datetime:

@@ -7,7 +7,7 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.schema_fit import misfits
+from pg_pipeline.schema_fit import misfits
 
 
 def fit(output: type[BaseModel], input: type[BaseModel]) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from pipeline.settings import WorkerSettings
+from pg_pipeline.settings import WorkerSettings
 
 
 def test_worker_settings_reject_unknown_keys() -> None:

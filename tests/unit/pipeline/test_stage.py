@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel
 
-from pipeline import Context, InvalidPayload, PermanentError, Registry, RetryableError, stage
+from pg_pipeline import Context, InvalidPayload, PermanentError, Registry, RetryableError, stage
 
 
 class Resize(BaseModel):
@@ -157,7 +157,7 @@ def test_then_naming_a_stage_that_takes_the_output_registers() -> None:
 
 
 def test_then_naming_no_registered_stage_is_refused_once_the_apps_are_loaded() -> None:
-    from pipeline import Worker
+    from pg_pipeline import Worker
 
     reg = Registry()
 

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from pipeline.terminal import TerminalFormatter, printable, printable_json, printable_lines
+from pg_pipeline.terminal import TerminalFormatter, printable, printable_json, printable_lines
 
 #: What a terminal acts on: C0 and C1 controls, DEL, line separators, bidi controls
 ACTS_ON = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")

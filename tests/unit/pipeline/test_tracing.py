@@ -10,8 +10,8 @@ import textwrap
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 
-from pipeline.store import ClaimedJob
-from pipeline.tracing import carried, current_traceparent, under
+from pg_pipeline.store import ClaimedJob
+from pg_pipeline.tracing import carried, current_traceparent, under
 
 REMOTE = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 
@@ -33,10 +33,10 @@ def test_without_opentelemetry_loaded_a_worker_and_an_enqueue_import_none_of_it(
         """
         import sys
         from pydantic import BaseModel
-        import pipeline.cli, pipeline.testing, pipeline.worker.worker
-        from pipeline.enqueue import JobRequest, job_row
-        from pipeline.stage import Registry, stage
-        from pipeline.tracing import job_tracer
+        import pg_pipeline.cli, pg_pipeline.testing, pg_pipeline.worker.worker
+        from pg_pipeline.enqueue import JobRequest, job_row
+        from pg_pipeline.stage import Registry, stage
+        from pg_pipeline.tracing import job_tracer
 
         class Item(BaseModel):
             n: int
@@ -59,7 +59,7 @@ def test_opentelemetry_loaded_without_a_tracer_provider_leaves_the_worker_untrac
     out = run_python(
         """
         import opentelemetry.trace
-        from pipeline.tracing import current_traceparent, job_tracer
+        from pg_pipeline.tracing import current_traceparent, job_tracer
         tracer = opentelemetry.trace.get_tracer("app")
         with tracer.start_as_current_span("request"):
             print(job_tracer(), current_traceparent())

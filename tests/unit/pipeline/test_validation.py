@@ -1,4 +1,4 @@
-"""What pipeline.validation refuses before a job reaches the database, and how it says why."""
+"""What pg_pipeline.validation refuses before a job reaches the database, and how it says why."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from pipeline.enqueue import JobRequest, job_row
-from pipeline.errors import InvalidPayload, PayloadTooLarge, PipelineError
-from pipeline.settings import WorkerSettings
-from pipeline.stage import Registry, stage
-from pipeline.validation import (
+from pg_pipeline.enqueue import JobRequest, job_row
+from pg_pipeline.errors import InvalidPayload, PayloadTooLarge, PipelineError
+from pg_pipeline.settings import WorkerSettings
+from pg_pipeline.stage import Registry, stage
+from pg_pipeline.validation import (
     MAX_DEPTH,
     MAX_PAYLOAD_BYTES_DEFAULT,
     MAX_PAYLOAD_BYTES_ENV,
@@ -230,7 +230,8 @@ def test_the_default_payload_limit_keeps_a_full_claim_batch_within_tens_of_megab
     assert str(refused.value) == (
         f"payload for stage 'note' is {MAX_PAYLOAD_BYTES_DEFAULT + 1:,} bytes of JSON, over the "
         f"limit of {MAX_PAYLOAD_BYTES_DEFAULT:,} (PIPELINE_MAX_PAYLOAD_BYTES): store large data "
-        "in blob storage (pipeline.blob_store_from_env().put_bytes) and put its key in the payload"
+        "in blob storage (pg_pipeline.blob_store_from_env().put_bytes) and put its key in the "
+        "payload"
     )
 
 

@@ -16,10 +16,10 @@ import pypdfium2 as pdfium
 import pytest
 
 from benchmarks.extraction_accuracy import score, score_field
-from stages.extract import cross_check
-from stages.extract_offline import extract_offline, extract_offline_explained
-from stages.ocr.reading_order import Segment, columns_in_reading_order, text_segments
-from stages.tender import TenderFields
+from pg_pipeline_documents.extract import cross_check
+from pg_pipeline_documents.extract_offline import extract_offline, extract_offline_explained
+from pg_pipeline_documents.ocr.reading_order import Segment, columns_in_reading_order, text_segments
+from pg_pipeline_documents.tender import TenderFields
 from tests.support.paths import REPO
 
 CORPUS = REPO / "sample_docs" / "corpus"

@@ -10,7 +10,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 import pytest
 
-from stages.tender import TenderFields
+from pg_pipeline_documents.tender import TenderFields
 from tests.support.paths import REPO
 
 SAMPLES = REPO / "sample_docs"

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-import stages.cli as cli
-from pipeline.runs import StageProgress
-from stages.extract_offline import extract_offline_explained
-from stages.tender import TenderFields
+import pg_pipeline_documents.cli as cli
+from pg_pipeline.runs import StageProgress
+from pg_pipeline_documents.extract_offline import extract_offline_explained
+from pg_pipeline_documents.tender import TenderFields
 
 NOTICE = (
     "Official name: Stadtwerke Lindenau GmbH\nE-mail: vergabe@stadtwerke-lindenau.example\n"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pipeline.runs import StageProgress
-from stages.cli import bar, describe_progress
+from pg_pipeline.runs import StageProgress
+from pg_pipeline_documents.cli import bar, describe_progress
 
 
 def test_bar_fills_in_proportion() -> None:

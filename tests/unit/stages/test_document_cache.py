@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import LocalBlobStore
-from stages import documents
-from stages.document_cache import HELD, DocumentCache
+from pg_pipeline import LocalBlobStore
+from pg_pipeline_documents import documents
+from pg_pipeline_documents.document_cache import HELD, DocumentCache
 
 
 @pytest.fixture

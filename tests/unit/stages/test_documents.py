@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import signal
 
-import stages.documents  # noqa: F401  registers the stages
-from pipeline import REGISTRY, StageSpec
+import pg_pipeline_documents.documents  # noqa: F401  registers the stages
+from pg_pipeline import REGISTRY, StageSpec
 
 
 def test_a_document_whose_pages_are_read_is_extracted_before_other_pages_run() -> None:
@@ -15,7 +15,7 @@ def test_a_document_whose_pages_are_read_is_extracted_before_other_pages_run() -
 
 
 def test_a_broken_page_fails_for_good_but_a_slow_one_is_retried() -> None:
-    from stages.errors import DocumentError, OcrTimeout
+    from pg_pipeline_documents.errors import DocumentError, OcrTimeout
 
     ocr = REGISTRY.get("ocr")
     assert ocr.is_permanent(DocumentError("page 3: PDFium could not render the page"))
@@ -25,7 +25,7 @@ def test_a_broken_page_fails_for_good_but_a_slow_one_is_retried() -> None:
 
 def _built_in_stages() -> list[StageSpec]:
     specs = [REGISTRY.get(name) for name in REGISTRY.names()]
-    return [spec for spec in specs if spec.fn.__module__.startswith("stages.")]
+    return [spec for spec in specs if spec.fn.__module__.startswith("pg_pipeline_documents.")]
 
 
 def test_every_built_in_stage_has_a_timeout() -> None:
@@ -38,8 +38,8 @@ def test_every_built_in_stage_has_a_timeout() -> None:
 def test_stage_timeouts_leave_room_for_the_bounds_inside_them() -> None:
     # A stage timeout that fired before its own inner limits would replace their clear message
     # ("page 3: OCR timed out after 120 s") with a bare timeout.
-    from stages import documents, ocr_language
-    from stages.extract_llm import LlmExtractor
+    from pg_pipeline_documents import documents, ocr_language
+    from pg_pipeline_documents.extract_llm import LlmExtractor
 
     llm = LlmExtractor(base_url="http://127.0.0.1:9/v1", model="any")
     llm_worst_case = (llm.max_retries + 1) * llm.timeout_s
@@ -53,7 +53,7 @@ def test_stage_timeouts_leave_room_for_the_bounds_inside_them() -> None:
 
 
 def test_a_page_whose_renderer_was_killed_from_outside_is_retried() -> None:
-    from stages.errors import KilledBySignal, signal_death_error
+    from pg_pipeline_documents.errors import KilledBySignal, signal_death_error
 
     error = signal_death_error("page 3: renderer", -signal.SIGKILL)
     assert isinstance(error, KilledBySignal)

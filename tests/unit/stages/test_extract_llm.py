@@ -11,10 +11,10 @@ from decimal import Decimal
 
 import pytest
 
-from stages.errors import DocumentError
-from stages.extract import extract_fields
-from stages.extract_llm import ExtractionFailed, LlmExtractor, LlmUnavailable
-from stages.tender import TenderFields
+from pg_pipeline_documents.errors import DocumentError
+from pg_pipeline_documents.extract import extract_fields
+from pg_pipeline_documents.extract_llm import ExtractionFailed, LlmExtractor, LlmUnavailable
+from pg_pipeline_documents.tender import TenderFields
 from tests.support.fake_llm_server import FakeLlmServer, Reply
 
 NOTICE = "CONTRACT NOTICE\nTitle: Road works\nReference: WB/2027/0042\n"

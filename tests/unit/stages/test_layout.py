@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pypdfium2 as pdfium
 
-from stages.layout import MAX_SPANS, PageLayout, Word, layout_from_textpage, spans_from_words
+from pg_pipeline_documents.layout import (
+    MAX_SPANS,
+    PageLayout,
+    Word,
+    layout_from_textpage,
+    spans_from_words,
+)
 from tests.support.pdfs import write_pdf
 
 

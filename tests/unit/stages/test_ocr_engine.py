@@ -19,19 +19,24 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from pipeline import RetryableError
-from stages import ocr_engine
-from stages.errors import DocumentError, KilledBySignal, OcrTimeout, signal_death_error
-from stages.ocr import fork_server
-from stages.ocr.protocol import (
+from pg_pipeline import RetryableError
+from pg_pipeline_documents import ocr_engine
+from pg_pipeline_documents.errors import (
+    DocumentError,
+    KilledBySignal,
+    OcrTimeout,
+    signal_death_error,
+)
+from pg_pipeline_documents.ocr import fork_server
+from pg_pipeline_documents.ocr.protocol import (
     CHILD_ENV_NAMES,
     CHILD_ENV_PREFIXES,
     RESULT_NAME,
     child_environment,
 )
-from stages.ocr.raster import fit_dpi
-from stages.ocr_engine import mean_word_confidence, ocr_page, tesseract_available
-from stages.pdfinfo import inspect_pdf
+from pg_pipeline_documents.ocr.raster import fit_dpi
+from pg_pipeline_documents.ocr_engine import mean_word_confidence, ocr_page, tesseract_available
+from pg_pipeline_documents.pdfinfo import inspect_pdf
 from tests.support.pdfs import encrypted_pdf, text_objects, write_pdf
 from tests.support.waiting import wait_for
 
@@ -288,7 +293,7 @@ def test_our_own_cpu_limit_kills_with_sigxcpu_and_fails_the_page() -> None:
     code = (
         "import sys\n"
         f"sys.path.insert(0, {str(Path(fork_server.__file__).parents[2])!r})\n"
-        "from stages.ocr.limits import apply_limits\n"
+        "from pg_pipeline_documents.ocr.limits import apply_limits\n"
         "apply_limits(2**40, 1)\n"
         "while True:\n"
         "    pass\n"
@@ -402,7 +407,7 @@ def test_memory_limit_fails_the_page_not_the_caller(tmp_path: Path) -> None:
 
 
 def test_pixel_cap_lowers_the_dpi(scan: Path, caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.WARNING, logger="stages.ocr_engine")
+    caplog.set_level(logging.WARNING, logger="pg_pipeline_documents.ocr_engine")
 
     page = ocr_page(scan, 0, dpi=300, max_pixels=1_000_000)
 

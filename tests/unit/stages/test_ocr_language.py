@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from stages import ocr_language
-from stages.checks import languages_check
-from stages.ocr import fork_server
-from stages.ocr_engine import PageText, ocr_page
-from stages.ocr_language import document_language, guess_language
-from stages.pdfinfo import inspect_pdf
+from pg_pipeline_documents import ocr_language
+from pg_pipeline_documents.checks import languages_check
+from pg_pipeline_documents.ocr import fork_server
+from pg_pipeline_documents.ocr_engine import PageText, ocr_page
+from pg_pipeline_documents.ocr_language import document_language, guess_language
+from pg_pipeline_documents.pdfinfo import inspect_pdf
 from tests.support.pdfs import (
     ENGLISH_NOTICE,
     FRENCH_NOTICE,

@@ -10,15 +10,19 @@ import pypdfium2 as pdfium
 import pytest
 from PIL import Image, ImageDraw, ImageFont, ImageOps
 
-from stages import ocr_engine
-from stages.extract_offline import extract_offline_explained
-from stages.extract_offline.cells import Pair, pairs_from_layout
-from stages.layout import MAX_SPANS, PageLayout, Span
-from stages.ocr import fork_server
-from stages.ocr.ocr_words import OcrWord, type_size
-from stages.ocr.reading_order import Segment, columns_in_reading_order, in_reading_order
-from stages.ocr_engine import ocr_page, tsv_words
-from stages.ocr_layout import scan_layout
+from pg_pipeline_documents import ocr_engine
+from pg_pipeline_documents.extract_offline import extract_offline_explained
+from pg_pipeline_documents.extract_offline.cells import Pair, pairs_from_layout
+from pg_pipeline_documents.layout import MAX_SPANS, PageLayout, Span
+from pg_pipeline_documents.ocr import fork_server
+from pg_pipeline_documents.ocr.ocr_words import OcrWord, type_size
+from pg_pipeline_documents.ocr.reading_order import (
+    Segment,
+    columns_in_reading_order,
+    in_reading_order,
+)
+from pg_pipeline_documents.ocr_engine import ocr_page, tsv_words
+from pg_pipeline_documents.ocr_layout import scan_layout
 from tests.support.pdfs import write_pdf
 
 

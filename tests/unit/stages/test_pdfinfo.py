@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from stages.errors import DocumentError
-from stages.pdfinfo import PdfInfo, inspect_pdf
+from pg_pipeline_documents.errors import DocumentError
+from pg_pipeline_documents.pdfinfo import PdfInfo, inspect_pdf
 from tests.support.pdfs import encrypted_pdf, image_pdf, pageless_pdf, text_objects, write_pdf
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from django.db import migrations
 
-from pipeline.contrib.django.schema import create_schema
+from pg_pipeline.contrib.django.schema import create_schema
 
 
 class Migration(migrations.Migration):  # type: ignore[misc]  # Django ships no types

@@ -13,10 +13,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
-from pipeline.admin.metrics import QueueCollector
-from pipeline.admin.status import read_status
-from pipeline.queries import Q
-from pipeline.worker.metrics import WorkerMetrics
+from pg_pipeline.admin.metrics import QueueCollector
+from pg_pipeline.admin.status import read_status
+from pg_pipeline.queries import Q
+from pg_pipeline.worker.metrics import WorkerMetrics
 from tests.support.history import INDEX, big_seq_scans, make_past_days
 
 Conn = psycopg.Connection[Any]

@@ -13,7 +13,7 @@ from typing import Any
 import psycopg
 from starlette.testclient import TestClient
 
-from pipeline import dashboard
+from pg_pipeline import dashboard
 from tests.integration.pipeline.dashboard.test_pages import LOCAL, insert, status_of
 from tests.support.waiting import wait_for
 

@@ -13,9 +13,9 @@ import pytest
 from psycopg_pool import ConnectionPool
 from starlette.testclient import TestClient
 
-from pipeline import dashboard
-from pipeline.attempt_logs import AttemptLog
-from pipeline.store import JobStore
+from pg_pipeline import dashboard
+from pg_pipeline.attempt_logs import AttemptLog
+from pg_pipeline.store import JobStore
 from tests.integration.pipeline.dashboard.test_pages import LOCAL, insert
 
 Conn = psycopg.Connection[Any]

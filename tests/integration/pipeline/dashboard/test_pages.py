@@ -13,9 +13,9 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 from starlette.testclient import TestClient
 
-from pipeline import dashboard
-from pipeline.admin import jobs as admin_jobs
-from pipeline.dashboard.security import CSRF_COOKIE, SESSION_COOKIE
+from pg_pipeline import dashboard
+from pg_pipeline.admin import jobs as admin_jobs
+from pg_pipeline.dashboard.security import CSRF_COOKIE, SESSION_COOKIE
 from tests.support.history import finish
 
 Conn = psycopg.Connection[Any]

@@ -8,7 +8,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from pipeline.queries import Q
+from pg_pipeline.queries import Q
 from tests.support.history import INDEX, big_seq_scans, make_past_days
 
 RUNS = {"tenant": None, "before": None, "status": None, "limit": 30}

@@ -10,7 +10,7 @@ import psycopg
 from psycopg_pool import ConnectionPool
 from starlette.testclient import TestClient
 
-from pipeline.store import JobStore
+from pg_pipeline.store import JobStore
 from tests.integration.pipeline.dashboard.test_pages import client  # noqa: F401  the fixture
 from tests.integration.pipeline.test_run_status import fan_out_root
 

@@ -14,8 +14,8 @@ import psycopg
 import pytest
 from starlette.testclient import TestClient
 
-from pipeline import dashboard
-from pipeline.dashboard.security import CSRF_COOKIE, SESSION_COOKIE
+from pg_pipeline import dashboard
+from pg_pipeline.dashboard.security import CSRF_COOKIE, SESSION_COOKIE
 from tests.integration.pipeline.dashboard.test_pages import LOCAL, insert, status_of
 from tests.support.waiting import wait_for
 

@@ -13,10 +13,10 @@ import pytest
 from pydantic import BaseModel
 from starlette.testclient import TestClient
 
-from pipeline import dashboard
-from pipeline.admin import jobs as admin_jobs
-from pipeline.dashboard.security import SESSION_COOKIE
-from pipeline.stage import Registry, stage
+from pg_pipeline import dashboard
+from pg_pipeline.admin import jobs as admin_jobs
+from pg_pipeline.dashboard.security import SESSION_COOKIE
+from pg_pipeline.stage import Registry, stage
 from tests.integration.pipeline.dashboard.test_pages import LOCAL, cell, insert, job_ids, status_of
 
 Conn = psycopg.Connection[Any]

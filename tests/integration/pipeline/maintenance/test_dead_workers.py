@@ -8,8 +8,8 @@ from typing import Any
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from pipeline.maintenance import DeadWorkerPruner
-from pipeline.store import JobStore, WorkerInfo
+from pg_pipeline.maintenance import DeadWorkerPruner
+from pg_pipeline.store import JobStore, WorkerInfo
 
 Conn = psycopg.Connection[Any]
 LIVE = WorkerInfo(uuid.UUID(int=1), ["noop"], 4)

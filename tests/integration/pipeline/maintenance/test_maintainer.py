@@ -13,10 +13,10 @@ import pytest
 from psycopg_pool import ConnectionPool
 
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
-from pipeline.maintenance import Maintainer
-from pipeline.queries import Q
-from pipeline.schedules import Schedule, save_schedule
-from pipeline.settings import WorkerSettings
+from pg_pipeline.maintenance import Maintainer
+from pg_pipeline.queries import Q
+from pg_pipeline.schedules import Schedule, save_schedule
+from pg_pipeline.settings import WorkerSettings
 from tests.support.history import make_past_days
 from tests.support.waiting import wait_for
 

@@ -9,8 +9,8 @@ from typing import Any
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from pipeline.history import HISTORY_DAYS_AHEAD
-from pipeline.maintenance import Partitions
+from pg_pipeline.history import HISTORY_DAYS_AHEAD
+from pg_pipeline.maintenance import Partitions
 
 Conn = psycopg.Connection[Any]
 

@@ -15,11 +15,11 @@ import pytest
 from psycopg_pool import ConnectionPool
 
 import tests.support.apps.pipeline_app  # noqa: F401  registers the pipeline stages
-from pipeline import enqueue
-from pipeline.admin import jobs as admin
-from pipeline.admin.jobs import Change
-from pipeline.maintenance.retention import PRUNE_VACUUM_AFTER, Pruner, PruneReport, prune
-from pipeline.queries import Q
+from pg_pipeline import enqueue
+from pg_pipeline.admin import jobs as admin
+from pg_pipeline.admin.jobs import Change
+from pg_pipeline.maintenance.retention import PRUNE_VACUUM_AFTER, Pruner, PruneReport, prune
+from pg_pipeline.queries import Q
 from tests.integration.pipeline.worker.test_worker import FAST, running_worker
 from tests.support.apps.jobs_app import EFFECTS_DDL
 from tests.support.history import finish, make_past_days

@@ -13,7 +13,7 @@ from psycopg_pool import ConnectionPool
 from pydantic import BaseModel, ConfigDict
 
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
-from pipeline import (
+from pg_pipeline import (
     Context,
     InvalidPayload,
     Registry,
@@ -23,9 +23,9 @@ from pipeline import (
     stage,
     sync_schedules,
 )
-from pipeline.db import make_pool
-from pipeline.maintenance import Fired, Scheduler
-from pipeline.schedules import (
+from pg_pipeline.db import make_pool
+from pg_pipeline.maintenance import Fired, Scheduler
+from pg_pipeline.schedules import (
     Schedule,
     ScheduleOwnedByCode,
     fire_key,

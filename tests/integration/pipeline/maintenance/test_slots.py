@@ -11,9 +11,9 @@ import psycopg
 from psycopg_pool import ConnectionPool
 
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
-from pipeline import JobRequest, enqueue_many
-from pipeline.maintenance import SlotDrift, SlotRepair
-from pipeline.store import ClaimedJob, JobStore
+from pg_pipeline import JobRequest, enqueue_many
+from pg_pipeline.maintenance import SlotDrift, SlotRepair
+from pg_pipeline.store import ClaimedJob, JobStore
 from tests.support.slots import held_slots
 
 Conn = psycopg.Connection[Any]

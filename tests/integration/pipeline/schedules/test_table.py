@@ -11,9 +11,9 @@ import psycopg
 import pytest
 
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
-from pipeline import ScheduleRegistry, schedule, sync_schedules
-from pipeline.maintenance.retention import prune
-from pipeline.queries import Q
+from pg_pipeline import ScheduleRegistry, schedule, sync_schedules
+from pg_pipeline.maintenance.retention import prune
+from pg_pipeline.queries import Q
 
 Conn = psycopg.Connection[Any]
 

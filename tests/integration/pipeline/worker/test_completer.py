@@ -11,10 +11,10 @@ import psycopg
 from psycopg_pool import ConnectionPool
 
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
-from pipeline import enqueue
-from pipeline.outcomes import Complete, Fail
-from pipeline.store import ClaimedJob, JobStore
-from pipeline.worker.completer import Completer, Settled
+from pg_pipeline import enqueue
+from pg_pipeline.outcomes import Complete, Fail
+from pg_pipeline.store import ClaimedJob, JobStore
+from pg_pipeline.worker.completer import Completer, Settled
 from tests.integration.parts import Heard
 from tests.support.slots import held_slots
 from tests.support.waiting import wait_for

@@ -22,11 +22,11 @@ import pytest
 from psycopg_pool import ConnectionPool
 
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
-from pipeline import REGISTRY
-from pipeline.logs import JobFields, current_job
-from pipeline.outcomes import LEFT_DELAY_S, NOT_RUN_DELAY_S
-from pipeline.store import ClaimedJob
-from pipeline.worker.completer import Settled
+from pg_pipeline import REGISTRY
+from pg_pipeline.logs import JobFields, current_job
+from pg_pipeline.outcomes import LEFT_DELAY_S, NOT_RUN_DELAY_S
+from pg_pipeline.store import ClaimedJob
+from pg_pipeline.worker.completer import Settled
 from tests.integration.parts import WORKER, Conn, Parts, job_row, worker_parts
 from tests.support.apps.jobs_app import EFFECTS_DDL
 from tests.support.waiting import wait_for
@@ -239,11 +239,11 @@ def test_a_retried_job_logs_one_warning_with_its_fields_from_within_the_jobs_con
         return True
 
     caplog.handler.addFilter(note_running_job)
-    caplog.set_level(logging.DEBUG, logger="pipeline.jobs")
+    caplog.set_level(logging.DEBUG, logger="pg_pipeline.jobs")
     job = parts.claim(conn, "flaky", {"fail_times": 1, "permanent": False})
     parts.executor.dispatch(job)
     wait_for(lambda: parts.heard.heard, timeout=10, what="the job to settle")
-    [line] = [r for r in caplog.records if r.name == "pipeline.jobs"]
+    [line] = [r for r in caplog.records if r.name == "pg_pipeline.jobs"]
     fields = ("job_id", "stage", "tenant", "attempt", "max_attempts", "event", "cause")
     assert (line.levelname, *(getattr(line, f) for f in fields)) == (
         "WARNING",
@@ -257,13 +257,13 @@ def test_a_retried_job_logs_one_warning_with_its_fields_from_within_the_jobs_con
 def test_a_refused_completion_logs_one_error_that_says_the_database_refused_it(
     conn: Conn, parts: Parts, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="pipeline")
+    caplog.set_level(logging.WARNING, logger="pg_pipeline")
     job = parts.claim(conn, "hostile", {"mode": "step_raises"})
     parts.executor.dispatch(job)
     wait_for(lambda: parts.heard.heard, timeout=10, what="the job to settle")
     [line] = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert (line.name, line.levelname, line.event, line.cause) == (
-        "pipeline.jobs",
+        "pg_pipeline.jobs",
         "ERROR",
         "failed",
         "refused",

@@ -14,7 +14,7 @@ import psycopg
 import pytest
 
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
-from pipeline import JobRequest, WorkerSettings, enqueue, enqueue_many
+from pg_pipeline import JobRequest, WorkerSettings, enqueue, enqueue_many
 from tests.integration import workers
 from tests.support.waiting import wait_for
 

@@ -11,8 +11,8 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
-from pipeline import enqueue
-from pipeline.worker.outputs import Outputs
+from pg_pipeline import enqueue
+from pg_pipeline.worker.outputs import Outputs
 
 Conn = psycopg.Connection[Any]
 

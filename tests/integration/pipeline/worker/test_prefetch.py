@@ -9,8 +9,8 @@ import psycopg
 import pytest
 
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
-from pipeline import WorkerSettings, enqueue
-from pipeline.queries import Q
+from pg_pipeline import WorkerSettings, enqueue
+from pg_pipeline.queries import Q
 from tests.integration.workers import running_worker
 from tests.support.apps.jobs_app import EFFECTS_DDL
 from tests.support.waiting import wait_for

@@ -15,13 +15,13 @@ import pytest
 from psycopg_pool import ConnectionPool
 
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
-from pipeline import REGISTRY, Context, JobRequest, enqueue, enqueue_many
-from pipeline.store import ClaimedJob, JobStore
-from pipeline.worker import producer as producer_module
-from pipeline.worker.completer import Settled
-from pipeline.worker.inflight import InFlight, InFlightTable
-from pipeline.worker.prefetch import Prefetch
-from pipeline.worker.producer import FIRST_DEAF_S, ClaimPlan, Producer
+from pg_pipeline import REGISTRY, Context, JobRequest, enqueue, enqueue_many
+from pg_pipeline.store import ClaimedJob, JobStore
+from pg_pipeline.worker import producer as producer_module
+from pg_pipeline.worker.completer import Settled
+from pg_pipeline.worker.inflight import InFlight, InFlightTable
+from pg_pipeline.worker.prefetch import Prefetch
+from pg_pipeline.worker.producer import FIRST_DEAF_S, ClaimPlan, Producer
 from tests.support.waiting import wait_for
 
 Conn = psycopg.Connection[Any]

@@ -11,8 +11,8 @@ import pytest
 from psycopg_pool import ConnectionPool
 
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
-from pipeline import REGISTRY, Context
-from pipeline.worker.inflight import InFlight
+from pg_pipeline import REGISTRY, Context
+from pg_pipeline.worker.inflight import InFlight
 from tests.integration.parts import Conn, Parts, job_row, worker_parts
 from tests.support.waiting import wait_for
 

@@ -11,8 +11,8 @@ import psycopg
 import pytest
 from pydantic import BaseModel
 
-from pipeline import Context, WorkerSettings
-from pipeline.stage import Registry, stage
+from pg_pipeline import Context, WorkerSettings
+from pg_pipeline.stage import Registry, stage
 from tests.integration.workers import running_worker
 from tests.support.waiting import wait_for
 

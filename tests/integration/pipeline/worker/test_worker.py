@@ -11,8 +11,8 @@ import psycopg
 import pytest
 
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
-from pipeline import JobRequest, Worker, WorkerSettings, enqueue, enqueue_many
-from pipeline.queries import Q
+from pg_pipeline import JobRequest, Worker, WorkerSettings, enqueue, enqueue_many
+from pg_pipeline.queries import Q
 from tests.integration import workers
 from tests.support.apps.jobs_app import EFFECTS_DDL
 from tests.support.history import finish, make_past_days

@@ -17,7 +17,7 @@ import psycopg
 import pytest
 
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
-from pipeline import Worker, WorkerSettings, enqueue
+from pg_pipeline import Worker, WorkerSettings, enqueue
 from tests.integration import workers
 from tests.support.apps.jobs_app import EFFECTS_DDL
 from tests.support.waiting import wait_for

@@ -13,7 +13,7 @@ import psycopg
 import pytest
 
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
-from pipeline import WorkerSettings, enqueue
+from pg_pipeline import WorkerSettings, enqueue
 from tests.integration import workers
 from tests.support.apps.jobs_app import EFFECTS_DDL
 from tests.support.waiting import wait_for

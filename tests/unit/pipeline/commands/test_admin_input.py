@@ -9,9 +9,9 @@ import argparse
 import pydantic
 import pytest
 
-from pipeline.cli import main
-from pipeline.commands.api import EXIT_FAILURE, EXIT_USAGE, duration_arg
-from pipeline.settings import WorkerSettings
+from pg_pipeline.cli import main
+from pg_pipeline.commands.api import EXIT_FAILURE, EXIT_USAGE, duration_arg
+from pg_pipeline.settings import WorkerSettings
 
 UNREACHABLE = "postgresql://app:s3cretPW@127.0.0.1:1/shop"
 

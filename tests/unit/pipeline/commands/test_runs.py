@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.commands.api import EXIT_FAILURE, EXIT_USAGE
+from pg_pipeline.commands.api import EXIT_FAILURE, EXIT_USAGE
 from tests.unit.pipeline.commands.test_admin_input import UNREACHABLE, run
 
 

@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from pipeline.admin.metrics import merge_stages
-from pipeline.admin.status import (
+from pg_pipeline.admin.metrics import merge_stages
+from pg_pipeline.admin.status import (
     CAP_NOTE,
     ScheduleStatus,
     StageStatus,
@@ -17,10 +17,10 @@ from pipeline.admin.status import (
     TenantCapUse,
     WorkerStatus,
 )
-from pipeline.cli import build_parser
-from pipeline.commands.status import render
-from pipeline.settings import WorkerSettings
-from pipeline.worker.metrics import RESULTS
+from pg_pipeline.cli import build_parser
+from pg_pipeline.commands.status import render
+from pg_pipeline.settings import WorkerSettings
+from pg_pipeline.worker.metrics import RESULTS
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 

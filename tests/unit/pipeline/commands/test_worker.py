@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.cli import build_parser
+from pg_pipeline.cli import build_parser
 
 
 def test_the_log_format_is_text_unless_the_flag_or_the_environment_says_json(

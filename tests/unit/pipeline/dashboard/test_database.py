@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.dashboard.database import Database
+from pg_pipeline.dashboard.database import Database
 
 
 def test_a_pool_size_or_statement_timeout_that_cannot_be_right_is_refused() -> None:

@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from pipeline.admin.jobs import _like
-from pipeline.admin.status import Minute
-from pipeline.cli import main
-from pipeline.dashboard.forms import BadInput, job_query
-from pipeline.dashboard.pages.runs import _extraction
-from pipeline.dashboard.render import chart, environment
-from pipeline.dashboard.security import (
+from pg_pipeline.admin.jobs import _like
+from pg_pipeline.admin.status import Minute
+from pg_pipeline.cli import main
+from pg_pipeline.dashboard.forms import BadInput, job_query
+from pg_pipeline.dashboard.pages.runs import _extraction
+from pg_pipeline.dashboard.render import chart, environment
+from pg_pipeline.dashboard.security import (
     EVERY_TENANT,
     HOSTS_ENV,
     SESSION_COOKIE,
@@ -32,8 +32,8 @@ from pipeline.dashboard.security import (
     parse_tenant_tokens,
     same_origin,
 )
-from pipeline.dashboard.web import output_fields
-from pipeline.stage import Registry, stage
+from pg_pipeline.dashboard.web import output_fields
+from pg_pipeline.stage import Registry, stage
 from tests.support.paths import REPO
 
 

@@ -7,9 +7,9 @@ import threading
 
 import pytest
 
-from pipeline.maintenance import Maintainer, Service
-from pipeline.maintenance.maintainer import JITTER
-from pipeline.settings import WorkerSettings
+from pg_pipeline.maintenance import Maintainer, Service
+from pg_pipeline.maintenance.maintainer import JITTER
+from pg_pipeline.settings import WorkerSettings
 
 
 class Clock:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from pipeline import Context
-from pipeline.stage import Registry, stage
-from pipeline.store import ClaimedJob
-from pipeline.worker.inflight import InFlight
+from pg_pipeline import Context
+from pg_pipeline.stage import Registry, stage
+from pg_pipeline.store import ClaimedJob
+from pg_pipeline.worker.inflight import InFlight
 
 REG = Registry()
 CALLS: list[int] = []

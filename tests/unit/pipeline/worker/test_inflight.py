@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from dataclasses import replace
 
-from pipeline.worker.inflight import InFlightTable
+from pg_pipeline.worker.inflight import InFlightTable
 from tests.unit.pipeline.worker.jobs import REG, entry
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline import Context
-from pipeline.stage import Registry, stage
-from pipeline.worker.isolated import IsolatedRunner
+from pg_pipeline import Context
+from pg_pipeline.stage import Registry, stage
+from pg_pipeline.worker.isolated import IsolatedRunner
 from tests.unit.pipeline.worker.jobs import In
 
 

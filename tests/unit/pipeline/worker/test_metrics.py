@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from prometheus_client import generate_latest
 
-from pipeline.worker.completer import Settled
-from pipeline.worker.metrics import RESULTS, WorkerMetrics
+from pg_pipeline.worker.completer import Settled
+from pg_pipeline.worker.metrics import RESULTS, WorkerMetrics
 
 
 def test_every_settlement_but_a_batched_one_is_counted_under_a_metrics_result() -> None:

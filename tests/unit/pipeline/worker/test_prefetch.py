@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from pipeline.worker.prefetch import FAST_RUN_S, FORGET_AFTER_S, Prefetch
+from pg_pipeline.worker.prefetch import FAST_RUN_S, FORGET_AFTER_S, Prefetch
 
 
 def test_nothing_is_claimed_ahead_before_any_job_has_shown_how_long_it_takes() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import threading
 
-from pipeline.worker.inflight import InFlight, InFlightTable
-from pipeline.worker.runners import Runners
+from pg_pipeline.worker.inflight import InFlight, InFlightTable
+from pg_pipeline.worker.runners import Runners
 from tests.support.waiting import wait_for
 from tests.unit.pipeline.worker.jobs import entry
 

@@ -10,9 +10,9 @@ from decimal import Decimal
 
 import pytest
 
-from stages.extract_offline import extract_offline, extract_offline_explained
-from stages.extract_offline.amounts import _amounts
-from stages.extract_offline.concepts import (
+from pg_pipeline_documents.extract_offline import extract_offline, extract_offline_explained
+from pg_pipeline_documents.extract_offline.amounts import _amounts
+from pg_pipeline_documents.extract_offline.concepts import (
     MAX_HITS,
     fold,
     label_field,
@@ -21,10 +21,15 @@ from stages.extract_offline.concepts import (
     split_label,
     words,
 )
-from stages.extract_offline.dates import _parse_deadline
-from stages.extract_offline.label_roots import BLOCKERS, CONNECTORS, LOT_WORDS, PATTERNS
-from stages.extract_offline.names import _plausible_title
-from stages.extract_offline.normalise import _normalise
+from pg_pipeline_documents.extract_offline.dates import _parse_deadline
+from pg_pipeline_documents.extract_offline.label_roots import (
+    BLOCKERS,
+    CONNECTORS,
+    LOT_WORDS,
+    PATTERNS,
+)
+from pg_pipeline_documents.extract_offline.names import _plausible_title
+from pg_pipeline_documents.extract_offline.normalise import _normalise
 
 # --- the data --------------------------------------------------------------------------------
 

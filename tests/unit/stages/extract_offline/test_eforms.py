@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 
-from stages.extract_offline import extract_offline_explained
-from stages.extract_offline.eforms import read_eforms
+from pg_pipeline_documents.extract_offline import extract_offline_explained
+from pg_pipeline_documents.extract_offline.eforms import read_eforms
 
 ENGLISH = """\
 Notice publication number: 612345-2027

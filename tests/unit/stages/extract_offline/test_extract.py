@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from stages.extract_offline import extract_offline, extract_offline_explained
-from stages.tender import Lot, TenderFields
+from pg_pipeline_documents.extract_offline import extract_offline, extract_offline_explained
+from pg_pipeline_documents.tender import Lot, TenderFields
 from tests.support.paths import REPO
 
 CET = timezone(timedelta(hours=1))

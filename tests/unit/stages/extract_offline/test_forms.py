@@ -7,14 +7,14 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 
-from stages.extract_offline import extract_offline_explained
-from stages.extract_offline.amounts import _amounts
-from stages.extract_offline.codes import restore_missing_at, restore_missing_at_lines
-from stages.extract_offline.dates import _parse_deadline
-from stages.extract_offline.fields import _not_a_title
-from stages.extract_offline.forms import read_form
-from stages.layout import PageLayout, Span
-from stages.tender import Lot
+from pg_pipeline_documents.extract_offline import extract_offline_explained
+from pg_pipeline_documents.extract_offline.amounts import _amounts
+from pg_pipeline_documents.extract_offline.codes import restore_missing_at, restore_missing_at_lines
+from pg_pipeline_documents.extract_offline.dates import _parse_deadline
+from pg_pipeline_documents.extract_offline.fields import _not_a_title
+from pg_pipeline_documents.extract_offline.forms import read_form
+from pg_pipeline_documents.layout import PageLayout, Span
+from pg_pipeline_documents.tender import Lot
 
 TED_GERMAN = """\
 Auftragsbekanntmachung

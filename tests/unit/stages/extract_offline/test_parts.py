@@ -9,13 +9,13 @@ from decimal import Decimal
 
 import pytest
 
-from stages.extract_offline import extract_offline, extract_offline_explained
-from stages.extract_offline.amounts import _amounts, _join_split_groups
-from stages.extract_offline.codes import _cpv_codes, _email
-from stages.extract_offline.dates import _MONTHS, _parse_deadline
-from stages.extract_offline.labels import VOCABULARY, any_of, vocabulary
-from stages.extract_offline.normalise import MAX_LINE_CHARS, _normalise
-from stages.tender import Lot, TenderExtraction, TenderFields
+from pg_pipeline_documents.extract_offline import extract_offline, extract_offline_explained
+from pg_pipeline_documents.extract_offline.amounts import _amounts, _join_split_groups
+from pg_pipeline_documents.extract_offline.codes import _cpv_codes, _email
+from pg_pipeline_documents.extract_offline.dates import _MONTHS, _parse_deadline
+from pg_pipeline_documents.extract_offline.labels import VOCABULARY, any_of, vocabulary
+from pg_pipeline_documents.extract_offline.normalise import MAX_LINE_CHARS, _normalise
+from pg_pipeline_documents.tender import Lot, TenderExtraction, TenderFields
 
 # --- normalise -------------------------------------------------------------------------------
 

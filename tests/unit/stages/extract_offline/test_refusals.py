@@ -7,8 +7,12 @@ from __future__ import annotations
 from datetime import datetime
 from decimal import Decimal
 
-from stages.extract_offline import extract_offline, extract_offline_explained
-from stages.extract_offline.concepts import label_field, label_is_ambiguous, sentence_tail
+from pg_pipeline_documents.extract_offline import extract_offline, extract_offline_explained
+from pg_pipeline_documents.extract_offline.concepts import (
+    label_field,
+    label_is_ambiguous,
+    sentence_tail,
+)
 
 # --- deadlines: a label's date is on its own line ---------------------------------------------
 

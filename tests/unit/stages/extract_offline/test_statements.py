@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from stages.extract_offline import extract_offline_explained
-from stages.extract_offline.names import split_buyer_from_title
-from stages.extract_offline.statements import buyer_from_statements, title_from_invitation
+from pg_pipeline_documents.extract_offline import extract_offline_explained
+from pg_pipeline_documents.extract_offline.names import split_buyer_from_title
+from pg_pipeline_documents.extract_offline.statements import (
+    buyer_from_statements,
+    title_from_invitation,
+)
 
 _DOSSIER = """TENDER DOCUMENT
 NOTICE INVITING TENDER

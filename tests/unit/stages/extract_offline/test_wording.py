@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from stages.extract_offline import extract_offline, extract_offline_explained
-from stages.extract_offline.amounts import _amounts
-from stages.extract_offline.codes import _email, _reference
-from stages.extract_offline.dates import _parse_deadline
-from stages.extract_offline.furniture import strip_furniture
-from stages.extract_offline.lines import _cell_wrapped
-from stages.extract_offline.names import _plausible_title
-from stages.tender import Lot
+from pg_pipeline_documents.extract_offline import extract_offline, extract_offline_explained
+from pg_pipeline_documents.extract_offline.amounts import _amounts
+from pg_pipeline_documents.extract_offline.codes import _email, _reference
+from pg_pipeline_documents.extract_offline.dates import _parse_deadline
+from pg_pipeline_documents.extract_offline.furniture import strip_furniture
+from pg_pipeline_documents.extract_offline.lines import _cell_wrapped
+from pg_pipeline_documents.extract_offline.names import _plausible_title
+from pg_pipeline_documents.tender import Lot
 
 # --- page furniture --------------------------------------------------------------------------
 

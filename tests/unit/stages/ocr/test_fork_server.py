@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from stages.errors import KilledBySignal
-from stages.ocr import fork_server, runner
-from stages.ocr_engine import ocr_page
-from stages.pdfinfo import inspect_pdf
+from pg_pipeline_documents.errors import KilledBySignal
+from pg_pipeline_documents.ocr import fork_server, runner
+from pg_pipeline_documents.ocr_engine import ocr_page
+from pg_pipeline_documents.pdfinfo import inspect_pdf
 from tests.support.waiting import wait_for
 
 
@@ -144,7 +144,7 @@ def test_a_killed_worker_leaves_no_fork_server_and_no_child_running(tmp_path: Pa
         f"""
         import sys
         from pathlib import Path
-        from stages.ocr_engine import ocr_page
+        from pg_pipeline_documents.ocr_engine import ocr_page
         print("started", flush=True)
         ocr_page(Path({str(pdf)!r}), 0, dpi=300, timeout_s=60)
         """

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from stages import ocr_engine
-from stages.checks import library_check
-from stages.ocr import fork_server
-from stages.ocr_engine import ocr_page
+from pg_pipeline_documents import ocr_engine
+from pg_pipeline_documents.checks import library_check
+from pg_pipeline_documents.ocr import fork_server
+from pg_pipeline_documents.ocr_engine import ocr_page
 
 NOTICE = "\n".join(
     [

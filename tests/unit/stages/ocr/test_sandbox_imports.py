@@ -6,9 +6,9 @@ import ast
 import sys
 from pathlib import Path
 
-import stages.ocr
+import pg_pipeline_documents.ocr
 
-PACKAGE = Path(stages.ocr.__file__).parent
+PACKAGE = Path(pg_pipeline_documents.ocr.__file__).parent
 
 
 def _module_level_imports(path: Path) -> list[str]:
@@ -32,6 +32,6 @@ def test_sandbox_modules_import_only_the_standard_library_and_each_other() -> No
         for name in _module_level_imports(path)
         if name != "__future__"
         and name.split(".")[0] not in sys.stdlib_module_names
-        and not (name + ".").startswith("stages.ocr.")
+        and not (name + ".").startswith("pg_pipeline_documents.ocr.")
     }
     assert outside == set()

@@ -1,4 +1,4 @@
-"""`manage.py migrate` with pipeline.contrib.django installed creates pg-pipeline's schema by
+"""`manage.py migrate` with pg_pipeline.contrib.django installed creates pg-pipeline's schema by
 running pg-pipeline's own migrations, on the database PG_PIPELINE_DATABASE names."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from django.db import connection, connections, transaction
 from django.test import override_settings
 
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
-from pipeline import enqueue
-from pipeline.queries import load_functions, load_migrations
+from pg_pipeline import enqueue
+from pg_pipeline.queries import load_functions, load_migrations
 from tests.support import pg
 from tests.support.django_project import use_database
 
