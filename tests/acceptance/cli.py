@@ -33,12 +33,12 @@ def cli_env(db_url: str, home: Path, **extra: str) -> dict[str, str]:
 
 
 def run_cli(
-    env: dict[str, str], *args: str, timeout: float = 60
+    env: dict[str, str], *args: str, timeout: float = 60, cwd: Path = REPO
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [*pipeline_exe(), *args],
         env=env,
-        cwd=REPO,
+        cwd=cwd,
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -49,7 +49,7 @@ def run_cli(
 class WorkerProcess:
     """`pipeline worker` in its own process group, its log in a file (a pipe could fill up)."""
 
-    def __init__(self, env: dict[str, str], log: Path, *args: str) -> None:
+    def __init__(self, env: dict[str, str], log: Path, *args: str, cwd: Path = REPO) -> None:
         self.log_path = log
         self._log = log.open("w")
         self.proc = subprocess.Popen(
@@ -63,7 +63,7 @@ class WorkerProcess:
                 *args,
             ],
             env=env,
-            cwd=REPO,
+            cwd=cwd,
             stdout=self._log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
