@@ -34,8 +34,19 @@ def history_days(db_url: str) -> None:
         make_past_days(c, 13)
 
 
+#: The most pages (8 KiB each) any page's statement may touch on the million-job history.
+MAX_PAGES = 4000
+
+
+def pages_read(plan: str) -> int:
+    """The pages the whole statement touched: the first Buffers line is the top node's, which
+    counts its children's."""
+    line = next(line for line in plan.splitlines() if "Buffers: shared" in line)
+    return sum(int(part.split("=")[1]) for part in line.split() if "=" in part)
+
+
 def explain(conn: psycopg.Connection[Any], name: str, params: dict[str, Any]) -> str:
-    rows = conn.execute("EXPLAIN (ANALYZE, FORMAT TEXT) " + Q[name], params).fetchall()  # type: ignore[operator]
+    rows = conn.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT TEXT) " + Q[name], params).fetchall()  # type: ignore[operator]
     return "\n".join(str(r[0]) for r in rows)
 
 
@@ -105,6 +116,6 @@ def test_dashboard_queries_use_indexes_on_a_million_finished_jobs(
         # backlog alone. The history must be read by index.
         if index != "jobs_ready":
             assert INDEX.get(index, index) in plan, (name, params, plan)
-        took = float(plan.rsplit("Execution Time: ", 1)[1].split(" ")[0])
-        # Milliseconds where a scan of the table takes a hundred or more: room for a slow CI.
-        assert took < 60, (name, params, plan)
+        # Pages, not milliseconds, so that a loaded CI cannot fail it: today's pages touch at
+        # most about a thousand; a scan of the million-row history touches many times more.
+        assert pages_read(plan) < MAX_PAGES, (name, params, plan)
