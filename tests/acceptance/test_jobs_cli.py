@@ -213,8 +213,8 @@ def test_bad_input_is_one_line_exit_2_and_changes_nothing(
 def test_jobs_logs_prints_each_attempts_lines_and_show_lists_the_attempts(
     env: dict[str, str], conn: Conn, start_worker: Callable[..., WorkerProcess]
 ) -> None:
-    worker = start_worker("--stage", "chatty", "--concurrency", "1")
-    job_id = int(run_cli(env, "enqueue", "chatty", '{"fail_times": 1}').stdout)
+    worker = start_worker("--stage", "talkative", "--concurrency", "1")
+    job_id = int(run_cli(env, "enqueue", "talkative", '{"fail_times": 1}').stdout)
     wait_for(lambda: statuses(conn, [job_id]) == {"done"}, what="the job to succeed")
     worker.signal(signal.SIGTERM)
     assert worker.wait() == 0
@@ -224,7 +224,7 @@ def test_jobs_logs_prints_each_attempts_lines_and_show_lists_the_attempts(
     first, second = logs.stdout.split("-- attempt ")[1:]
     assert first.startswith("1 (claim 1), retried") and "attempt 1 line 1" in first
     assert second.startswith("2 (claim 2), done") and "attempt 2 line 0" in second
-    assert "INFO tests.chatty:" in second
+    assert "INFO tests.talkative:" in second
 
     shown = json.loads(run_cli(env, "jobs", "show", str(job_id)).stdout)
     assert shown["last_error"] is None

@@ -60,8 +60,8 @@ def claimed(store: JobStore, stage: str = "noop") -> ClaimedJob:
 def test_a_job_done_after_a_failure_keeps_both_attempts_and_no_last_error(
     db_url: str, conn: Conn
 ) -> None:
-    job_id = enqueue(conn, "chatty", {"fail_times": 1})
-    with workers.running_worker(db_url, ["chatty"], FAST):
+    job_id = enqueue(conn, "talkative", {"fail_times": 1})
+    with workers.running_worker(db_url, ["talkative"], FAST):
         wait_for(lambda: status(conn, job_id) == "done", what="the job to succeed")
 
     detail = admin.get_job(conn, job_id)
@@ -89,8 +89,8 @@ def test_a_job_done_after_a_failure_keeps_both_attempts_and_no_last_error(
 def test_lines_past_the_cap_are_counted_not_kept(db_url: str, conn: Conn) -> None:
     line_bytes = 1000
     lines = ATTEMPT_LOG_CAP // line_bytes + 20
-    job_id = enqueue(conn, "chatty", {"lines": lines, "line_bytes": line_bytes})
-    with workers.running_worker(db_url, ["chatty"], FAST):
+    job_id = enqueue(conn, "talkative", {"lines": lines, "line_bytes": line_bytes})
+    with workers.running_worker(db_url, ["talkative"], FAST):
         wait_for(lambda: status(conn, job_id) == "done", what="the job to finish")
 
     [logged] = admin.job_logs(conn, job_id) or []

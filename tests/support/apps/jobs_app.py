@@ -103,12 +103,12 @@ def flaky(job: Flaky, ctx: Context) -> None:
     record_effect(ctx, "ok")
 
 
-chatter = logging.getLogger("tests.chatty")
+chatter = logging.getLogger("tests.talkative")
 chatter.setLevel(logging.INFO)  # kept for the attempt whatever the root logger's level
 
 
-@stage("chatty", lease=30, max_attempts=3, backoff_base=0.05, backoff_cap=0.1)
-def chatty(job: Chatty, ctx: Context) -> None:
+@stage("talkative", lease=30, max_attempts=3, backoff_base=0.05, backoff_cap=0.1)
+def talkative(job: Chatty, ctx: Context) -> None:
     """Logs `lines` lines of about `line_bytes` each, naming the attempt; fails its first
     `fail_times` attempts."""
     for n in range(job.lines):
