@@ -32,6 +32,9 @@ class JobRow:
     effect_writes: int  # completions that wrote the effect; 0 for none
     effect_worker: str | None
     effect_pid: int | None
+    #: The error of its latest attempt that ended in one (last_error is the last attempt's only,
+    #: so a job done after a crash has none).
+    attempt_error: str | None
 
 
 def job_rows(conn: Conn, ids: list[int] | None = None) -> list[JobRow]:
@@ -39,7 +42,10 @@ def job_rows(conn: Conn, ids: list[int] | None = None) -> list[JobRow]:
         """
         SELECT j.id, j.type, j.status, j.attempts, j.max_attempts, j.claims, j.crash_reclaims,
                j.suspect, j.last_error, coalesce(o.outputs, 0), o.attempt, e.attempt,
-               coalesce(e.writes, 0), e.worker, e.pid
+               coalesce(e.writes, 0), e.worker, e.pid,
+               (SELECT a.error FROM pipeline.job_attempts AS a
+                WHERE a.job_id = j.id AND a.error IS NOT NULL
+                ORDER BY a.claims DESC LIMIT 1)
         FROM pipeline.jobs AS j
         LEFT JOIN (SELECT job_id, count(*) AS outputs, min(attempt) AS attempt
                    FROM pipeline.outputs GROUP BY job_id) AS o ON o.job_id = j.id
@@ -138,8 +144,11 @@ class Tally:
         assert not self.mismatched_attempts, show(self.mismatched_attempts)
 
     def charged_reasons(self) -> str:
-        """Why the charged innocent jobs were charged: their last errors, counted."""
-        counts = Counter((r.last_error or "none").splitlines()[0] for r in self.charged_innocents)
+        """Why the charged innocent jobs were charged: their attempts' last errors, counted."""
+        counts = Counter(
+            (r.attempt_error or r.last_error or "none").splitlines()[0]
+            for r in self.charged_innocents
+        )
         return "; ".join(f"{n} x {reason}" for reason, n in counts.most_common())
 
     def states(self) -> str:
