@@ -137,6 +137,51 @@ LEFT JOIN LATERAL (
 ) AS m ON true
 ORDER BY m.id;
 
+-- name: stage_names
+-- The stages a jobs filter offers: those workers recorded (pipeline.stages, a row per version)
+-- and those with queued or running jobs, by name, at most %(limit)s. Queued stages are read by
+-- a skip scan, a type at a time, down each of the two ready indexes (jobs_ready, tenanted, and
+-- jobs_ready_untenanted, both led by type): one index probe per stage, however long the
+-- backlog. Running jobs are jobs_running's few (the workers' concurrency). For a tenant, a
+-- queued or running stage shows only when that tenant has such a job (an index probe per
+-- stage, (type, tenant_id) of jobs_ready): the stages workers recorded are the application's,
+-- the same for every tenant.
+WITH RECURSIVE tenanted (type, n) AS (
+    (SELECT type, 1 FROM pipeline.active_jobs
+     WHERE status = 'queued' AND tenant_id IS NOT NULL ORDER BY type LIMIT 1)
+    UNION ALL
+    SELECT (SELECT j.type FROM pipeline.active_jobs AS j
+            WHERE j.status = 'queued' AND j.tenant_id IS NOT NULL AND j.type > t.type
+            ORDER BY j.type LIMIT 1), t.n + 1
+    FROM tenanted AS t
+    WHERE t.type IS NOT NULL AND t.n < %(limit)s
+), untenanted (type, n) AS (
+    (SELECT type, 1 FROM pipeline.active_jobs
+     WHERE status = 'queued' AND tenant_id IS NULL ORDER BY type LIMIT 1)
+    UNION ALL
+    SELECT (SELECT j.type FROM pipeline.active_jobs AS j
+            WHERE j.status = 'queued' AND j.tenant_id IS NULL AND j.type > u.type
+            ORDER BY j.type LIMIT 1), u.n + 1
+    FROM untenanted AS u
+    WHERE u.type IS NOT NULL AND u.n < %(limit)s
+)
+SELECT name FROM (
+    SELECT name FROM pipeline.stages
+    UNION
+    SELECT type FROM tenanted AS t
+    WHERE t.type IS NOT NULL
+      AND (%(tenant)s::text IS NULL
+           OR EXISTS (SELECT FROM pipeline.active_jobs AS j
+                      WHERE j.status = 'queued' AND j.tenant_id = %(tenant)s AND j.type = t.type))
+    UNION
+    SELECT type FROM untenanted WHERE type IS NOT NULL AND %(tenant)s::text IS NULL
+    UNION
+    SELECT type FROM pipeline.active_jobs
+    WHERE status = 'running' AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
+) AS known (name)
+ORDER BY name
+LIMIT %(limit)s;
+
 -- name: job_get
 SELECT id, type, tenant_id, status, priority, payload, attempts, max_attempts, claims,
        last_error, coalesce(root_id, id) AS run_id, parent_id, join_id, dedup_key,

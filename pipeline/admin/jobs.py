@@ -26,6 +26,8 @@ BULK_BATCH = 500  #: jobs changed per transaction by a bulk retry or cancel
 CHILDREN_SHOWN = 100  #: child ids `show` returns at most (a fan-out can have thousands)
 #: Failed and cancelled jobs the text search reads per page at most, newest first.
 SEARCH_WINDOW = 10_000
+#: Stage names a jobs filter offers at most (recorded, queued or running ones).
+STAGES_LISTED = 500
 
 
 @dataclass(frozen=True)
@@ -271,6 +273,15 @@ def _search(
     n, low, high, more = rows[0][-4:]
     found = [JobSummary(*r[:-4]) for r in rows if r[0] is not None]
     return found, Searched(int(n), low, high, full=bool(more))
+
+
+def stage_names(
+    conn: psycopg.Connection[Any], *, tenant: str | None = None, limit: int = STAGES_LISTED
+) -> list[str]:
+    """The stages a jobs filter offers, by name: those workers recorded and those with queued
+    or running jobs (`tenant`'s, when set), at most `limit`."""
+    rows = conn.execute(Q["stage_names"], {"tenant": tenant, "limit": limit}).fetchall()
+    return [str(row[0]) for row in rows]
 
 
 def get_job(

@@ -85,18 +85,44 @@ class Bar:
 
 
 @dataclass(frozen=True)
+class Tick:
+    """A labelled mark on an axis: its position along the axis, in the plot's units."""
+
+    at: float
+    label: str
+
+
+@dataclass(frozen=True)
 class Chart:
-    width: int
+    width: int  #: of the plot (the bars), inside the margins
     height: int
     bars: list[Bar]
     peak: int
     done: int
     failed: int
+    #: jobs per minute up the left side: 0, half the busiest minute (when a whole number
+    #: apart from both), the busiest; `at` is a y within the plot
+    y_ticks: list[Tick]
+    #: time along the bottom: an hour ago, half an hour ago, now; `at` is an x within the plot
+    x_ticks: list[Tick]
+    left: int = 36  #: room for the y labels
+    top: int = 8  #: room for the top label's upper half
+    right: int = 16  #: room for the last time label's end
+    bottom: int = 18  #: room for the time labels
+
+    @property
+    def outer_width(self) -> int:
+        return self.left + self.width + self.right
+
+    @property
+    def outer_height(self) -> int:
+        return self.top + self.height + self.bottom
 
 
 def chart(minutes: list[Minute], now: datetime, width: int = 600, height: int = 100) -> Chart:
     """The last hour per minute as stacked bars (done below, failed on top), scaled to the
-    busiest minute. Minutes without a finished job have no row, and a bar of nothing."""
+    busiest minute, with a labelled scale of jobs per minute and of time. Minutes without a
+    finished job have no row, and a bar of nothing."""
     by_minute = {m.minute.astimezone(UTC).replace(second=0, microsecond=0): m for m in minutes}
     last = now.astimezone(UTC).replace(second=0, microsecond=0)
     slots = [last - timedelta(minutes=59 - i) for i in range(60)]
@@ -118,6 +144,7 @@ def chart(minutes: list[Minute], now: datetime, width: int = 600, height: int = 
                 title=f"{slot:%H:%M} UTC: {done} done, {failed} failed",
             )
         )
+    levels = [0, peak // 2, peak] if peak >= 4 else [0, peak]
     return Chart(
         width=width,
         height=height,
@@ -125,4 +152,10 @@ def chart(minutes: list[Minute], now: datetime, width: int = 600, height: int = 
         peak=peak,
         done=sum(m.done for m in minutes),
         failed=sum(m.failed for m in minutes),
+        y_ticks=[Tick(round(height - height * n / peak, 1), f"{n:,}") for n in levels],
+        x_ticks=[
+            Tick(0.0, f"\u221260 min ({slots[0]:%H:%M})"),
+            Tick(round(width / 2, 1), f"\u221230 min ({slots[30]:%H:%M})"),
+            Tick(float(width), f"now ({last:%H:%M} UTC)"),
+        ],
     )

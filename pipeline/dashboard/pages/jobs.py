@@ -25,7 +25,13 @@ class JobPages(Handler):
             query = forms.job_query(request.query_params, page.tenant)
         except forms.BadInput as exc:
             raise Problem(400, "Bad filter", str(exc)) from None
-        found = await self.read(lambda c: admin_jobs.page_jobs(c, query))
+
+        def read(conn: psycopg.Connection[Any]) -> tuple[admin_jobs.JobsPage, list[str]]:
+            return admin_jobs.page_jobs(conn, query), admin_jobs.stage_names(
+                conn, tenant=page.tenant
+            )
+
+        found, stages = await self.read(read)
         params = {
             k: v
             for k, v in request.query_params.items()
@@ -46,6 +52,7 @@ class JobPages(Handler):
             and found.searched.full
             and found.older == found.searched.low,
             statuses=JOB_STATUSES,
+            stages=stages,
             page_sizes=forms.PAGE_SIZES,
             form=request.query_params,
         )

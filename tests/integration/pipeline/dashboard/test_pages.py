@@ -121,6 +121,22 @@ def test_overview_refresh_is_a_fragment_with_the_chart(client: TestClient, conn:
     assert "1 done, 1 failed" in part.text  # the current minute's bar
 
 
+def test_the_chart_has_a_scale_up_to_the_busiest_minute_and_time_labels(
+    client: TestClient, conn: Conn
+) -> None:
+    for _ in range(6):
+        insert(conn, "ocr", "done")
+    insert(conn, "ocr", "failed", last_error="x")
+
+    svg = re.search(r'<svg id="throughput".*?</svg>', client.get("/").text, re.S)
+
+    assert svg, "no chart"
+    y = re.findall(r'data-tick="y">([^<]*)<', svg[0])
+    x = re.findall(r'data-tick="x">([^<]*)<', svg[0])
+    assert y == ["0", "3", "7"]  # the busiest minute: this one, 6 done and 1 failed
+    assert [label.split(" (")[0] for label in x] == ["\u221260 min", "\u221230 min", "now"]
+
+
 def test_overview_lists_live_workers_with_what_they_run_and_schedules(
     client: TestClient, conn: Conn
 ) -> None:
@@ -163,6 +179,40 @@ def test_jobs_filters_narrow_the_table(client: TestClient, conn: Conn) -> None:
     assert row is not None
     assert old not in job_ids(client.get(f"/jobs?since={row[0]}&zone=Z").text)
     assert job_ids(client.get(f"/jobs?until={row[0]}Z").text) == [old]
+
+
+def stage_options(html: str) -> list[str]:
+    found = re.search(r'<datalist id="stage-names">(.*?)</datalist>', html, re.S)
+    assert found, "no stage list"
+    return re.findall(r'<option value="([^"]*)">', found[1])
+
+
+def test_the_stage_filter_offers_recorded_queued_and_running_stages(
+    client: TestClient, conn: Conn
+) -> None:
+    conn.execute(
+        "INSERT INTO pipeline.stages (name, version, max_attempts, lease_seconds, priority, "
+        "recorded_by, hostname) VALUES ('classify', 'v1', 3, 60, 0, gen_random_uuid(), 'h'), "
+        "('classify', 'v2', 3, 60, 0, gen_random_uuid(), 'h')"
+    )
+    insert(conn, "ocr", tenant_id="acme")
+    insert(conn, "ocr", tenant_id="zeta")
+    insert(conn, "upload")  # untenanted
+    insert(conn, "extract", "running", tenant_id="zeta")
+    insert(conn, "archived", "done")  # finished only: not offered
+
+    html = client.get("/jobs").text
+
+    assert 'name="stage" value="" size="12" list="stage-names"' in html
+    assert stage_options(html) == ["classify", "extract", "ocr", "upload"]
+    # For one tenant: the recorded stages and that tenant's queued or running ones alone.
+    assert stage_options(client.get("/jobs?tenant=acme").text) == ["classify", "ocr"]
+
+
+def test_the_stage_list_reads_at_most_its_limit(conn: Conn) -> None:
+    for stage in ("a", "b", "c", "d"):
+        insert(conn, stage)
+    assert admin_jobs.stage_names(conn, limit=2) == ["a", "b"]
 
 
 def test_jobs_pages_by_keyset_without_gaps_or_repeats(client: TestClient, conn: Conn) -> None:

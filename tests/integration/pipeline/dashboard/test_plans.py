@@ -108,6 +108,9 @@ def test_dashboard_queries_use_indexes_on_a_million_finished_jobs(
         ("monitoring_throughput", {"tenant": None}, "finished_by_minute_pkey"),
         ("monitoring_throughput", {"tenant": "t7"}, "tenant_finished_by_minute_pkey"),
         ("monitoring_tenant_stages", {"tenant": "t1"}, "jobs_ready"),
+        # The jobs filter's stage list: a skip scan of the ready indexes, never the history.
+        ("stage_names", {"tenant": None, "limit": 500}, "jobs_ready"),
+        ("stage_names", {"tenant": "t1", "limit": 500}, "jobs_ready"),
     ]
     for name, params, index in cases:
         plan = explain(conn, name, params)

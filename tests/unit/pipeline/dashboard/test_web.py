@@ -108,6 +108,11 @@ def test_the_chart_has_a_bar_per_minute_scaled_to_the_busiest() -> None:
     assert drawn.bars[29].done_h == 50.0 and "09:30" in drawn.bars[29].title
     assert (drawn.done, drawn.failed, drawn.peak) == (13, 2, 10)
     assert chart([], now).peak == 1  # nothing finished: empty bars, no division by zero
+    # The scale: 0 at the bottom, half the busiest minute midway, the busiest at the top.
+    assert [(t.at, t.label) for t in drawn.y_ticks] == [(100.0, "0"), (50.0, "5"), (0.0, "10")]
+    assert [t.at for t in drawn.x_ticks] == [0.0, 300.0, 600.0]
+    assert drawn.x_ticks[0].label == "\u221260 min (09:01)"
+    assert [t.label for t in chart([], now).y_ticks] == ["0", "1"]
 
 
 def test_templates_escape_everything() -> None:
