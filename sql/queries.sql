@@ -6,8 +6,10 @@
 -- Queued and running jobs live in pipeline.active_jobs. A job finishes by moving: one statement
 -- deletes its row there (fenced) and inserts it into pipeline.job_history with its final
 -- status and finish time, so that no reader ever finds it in neither table or in both. The
--- DELETE gives its tenant slot back (the statement trigger jobs_free_deleted_slots, once for a
--- whole batch), and the INSERT counts it in its join (job_history_join_finished). Should the
+-- DELETE returns the whole row (`RETURNING j AS job`), and pipeline.finished_job (and, for the
+-- attempt's row, pipeline.ended_attempt) maps it: the history's columns are spelled there alone.
+-- The DELETE gives its tenant slot back (the statement trigger jobs_free_deleted_slots, once for
+-- a whole batch), and the INSERT counts it in its join (job_history_join_finished). Should the
 -- day's partition be missing (SQLSTATE 23514), pipeline/store.py makes it and runs the
 -- statement once more.
 -- The fence spells the status test `status IS NOT DISTINCT FROM 'running'` (status is NOT
@@ -172,32 +174,21 @@ WITH gone AS (
                      unnest(%(started)s::float8[]), unnest(%(logs)s::text[]),
                      unnest(%(dropped)s::integer[])) AS done(id, claims, started, logs, dropped)
     WHERE j.id = done.id AND j.claims = done.claims AND j.status IS NOT DISTINCT FROM 'running'
-    RETURNING j.*, done.started AS run_started, done.logs AS run_logs, done.dropped AS run_dropped
+    RETURNING j AS job, done.started, done.logs, done.dropped
 ),
 moved AS (
-    INSERT INTO pipeline.job_history (
-        id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
-        leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id,
-        join_id, created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases,
-        holds_slot, traceparent)
-    SELECT id, type, tenant_id, payload, priority, 'done', attempts, max_attempts, run_after,
-           NULL, lease_seconds, worker_id, NULL, dedup_key, parent_id, root_id, join_id,
-           created_at, started_at, now(), claims, suspect, crash_reclaims, releases, false,
-           traceparent
-    FROM gone
+    INSERT INTO pipeline.job_history
+    SELECT (pipeline.finished_job(job, 'done', NULL)).* FROM gone
     RETURNING id
 ),
 tried AS (
-    INSERT INTO pipeline.job_attempts (job_id, claims, attempt, worker_id, claimed_at,
-                                       started_at, outcome, logs, logs_dropped)
-    SELECT id, claims, attempts, worker_id, started_at, to_timestamp(run_started), 'done',
-           run_logs, coalesce(run_dropped, 0)
-    FROM gone
+    INSERT INTO pipeline.job_attempts
+    SELECT (pipeline.ended_attempt(job, 'done', NULL, started, logs, dropped)).* FROM gone
     -- A first claim done without a line logged has no row: the job's own row says all of it
     -- (claim, worker, end) but the run's start, and the readers (job_attempts in
     -- queries_admin.sql) make its row from it. The hot path's common case then writes nothing
     -- more; a row for it cost the drain benchmark about 14 per cent.
-    WHERE claims > 1 OR run_logs IS NOT NULL OR run_dropped > 0
+    WHERE (job).claims > 1 OR logs IS NOT NULL OR dropped > 0
 )
 SELECT id FROM moved;
 
@@ -222,32 +213,21 @@ WITH gone AS (
            WHERE j.status IS NOT DISTINCT FROM 'running'
            FOR UPDATE OF j SKIP LOCKED) AS free
     WHERE j.id = free.id
-    RETURNING j.*, free.started AS run_started, free.logs AS run_logs, free.dropped AS run_dropped
+    RETURNING j AS job, free.started, free.logs, free.dropped
 ),
 moved AS (
-    INSERT INTO pipeline.job_history (
-        id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
-        leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id,
-        join_id, created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases,
-        holds_slot, traceparent)
-    SELECT id, type, tenant_id, payload, priority, 'done', attempts, max_attempts, run_after,
-           NULL, lease_seconds, worker_id, NULL, dedup_key, parent_id, root_id, join_id,
-           created_at, started_at, now(), claims, suspect, crash_reclaims, releases, false,
-           traceparent
-    FROM gone
+    INSERT INTO pipeline.job_history
+    SELECT (pipeline.finished_job(job, 'done', NULL)).* FROM gone
     RETURNING id
 ),
 tried AS (
-    INSERT INTO pipeline.job_attempts (job_id, claims, attempt, worker_id, claimed_at,
-                                       started_at, outcome, logs, logs_dropped)
-    SELECT id, claims, attempts, worker_id, started_at, to_timestamp(run_started), 'done',
-           run_logs, coalesce(run_dropped, 0)
-    FROM gone
+    INSERT INTO pipeline.job_attempts
+    SELECT (pipeline.ended_attempt(job, 'done', NULL, started, logs, dropped)).* FROM gone
     -- A first claim done without a line logged has no row: the job's own row says all of it
     -- (claim, worker, end) but the run's start, and the readers (job_attempts in
     -- queries_admin.sql) make its row from it. The hot path's common case then writes nothing
     -- more; a row for it cost the drain benchmark about 14 per cent.
-    WHERE claims > 1 OR run_logs IS NOT NULL OR run_dropped > 0
+    WHERE (job).claims > 1 OR logs IS NOT NULL OR dropped > 0
 )
 SELECT id FROM moved;
 
@@ -272,8 +252,8 @@ SELECT set_config('lock_timeout', %(timeout)s, true);
 -- runs another version of its stage). The attempt's row is written from the row as the claim
 -- left it (`held`, locked as the UPDATE locks it), since the UPDATE clears its worker.
 WITH held AS (
-    SELECT id, claims, attempts, worker_id, started_at FROM pipeline.active_jobs
-    WHERE id = %(id)s AND claims = %(claims)s AND status IS NOT DISTINCT FROM 'running'
+    SELECT j AS job, j.id FROM pipeline.active_jobs AS j
+    WHERE j.id = %(id)s AND j.claims = %(claims)s AND j.status IS NOT DISTINCT FROM 'running'
     FOR NO KEY UPDATE
 ),
 back AS (
@@ -289,10 +269,9 @@ back AS (
     RETURNING j.id
 ),
 tried AS (
-    INSERT INTO pipeline.job_attempts (job_id, claims, attempt, worker_id, claimed_at,
-                                       started_at, outcome, error, logs, logs_dropped)
-    SELECT id, claims, attempts, worker_id, started_at, to_timestamp(%(started)s::float8),
-           %(outcome)s, %(error)s, %(logs)s, %(dropped)s
+    INSERT INTO pipeline.job_attempts
+    SELECT (pipeline.ended_attempt(job, %(outcome)s, %(error)s, %(started)s::float8, %(logs)s,
+                                   %(dropped)s)).*
     FROM held
 )
 SELECT id FROM back;
@@ -301,28 +280,19 @@ SELECT id FROM back;
 -- outcome: failed, or how the last attempt ended when that is what failed it (timed_out,
 -- crashed), for its attempt's row.
 WITH gone AS (
-    DELETE FROM pipeline.active_jobs
-    WHERE id = %(id)s AND claims = %(claims)s AND status IS NOT DISTINCT FROM 'running'
-    RETURNING *
+    DELETE FROM pipeline.active_jobs AS j
+    WHERE j.id = %(id)s AND j.claims = %(claims)s AND j.status IS NOT DISTINCT FROM 'running'
+    RETURNING j AS job
 ),
 moved AS (
-    INSERT INTO pipeline.job_history (
-        id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
-        leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id,
-        join_id, created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases,
-        holds_slot, traceparent)
-    SELECT id, type, tenant_id, payload, priority, 'failed', attempts, max_attempts, run_after,
-           NULL, lease_seconds, NULL, %(error)s, dedup_key, parent_id, root_id, join_id,
-           created_at, started_at, now(), claims, suspect, crash_reclaims, releases, false,
-           traceparent
-    FROM gone
+    INSERT INTO pipeline.job_history
+    SELECT (pipeline.finished_job(job, 'failed', %(error)s)).* FROM gone
     RETURNING id
 ),
 tried AS (
-    INSERT INTO pipeline.job_attempts (job_id, claims, attempt, worker_id, claimed_at,
-                                       started_at, outcome, error, logs, logs_dropped)
-    SELECT id, claims, attempts, worker_id, started_at, to_timestamp(%(started)s::float8),
-           %(outcome)s, %(error)s, %(logs)s, %(dropped)s
+    INSERT INTO pipeline.job_attempts
+    SELECT (pipeline.ended_attempt(job, %(outcome)s, %(error)s, %(started)s::float8, %(logs)s,
+                                   %(dropped)s)).*
     FROM gone
 )
 SELECT id FROM moved;
@@ -333,9 +303,8 @@ SELECT id FROM moved;
 -- like any run, so one that always outlasts the grace period still ends at max_attempts: it
 -- fails, and moves into the history, while the others go back to the queue.
 WITH held AS (
-    SELECT j.id, j.releases < %(free_releases)s AS free,
-           j.releases >= %(free_releases)s AND j.attempts >= j.max_attempts AS final,
-           j.claims, j.attempts, j.worker_id, j.started_at
+    SELECT j AS job, j.id, j.releases < %(free_releases)s AS free,
+           j.releases >= %(free_releases)s AND j.attempts >= j.max_attempts AS final
     FROM pipeline.active_jobs AS j
     JOIN unnest(%(ids)s::bigint[], %(claims)s::integer[]) AS h(id, claims)
       ON j.id = h.id AND j.claims = h.claims
@@ -361,29 +330,24 @@ gone AS (
     DELETE FROM pipeline.active_jobs AS j
     USING held
     WHERE j.id = held.id AND held.final
-    RETURNING j.*
+    RETURNING j AS job
 ),
 failed AS (
-    INSERT INTO pipeline.job_history (
-        id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
-        leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id, join_id,
-        created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot,
-        traceparent)
-    SELECT id, type, tenant_id, payload, priority, 'failed', attempts, max_attempts, now(),
-           NULL, lease_seconds, NULL,
-           'released at worker shutdown on its final attempt, ' || releases + 1
-               || ' releases in all',
-           dedup_key, parent_id, root_id, join_id, created_at, started_at, now(), claims,
-           suspect, crash_reclaims, releases + 1, false, traceparent
+    INSERT INTO pipeline.job_history
+    SELECT (pipeline.finished_job(
+               job, 'failed',
+               'released at worker shutdown on its final attempt, ' || (job).releases + 1
+                   || ' releases in all',
+               released => true)).*
     FROM gone
     RETURNING id, status
 ),
 tried AS (
     -- The attempt was given back, whatever became of the job (the fail above says so itself).
-    INSERT INTO pipeline.job_attempts (job_id, claims, attempt, worker_id, claimed_at, outcome,
-                                       error)
-    SELECT id, claims, attempts, worker_id, started_at, 'given_back',
-           'released at worker shutdown' || CASE WHEN free THEN '' ELSE ' (charged)' END
+    INSERT INTO pipeline.job_attempts
+    SELECT (pipeline.ended_attempt(
+               job, 'given_back',
+               'released at worker shutdown' || CASE WHEN free THEN '' ELSE ' (charged)' END)).*
     FROM held
 )
 SELECT id, status FROM requeued
@@ -420,12 +384,11 @@ WHERE j.status = 'cancelled';
 -- final one fails the job. SKIP LOCKED leaves rows a worker is settling right now to that
 -- worker.
 WITH expired AS (
-    SELECT id, crash_reclaims < %(free_crashes)s AS free,
-           crash_reclaims >= %(free_crashes)s AND attempts >= max_attempts AS final,
-           claims, attempts, worker_id, started_at
-    FROM pipeline.active_jobs
-    WHERE status = 'running' AND leased_until < now()
-    ORDER BY leased_until
+    SELECT j AS job, j.id, j.crash_reclaims < %(free_crashes)s AS free,
+           j.crash_reclaims >= %(free_crashes)s AND j.attempts >= j.max_attempts AS final
+    FROM pipeline.active_jobs AS j
+    WHERE j.status = 'running' AND j.leased_until < now()
+    ORDER BY j.leased_until
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
 ),
@@ -450,28 +413,20 @@ gone AS (
     DELETE FROM pipeline.active_jobs AS j
     USING expired
     WHERE j.id = expired.id AND expired.final
-    RETURNING j.*
+    RETURNING j AS job
 ),
 failed AS (
-    INSERT INTO pipeline.job_history (
-        id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
-        leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id, join_id,
-        created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot,
-        traceparent)
-    SELECT id, type, tenant_id, payload, priority, 'failed', attempts, max_attempts, now(),
-           NULL, lease_seconds, NULL, 'lease expired on final attempt', dedup_key, parent_id,
-           root_id, join_id, created_at, started_at, now(), claims, true, crash_reclaims,
-           releases, false, traceparent
+    INSERT INTO pipeline.job_history
+    SELECT (pipeline.finished_job(job, 'failed', 'lease expired on final attempt',
+                                  lost => true)).*
     FROM gone
     RETURNING id, type, status
 ),
 tried AS (
     -- The attempt was lost with its worker, and with it what the worker held of it: its
     -- start and its log lines.
-    INSERT INTO pipeline.job_attempts (job_id, claims, attempt, worker_id, claimed_at, outcome,
-                                       error)
-    SELECT id, claims, attempts, worker_id, started_at, 'lost',
-           'lease expired: its worker died or stalled'
+    INSERT INTO pipeline.job_attempts
+    SELECT (pipeline.ended_attempt(job, 'lost', 'lease expired: its worker died or stalled')).*
     FROM expired
 )
 SELECT id, type, status FROM requeued

@@ -396,30 +396,21 @@ RETURNING id, type;
 -- writes fail the fence from now on (the job has left pipeline.active_jobs). The job moves into
 -- the history in this statement. The tenant is checked first, as for retry.
 WITH gone AS (
-    DELETE FROM pipeline.active_jobs
-    WHERE id = %(id)s AND status IN ('queued', 'running')
-    RETURNING *
+    DELETE FROM pipeline.active_jobs AS j
+    WHERE j.id = %(id)s AND j.status IN ('queued', 'running')
+    RETURNING j AS job, j.status
 ),
 cancelled AS (
-    INSERT INTO pipeline.job_history (
-        id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
-        leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id, join_id,
-        created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot,
-        traceparent)
-    SELECT id, type, tenant_id, payload, priority, 'cancelled', attempts, max_attempts,
-           run_after, NULL, lease_seconds, worker_id, coalesce(%(reason)s, 'cancelled'), dedup_key,
-           parent_id, root_id, join_id, created_at, started_at, now(), claims, suspect,
-           crash_reclaims, releases, false, traceparent
+    INSERT INTO pipeline.job_history
+    SELECT (pipeline.finished_job(job, 'cancelled', coalesce(%(reason)s, 'cancelled'))).*
     FROM gone
     RETURNING id, claims
 ),
 tried AS (
     -- A running job's attempt ends here; its worker's lines of it are not written (its
     -- fenced writes find the job gone).
-    INSERT INTO pipeline.job_attempts (job_id, claims, attempt, worker_id, claimed_at, outcome,
-                                       error)
-    SELECT id, claims, attempts, worker_id, started_at, 'cancelled',
-           coalesce(%(reason)s, 'cancelled')
+    INSERT INTO pipeline.job_attempts
+    SELECT (pipeline.ended_attempt(job, 'cancelled', coalesce(%(reason)s, 'cancelled'))).*
     FROM gone
     WHERE status = 'running'
 )
@@ -451,27 +442,18 @@ picked AS (
 gone AS (
     DELETE FROM pipeline.active_jobs AS j USING picked
     WHERE j.id = picked.id
-    RETURNING j.*
+    RETURNING j AS job, j.id, j.status
 ),
 cancelled AS (
-    INSERT INTO pipeline.job_history (
-        id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
-        leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id, join_id,
-        created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot,
-        traceparent)
-    SELECT id, type, tenant_id, payload, priority, 'cancelled', attempts, max_attempts,
-           run_after, NULL, lease_seconds, worker_id, coalesce(%(reason)s, 'cancelled'), dedup_key,
-           parent_id, root_id, join_id, created_at, started_at, now(), claims, suspect,
-           crash_reclaims, releases, false, traceparent
+    INSERT INTO pipeline.job_history
+    SELECT (pipeline.finished_job(job, 'cancelled', coalesce(%(reason)s, 'cancelled'))).*
     FROM gone
     RETURNING id, claims
 ),
 tried AS (
     -- The running ones' attempts end here, as in `cancel`.
-    INSERT INTO pipeline.job_attempts (job_id, claims, attempt, worker_id, claimed_at, outcome,
-                                       error)
-    SELECT id, claims, attempts, worker_id, started_at, 'cancelled',
-           coalesce(%(reason)s, 'cancelled')
+    INSERT INTO pipeline.job_attempts
+    SELECT (pipeline.ended_attempt(job, 'cancelled', coalesce(%(reason)s, 'cancelled'))).*
     FROM gone
     WHERE status = 'running'
 )
@@ -510,17 +492,10 @@ gone AS (
     DELETE FROM pipeline.active_jobs AS j
     USING (SELECT id FROM tenanted UNION ALL SELECT id FROM untenanted) AS picked
     WHERE j.id = picked.id
-    RETURNING j.*
+    RETURNING j AS job
 )
-INSERT INTO pipeline.job_history (
-    id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
-    leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id, join_id,
-    created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot,
-    traceparent)
-SELECT id, type, tenant_id, payload, priority, 'cancelled', attempts, max_attempts,
-       run_after, NULL, lease_seconds, worker_id, coalesce(%(reason)s, 'cancelled'), dedup_key,
-       parent_id, root_id, join_id, created_at, started_at, now(), claims, suspect,
-       crash_reclaims, releases, false, traceparent
+INSERT INTO pipeline.job_history
+SELECT (pipeline.finished_job(job, 'cancelled', coalesce(%(reason)s, 'cancelled'))).*
 FROM gone
 RETURNING id;
 
