@@ -9,6 +9,7 @@ from pg_pipeline.aio import (
     arun_output,
     arun_progress,
     arun_status,
+    asignal,
 )
 from pg_pipeline.blobs import (
     BlobNotFound,
@@ -28,13 +29,17 @@ from pg_pipeline.enqueue import JobRequest, enqueue, enqueue_many, enqueue_once
 from pg_pipeline.errors import (
     DatabaseUnavailable,
     InvalidPayload,
+    InvalidSignal,
     LeaseLost,
+    NoWaitingStep,
     PayloadTooLarge,
     PermanentError,
     PipelineError,
     RetryableError,
     SchemaMissing,
     UnknownStage,
+    Waiting,
+    WaitTimedOut,
 )
 from pg_pipeline.extras import MissingExtra, needs_extra, require_extra
 from pg_pipeline.migrate import migrate
@@ -58,6 +63,7 @@ from pg_pipeline.schedules import (
 from pg_pipeline.settings import WorkerSettings
 from pg_pipeline.stage import REGISTRY, Registry, StageSpec, stage
 from pg_pipeline.validation import set_max_payload_bytes
+from pg_pipeline.waits import signal
 from pg_pipeline.worker import Worker
 
 __all__ = [
@@ -75,10 +81,12 @@ __all__ = [
     "DatabaseUnavailable",
     "InvalidPayload",
     "InvalidSchedule",
+    "InvalidSignal",
     "JobRequest",
     "LeaseLost",
     "LocalBlobStore",
     "MissingExtra",
+    "NoWaitingStep",
     "PayloadTooLarge",
     "PermanentError",
     "PipelineError",
@@ -91,6 +99,8 @@ __all__ = [
     "StageProgress",
     "StageSpec",
     "UnknownStage",
+    "WaitTimedOut",
+    "Waiting",
     "Worker",
     "WorkerSettings",
     "aenqueue",
@@ -100,6 +110,7 @@ __all__ = [
     "arun_output",
     "arun_progress",
     "arun_status",
+    "asignal",
     "blob_store_from_env",
     "connect",
     "data_dir",
@@ -118,6 +129,7 @@ __all__ = [
     "run_status",
     "schedule",
     "set_max_payload_bytes",
+    "signal",
     "stage",
     "sync_schedules",
 ]

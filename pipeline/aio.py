@@ -14,6 +14,7 @@ from __future__ import annotations
 from pg_pipeline.enqueue import enqueue_many_plan, enqueue_once_plan, enqueue_plan
 from pg_pipeline.plans import async_api
 from pg_pipeline.runs import live_workers_plan, run_output_plan, run_progress_plan, run_status_plan
+from pg_pipeline.waits import signal_plan
 
 aenqueue = async_api(enqueue_plan)
 aenqueue_once = async_api(enqueue_once_plan)
@@ -22,3 +23,4 @@ arun_progress = async_api(run_progress_plan)
 arun_output = async_api(run_output_plan)
 alive_workers = async_api(live_workers_plan)
 arun_status = async_api(run_status_plan)
+asignal = async_api(signal_plan)

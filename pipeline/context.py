@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
+from pydantic import BaseModel
 
 from pg_pipeline.enqueue import JobRequest, insert_row, insert_rows, job_row
-from pg_pipeline.errors import LeaseLost
+from pg_pipeline.errors import LeaseLost, Waiting, WaitTimedOut
 from pg_pipeline.lazy_event import LazyEvent
 from pg_pipeline.outcomes import TransactionStep
 from pg_pipeline.queries import Q
 from pg_pipeline.stage import Registry
 from pg_pipeline.store import ClaimedJob
 from pg_pipeline.validation import InvalidJob
+from pg_pipeline.waits import WaitReader, wait_request
+
+M = TypeVar("M", bound=BaseModel)
 
 #: (run id, stage) -> [(part, output as JSON)], ordered by part (None for a stage without parts)
 OutputReader = Callable[[int, str], list[tuple[int | None, Any]]]
@@ -37,6 +41,7 @@ class Context:
         registry: Registry,
         root_id: int | None = None,
         read_outputs: OutputReader | None = None,
+        read_wait: WaitReader | None = None,
     ) -> None:
         self.job_id = job_id
         self.stage = stage
@@ -47,6 +52,7 @@ class Context:
         #: The run this job belongs to: the id of the job that started it.
         self.root_id = job_id if root_id is None else root_id
         self._read_outputs = read_outputs
+        self._read_wait = read_wait
         #: Set when this run no longer owns the job (lease lost, cancelled, timed out, shutdown).
         #: Long stages should check it between steps; nothing they return will be written.
         self.lost_lease = LazyEvent()
@@ -56,12 +62,17 @@ class Context:
 
     @classmethod
     def for_job(
-        cls, job: ClaimedJob, registry: Registry, read_outputs: OutputReader | None
+        cls,
+        job: ClaimedJob,
+        registry: Registry,
+        read_outputs: OutputReader | None,
+        read_wait: WaitReader | None = None,
     ) -> Context:
         """The context of one claimed job."""
         return cls(
             root_id=job.root_id,
             read_outputs=read_outputs,
+            read_wait=read_wait,
             job_id=job.id,
             stage=job.type,
             attempt=job.attempts,
@@ -189,6 +200,40 @@ class Context:
         if self._read_outputs is None:
             raise RuntimeError("this context has no database to read outputs from")
         return self._read_outputs(self.root_id, stage)
+
+    def wait_for(
+        self,
+        name: str,
+        model: type[M],
+        *,
+        timeout: timedelta | float,
+        proposal: BaseModel | Mapping[str, Any] | None = None,
+        detail: Mapping[str, Any] | None = None,
+    ) -> M:
+        """Wait for input named `name` (a person's review, another system's answer): the
+        payload a signal delivered for it, as `model`.
+
+        While no signal has come, this ends the run: it raises Waiting, and the job waits,
+        holding no worker, lease or slot, until `pg_pipeline.signal(conn, run_id, name,
+        payload)` or `timeout` (a timedelta or seconds) resumes it. The stage then runs again
+        from the top, so what it does before this call must be safe to repeat, and what it
+        enqueued or added with on_complete before it is dropped. On that run this returns the
+        payload; past the timeout it raises WaitTimedOut, which fails the job unless the stage
+        catches it. `proposal` (what the stage suggests) and `detail` (anything a reviewer
+        needs) are stored with the wait for whoever answers it (pg_pipeline.admin.list_waits)."""
+        request = wait_request(name, model, timeout, proposal, detail)
+        record = None if self._read_wait is None else self._read_wait(self.job_id, request.name)
+        if record is not None and record.resolution == "signalled":
+            return model.model_validate(record.payload)
+        if record is not None and record.resolution == "timed_out":
+            waited = (record.deadline - record.created_at).total_seconds()
+            raise WaitTimedOut(
+                f"wait {request.name!r} of job {self.job_id} timed out: no signal within"
+                f" {waited:g} s (its deadline was {record.deadline:%Y-%m-%d %H:%M:%S %Z})",
+                name=request.name,
+                timeout_s=waited,
+            )
+        raise Waiting(request)
 
     def on_complete(self, step: TransactionStep) -> None:
         """Run `step(conn)` inside the completing transaction, after the fence held."""

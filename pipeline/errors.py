@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class PipelineError(Exception):
     """Base of every error pg-pipeline raises on its own."""
@@ -54,3 +56,37 @@ class LeaseLost(Exception):
 class SchemaMissing(PipelineError):
     """The database lacks pg-pipeline's tables or functions (never migrated, or behind the
     package): the message names what is missing and how to migrate, without the SQL."""
+
+
+class Waiting(BaseException):
+    """Raised by ctx.wait_for while its wait is unresolved: the run ends here, and the job waits
+    (holding no worker, lease or slot) until a signal or the wait's deadline resumes it, when
+    the stage runs again from the top. A BaseException, so that a stage's `except Exception`
+    cannot swallow it; a stage must let it through (no bare `except:` around wait_for)."""
+
+    def __init__(self, request: Any) -> None:
+        super().__init__(f"waiting for {getattr(request, 'name', request)!r}")
+        #: what to record (pg_pipeline.waits.WaitRequest)
+        self.request = request
+
+
+class WaitTimedOut(Exception):
+    """Raised by ctx.wait_for when its wait's deadline passed with no signal. Uncaught, it fails
+    the job for good (retrying cannot bring the signal back); a stage may catch it and go on
+    with a default instead."""
+
+    def __init__(self, message: str, *, name: str, timeout_s: float) -> None:
+        super().__init__(message)
+        self.name = name
+        self.timeout_s = timeout_s
+
+
+class InvalidSignal(PipelineError, ValueError):
+    """A signal's payload does not fit the schema of the model its wait asked for: the message
+    lists each field's error. Nothing was changed."""
+
+
+class NoWaitingStep(PipelineError, LookupError):
+    """No wait to resume: no such run, nothing of it waits on that name, it was already
+    signalled, timed out or cancelled, or the run finished. The message says which. Nothing
+    was changed."""

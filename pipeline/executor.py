@@ -14,8 +14,16 @@ from pydantic import BaseModel
 from pg_pipeline.async_stages import run_coroutine
 from pg_pipeline.context import Context
 from pg_pipeline.db import unavailable
-from pg_pipeline.errors import DatabaseUnavailable, InvalidPayload, LeaseLost
-from pg_pipeline.outcomes import MAX_ERROR_CHARS, Lost, Raised, RunResult, Succeeded, Unfit
+from pg_pipeline.errors import DatabaseUnavailable, InvalidPayload, LeaseLost, Waiting, WaitTimedOut
+from pg_pipeline.outcomes import (
+    MAX_ERROR_CHARS,
+    Lost,
+    Raised,
+    RunResult,
+    Succeeded,
+    Unfit,
+    WaitingForInput,
+)
 from pg_pipeline.stage import StageSpec
 from pg_pipeline.store import ClaimedJob
 from pg_pipeline.tracing import record_error
@@ -74,8 +82,12 @@ def run_job(
                 ctx.enqueue(spec.then, result)
     except LeaseLost as exc:
         return Lost(str(exc))
+    except Waiting as waiting:
+        return WaitingForInput(waiting.request)
     except BaseException as exc:  # SystemExit from a stage must not stop the worker either
         record_error(exc)
-        return Raised(describe_error(exc), permanent=spec.is_permanent(exc))
+        # A wait that timed out stays timed out: a retry would meet the same answer.
+        permanent = isinstance(exc, WaitTimedOut) or spec.is_permanent(exc)
+        return Raised(describe_error(exc), permanent=permanent)
     output = result if spec.output_model is not None else None
     return Succeeded(output, tuple(ctx.transaction_steps), part=part)

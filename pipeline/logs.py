@@ -29,7 +29,7 @@ from datetime import UTC, datetime, timedelta
 from typing import IO, Any
 
 from pg_pipeline import attempt_logs
-from pg_pipeline.outcomes import Discard, Fail, GiveBack, Retry, Transition
+from pg_pipeline.outcomes import Discard, Fail, GiveBack, Retry, Transition, Wait
 from pg_pipeline.store import ClaimedJob
 from pg_pipeline.terminal import TerminalFormatter
 
@@ -238,6 +238,9 @@ def _describe(
     if settled == "lost":
         reason = transition.reason if isinstance(transition, Discard) else None
         return "lost", logging.WARNING, reason or "another claim owns the job now", None
+    if settled == "waiting":
+        name = transition.request.name if isinstance(transition, Wait) else None
+        return "waiting", logging.INFO, None if name is None else f"waits for {name!r}", None
     if settled == "unknown":
         reason = "the database stayed unreachable until the lease ran out; reclaim decides"
         return "unknown", logging.WARNING, reason, None

@@ -19,6 +19,7 @@ from pg_pipeline.retry_delays import retry_delay
 from pg_pipeline.stage import StageSpec
 from pg_pipeline.store import ClaimedJob
 from pg_pipeline.validation import find_unstorable
+from pg_pipeline.waits import WaitRequest
 
 MAX_ERROR_CHARS = 4000  #: last_error keeps the message and the innermost frames, not megabytes
 
@@ -79,8 +80,17 @@ class Unfit:
     left: str | None = None
 
 
+@dataclass(frozen=True)
+class WaitingForInput:
+    """The stage called ctx.wait_for on a wait no signal or deadline has resolved yet: the run
+    ends here, to start again from the top once one does. Nothing else of it is written (its
+    follow-ups and on_complete steps are dropped: the next run adds them again)."""
+
+    request: WaitRequest
+
+
 #: What a run produced, as the executor (or the parent of a child process) saw it.
-RunResult = Succeeded | Raised | TimedOut | Crashed | Lost | NotRun | Unfit
+RunResult = Succeeded | Raised | TimedOut | Crashed | Lost | NotRun | Unfit | WaitingForInput
 
 
 @dataclass(frozen=True)
@@ -143,7 +153,15 @@ class Discard:
     reason: str
 
 
-Transition = Complete | Retry | Fail | GiveBack | Discard
+@dataclass(frozen=True)
+class Wait:
+    """To 'waiting': no lease, worker or slot, the attempt refunded (a resume must never fail
+    a job for having waited), and the wait recorded, open, with its deadline."""
+
+    request: WaitRequest
+
+
+Transition = Complete | Retry | Fail | GiveBack | Discard | Wait
 
 #: How soon a job that no child process could run is offered again (to any worker).
 NOT_RUN_DELAY_S = 5.0
@@ -168,6 +186,8 @@ def decide(
         return Discard(outcome.reason)
     if isinstance(outcome, NotRun):
         return GiveBack(NOT_RUN_DELAY_S, clean_error(outcome.reason))
+    if isinstance(outcome, WaitingForInput):
+        return Wait(outcome.request)
     if isinstance(outcome, Unfit):
         if outcome.left is not None:
             return GiveBack(LEFT_DELAY_S, clean_error(outcome.left), "left")

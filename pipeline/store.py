@@ -24,6 +24,7 @@ from pg_pipeline.history import healing
 from pg_pipeline.queries import Q
 from pg_pipeline.recorded_stages import record_stages
 from pg_pipeline.stage import StageSpec
+from pg_pipeline.waits import WaitRequest, wait_params
 
 #: shutdown releases per job that refund the attempt; later ones are charged
 FREE_RELEASES = 3
@@ -253,6 +254,14 @@ class JobStore:
         }
         with self.pool.connection() as conn:
             row = healing(conn, lambda: conn.execute(Q["fail"], params).fetchone())
+        return row is not None
+
+    def wait(self, job: ClaimedJob, request: WaitRequest, log: AttemptLog | None = None) -> bool:
+        """To 'waiting' on `request` (sql/queries_waits.sql, wait); False when the fence did
+        not hold."""
+        params = {"id": job.id, "claims": job.claim, **wait_params(request), **one_params(log)}
+        with self.pool.connection() as conn:
+            row = conn.execute(Q["wait"], params).fetchone()
         return row is not None
 
     def release(self, held: Iterable[tuple[int, int]]) -> dict[int, str]:

@@ -45,6 +45,7 @@ from pg_pipeline.settings import WorkerSettings
 from pg_pipeline.stage import REGISTRY, Registry
 from pg_pipeline.store import ClaimedJob, JobStore
 from pg_pipeline.tracing import JobSpan, job_tracer
+from pg_pipeline.waits import WaitRecord, read_wait
 from pg_pipeline.worker.completer import Completer, Settled
 from pg_pipeline.worker.job_executor import RUN_RESULTS
 from pg_pipeline.worker.producer import ClaimPlan
@@ -63,6 +64,8 @@ class Drained:
     failed: dict[int, str] = field(default_factory=dict)  #: job id -> its error
     retried: list[int] = field(default_factory=list)  #: one entry per retry
     lost: list[int] = field(default_factory=list)  #: cancelled while running, say
+    #: jobs whose stage waits for a signal (ctx.wait_for), in the order they began to
+    waiting: list[int] = field(default_factory=list)
     #: jobs of the run neither finished nor running when the drain stopped (None without run_id)
     left: int | None = None
 
@@ -142,6 +145,8 @@ class _Drain:
             self.drained.done.append(job.id)
         elif settled == Settled.QUEUED:
             self.drained.retried.append(job.id)
+        elif settled == Settled.WAITING:
+            self.drained.waiting.append(job.id)
         elif settled == Settled.FAILED:
             error = transition.error if isinstance(transition, Fail | Retry) else settled
             self.drained.failed[job.id] = error
@@ -150,7 +155,7 @@ class _Drain:
 
     def _run(self, job: ClaimedJob, span: JobSpan | None) -> tuple[Transition, Settled]:
         spec = self.registry.get(job.type)
-        ctx = Context.for_job(job, self.registry, self._read_outputs)
+        ctx = Context.for_job(job, self.registry, self._read_outputs, self._read_wait)
         outcome = run_job(spec, job, ctx, self._read_job_output)
         transition: Transition = decide(spec, job, outcome)
         if span is not None:
@@ -171,6 +176,10 @@ class _Drain:
     def _read_outputs(self, root_id: int, stage: str) -> list[tuple[int | None, Any]]:
         with self.pool.connection() as conn:
             return run_outputs(conn, root_id, stage)
+
+    def _read_wait(self, job_id: int, name: str) -> WaitRecord | None:
+        with self.pool.connection() as conn:
+            return read_wait(conn, job_id, name)
 
     def _read_job_output(self, job_id: int) -> Any:
         with self.pool.connection() as conn:

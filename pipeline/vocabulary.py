@@ -7,7 +7,8 @@ job's statuses.
 
 from __future__ import annotations
 
-JOB_STATUSES = ("queued", "running", "done", "failed", "cancelled")  #: jobs_status_check
+#: active_jobs_status_check and job_history_status_check
+JOB_STATUSES = ("queued", "running", "waiting", "done", "failed", "cancelled")
 JOB_ID_MAX = 2**63 - 1  #: job ids are bigint
 CAP_MAX = 2**31 - 1  #: tenant caps are integers
 PRIORITY_MIN, PRIORITY_MAX = -(2**15), 2**15 - 1  #: `jobs.priority` is a smallint

@@ -397,7 +397,7 @@ RETURNING id, type;
 -- the history in this statement. The tenant is checked first, as for retry.
 WITH gone AS (
     DELETE FROM pipeline.active_jobs AS j
-    WHERE j.id = %(id)s AND j.status IN ('queued', 'running')
+    WHERE j.id = %(id)s AND j.status IN ('queued', 'running', 'waiting')
     RETURNING j AS job, j.status
 ),
 cancelled AS (
@@ -596,7 +596,8 @@ finished_runs AS (
     WHERE NOT EXISTS (
         SELECT 1 FROM pipeline.jobs AS j
         WHERE (j.id = m.run_id OR j.root_id = m.run_id)
-          AND (j.status IN ('queued', 'running') OR j.finished_at >= %(cutoff)s
+          AND (j.status IN ('queued', 'running', 'waiting')
+               OR j.finished_at >= %(cutoff)s
                OR (%(keep_failed)s AND j.status = 'failed'))
     )
 ),
@@ -648,7 +649,8 @@ WITH runs AS (
       AND NOT EXISTS (
           SELECT 1 FROM pipeline.jobs AS j
           WHERE (j.id = r.run_id OR j.root_id = r.run_id)
-            AND (j.status IN ('queued', 'running') OR j.finished_at >= %(cutoff)s
+            AND (j.status IN ('queued', 'running', 'waiting')
+                 OR j.finished_at >= %(cutoff)s
                  OR (%(keep_failed)s AND j.status = 'failed'))
       )
 ),
@@ -681,6 +683,9 @@ keys AS (
 ),
 tries AS (
     DELETE FROM pipeline.job_attempts AS t USING deleted WHERE t.job_id = deleted.id
+),
+waits AS (
+    DELETE FROM pipeline.waits AS w USING deleted WHERE w.job_id = deleted.id
 )
 SELECT (SELECT count(*) FROM deleted) AS jobs,
        (SELECT count(*) FROM outputs) AS outputs,

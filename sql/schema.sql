@@ -13,7 +13,9 @@ CREATE TABLE pipeline.active_jobs (
     payload       jsonb       NOT NULL DEFAULT '{}'::jsonb,
     priority      smallint    NOT NULL DEFAULT 0,
     status        text        NOT NULL DEFAULT 'queued'
-                  CONSTRAINT active_jobs_status_check CHECK (status IN ('queued', 'running')),
+                  -- waiting: held by no worker until a signal or its deadline (0020)
+                  CONSTRAINT active_jobs_status_check
+                  CHECK (status IN ('queued', 'running', 'waiting')),
     attempts      integer     NOT NULL DEFAULT 0 CONSTRAINT active_jobs_attempts_check CHECK (attempts >= 0),
     max_attempts  integer     NOT NULL DEFAULT 5
                   CONSTRAINT active_jobs_max_attempts_check CHECK (max_attempts >= 1),
@@ -60,6 +62,8 @@ CREATE INDEX jobs_ready_untenanted ON pipeline.active_jobs (type, priority DESC,
     WHERE status = 'queued' AND tenant_id IS NULL;
 -- Reclaim and the expired-lease view read running rows only.
 CREATE INDEX jobs_running ON pipeline.active_jobs (leased_until) WHERE status = 'running';
+-- Waiting jobs (0020): `pipeline jobs --status waiting`, however long the queued backlog.
+CREATE INDEX jobs_waiting ON pipeline.active_jobs (id) WHERE status = 'waiting';
 -- The children of a live fan-out (jobs show, the dashboard's job page).
 CREATE INDEX jobs_parent ON pipeline.active_jobs (parent_id) WHERE parent_id IS NOT NULL;
 
@@ -408,11 +412,11 @@ CREATE TRIGGER job_history_kept_join_retried
 CREATE TABLE pipeline.runs (
     run_id         bigint      NOT NULL CONSTRAINT runs_pkey PRIMARY KEY,
     tenant_id      text,
-    -- pipeline.run_status() of the counts below; 'waiting' is reserved for durable waits.
+    -- pipeline.run_status() of the counts below.
     status         text        NOT NULL
                    CONSTRAINT runs_status_check
                    CHECK (status IN ('running', 'waiting', 'done', 'failed', 'cancelled')),
-    active         integer     NOT NULL DEFAULT 0,  -- queued or running jobs
+    active         integer     NOT NULL DEFAULT 0,  -- queued, running or waiting jobs
     done           integer     NOT NULL DEFAULT 0,
     failed         integer     NOT NULL DEFAULT 0,
     cancelled      integer     NOT NULL DEFAULT 0,
@@ -420,8 +424,10 @@ CREATE TABLE pipeline.runs (
     blocked_job_id bigint,
     blocked_reason text,
     created_at     timestamptz NOT NULL,  -- the root job's
-    -- When it stopped running (ended, or blocked); NULL while running.
-    finished_at    timestamptz
+    -- When it stopped running (ended, or blocked); NULL while running or waiting.
+    finished_at    timestamptz,
+    -- The part of `active` that waits for input (0020, sql/functions/count_waits.sql).
+    waiting        integer     NOT NULL DEFAULT 0
 ) WITH (fillfactor = 70);
 -- The runs list (newest first, by status) and `pipeline status`'s counts by status.
 CREATE INDEX runs_status ON pipeline.runs (status, run_id);
@@ -555,12 +561,61 @@ CREATE TABLE pipeline.job_attempts (
     outcome      text        NOT NULL
                  CONSTRAINT job_attempts_outcome_check
                  CHECK (outcome IN ('done', 'retried', 'failed', 'timed_out', 'crashed', 'lost',
-                                    'cancelled', 'given_back')),
+                                    'cancelled', 'given_back', 'waiting')),
     error        text,
     logs         text,
     logs_dropped integer     NOT NULL DEFAULT 0,
     CONSTRAINT job_attempts_pkey PRIMARY KEY (job_id, claims)
 );
+
+-- One row per wait of a job, by name (0020): open while the job waits on it (resolved_at
+-- NULL), then kept with how it ended, so that the stage, run again from the top, finds the
+-- payload a signal delivered (or the timeout) for every wait it passed. A row is open exactly
+-- while its job's status is 'waiting' on it: the statements that open and resolve one
+-- (sql/queries.sql: wait, signal, time_out_waits) change the job's row in the same statement,
+-- and a waiting job that leaves pipeline.active_jobs otherwise (a cancel) resolves its row as
+-- cancelled (sql/functions/count_waits.sql). schema: the JSON schema of the model the stage
+-- asked for, which signal() checks a payload against without the model's code. Deleted with
+-- their job by retention (drop_history_partition, prune_runs).
+CREATE TABLE pipeline.waits (
+    job_id      bigint      NOT NULL,
+    name        text        NOT NULL,
+    run_id      bigint      NOT NULL,
+    tenant_id   text,
+    stage       text        NOT NULL,
+    schema      jsonb       NOT NULL,
+    proposal    jsonb,
+    detail      jsonb,
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    deadline    timestamptz NOT NULL,
+    resolved_at timestamptz,
+    resolution  text
+                CONSTRAINT waits_resolution_check
+                CHECK (resolution IN ('signalled', 'timed_out', 'cancelled')),
+    payload     jsonb,
+    CONSTRAINT waits_pkey PRIMARY KEY (job_id, name),
+    CONSTRAINT waits_resolved_check CHECK ((resolved_at IS NULL) = (resolution IS NULL))
+);
+-- Open waits, oldest first (list_waits, `pipeline runs waiting`), and the timeout service's
+-- due ones by deadline: both read open rows alone.
+CREATE INDEX waits_open ON pipeline.waits (created_at, job_id) WHERE resolved_at IS NULL;
+CREATE INDEX waits_due ON pipeline.waits (deadline) WHERE resolved_at IS NULL;
+-- signal(run_id, name).
+CREATE INDEX waits_run ON pipeline.waits (run_id, name);
+
+-- A job entering or leaving 'waiting' by an UPDATE, or deleted while waiting (a cancel): its
+-- run's waiting count follows, row by row (the WHEN passes claims, retries and completions
+-- by without a call). The function: sql/functions/count_waits.sql.
+CREATE TRIGGER active_jobs_count_waits
+    AFTER UPDATE OF status ON pipeline.active_jobs
+    FOR EACH ROW
+    WHEN ((OLD.status = 'waiting') IS DISTINCT FROM (NEW.status = 'waiting'))
+    EXECUTE FUNCTION pipeline.count_waits();
+CREATE TRIGGER active_jobs_count_waits_deleted
+    AFTER DELETE ON pipeline.active_jobs
+    FOR EACH ROW
+    WHEN (OLD.status = 'waiting')
+    EXECUTE FUNCTION pipeline.count_waits();
 
 -- Monitoring views: stable names that `pipeline status`, the Prometheus collector and anyone's
 -- own SQL read. Each one reads only rows that a partial index already picks out (queued rows

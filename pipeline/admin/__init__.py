@@ -6,5 +6,9 @@ Every read and change takes `tenant`: None for every tenant, else that tenant's 
 every statement (how a dashboard's tenant token is kept to its tenant). `status.py` holds the
 queue's figures (one snapshot of the monitoring views), `jobs.py` and `runs.py` the jobs one by
 one, `tenants.py` caps and per-tenant load, `schedules.py` pausing and resuming, `metrics.py`
-the figures as Prometheus gauges.
+the figures as Prometheus gauges, `waits.py` the waits a signal answers.
 """
+
+from pg_pipeline.admin.waits import WaitTask, get_wait, list_waits
+
+__all__ = ["WaitTask", "get_wait", "list_waits"]

@@ -20,6 +20,7 @@ from typing import Any, LiteralString
 
 import psycopg
 
+from pg_pipeline.admin.waits import WaitTask, get_wait
 from pg_pipeline.queries import Q
 
 BULK_BATCH = 500  #: jobs changed per transaction by a bulk retry or cancel
@@ -116,6 +117,8 @@ class JobDetail:
     releases: int
     #: its ended attempts, oldest first (the running one is the job's own fields)
     attempt_history: list[Attempt] = dataclasses.field(default_factory=list)
+    #: its open wait when it waits for input, else the last it resolved (pg_pipeline.waits)
+    wait: WaitTask | None = None
 
 
 @dataclass(frozen=True)
@@ -124,7 +127,7 @@ class Attempt:
 
     attempt: int  #: the charged attempt number the claim counted
     claims: int  #: with the job's id, the claim's fencing token
-    #: done, retried, failed, timed_out, crashed, lost, cancelled, given_back
+    #: done, retried, failed, timed_out, crashed, lost, cancelled, given_back, waiting
     outcome: str
     worker_id: Any
     claimed_at: datetime | None
@@ -302,6 +305,7 @@ def get_job(
         children_total=total,
         timeline=timeline,
         attempt_history=job_attempts(conn, job_id),
+        wait=get_wait(conn, job_id, tenant=tenant),
     )
 
 

@@ -2,7 +2,8 @@
 
 A run is a root job and every job it led to, named by the root's id. Its status is stored
 (pipeline.runs, kept by the statements that change its jobs): running, waiting, done, failed
-(a job of it failed for good, so it can never end done; the job is named) or cancelled. The
+(a job of it failed for good, so it can never end done; the job is named) or cancelled.
+`waiting` and `signal` (pipeline/commands/waits.py) list open waits and answer one. The
 reads live in pipeline/admin/runs.py; this module parses, checks and prints. With --tenant,
 every query is scoped to that tenant.
 """
@@ -18,6 +19,7 @@ from typing import Any
 import psycopg
 
 from pg_pipeline.admin import runs as admin
+from pg_pipeline.commands import waits
 from pg_pipeline.commands.api import (
     EXIT_OK,
     CliError,
@@ -70,6 +72,7 @@ def add_commands(sub: Subcommands) -> None:
     cancel.add_argument("id", type=job_id_arg, help="the run's id, or a job's inside it")
     cancel.add_argument("--reason", type=text_arg)
     tenant_option(cancel)
+    waits.add_verbs(verbs)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -81,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
             _show(conn, args)
         elif args.runs_command == "cancel":
             _cancel(conn, args)
+        elif args.runs_command in waits.VERBS:
+            waits.run(conn, args)
     return EXIT_OK
 
 

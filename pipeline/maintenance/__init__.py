@@ -8,6 +8,7 @@ from pg_pipeline.maintenance.reclaim import Reclaimer
 from pg_pipeline.maintenance.retention import Pruner, PruneReport
 from pg_pipeline.maintenance.scheduler import Fired, Scheduler
 from pg_pipeline.maintenance.slots import SlotDrift, SlotRepair, SlotRepairReport
+from pg_pipeline.maintenance.waits import WaitTimeouts
 
 __all__ = [
     "DeadWorkerPruner",
@@ -22,4 +23,5 @@ __all__ = [
     "SlotDrift",
     "SlotRepair",
     "SlotRepairReport",
+    "WaitTimeouts",
 ]

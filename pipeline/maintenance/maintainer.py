@@ -28,6 +28,7 @@ from pg_pipeline.maintenance.reclaim import Reclaimer
 from pg_pipeline.maintenance.retention import PRUNE_INTERVAL_S, Pruner
 from pg_pipeline.maintenance.scheduler import Scheduler
 from pg_pipeline.maintenance.slots import SlotRepair
+from pg_pipeline.maintenance.waits import WAIT_TIMEOUT_INTERVAL_S, WaitTimeouts
 from pg_pipeline.settings import WorkerSettings
 from pg_pipeline.stage import REGISTRY
 
@@ -71,8 +72,8 @@ class Maintainer:
     def for_worker(
         cls, pool: ConnectionPool, settings: WorkerSettings, *, halt: threading.Event
     ) -> Maintainer:
-        """Reclaim, dead workers' rows, slot repair, the scheduler and the history's partitions;
-        retention when the settings keep finished runs for a limited time."""
+        """Reclaim, dead workers' rows, slot repair, the scheduler, the history's partitions and
+        wait timeouts; retention when the settings keep finished runs for a limited time."""
         services = [
             Service("reclaim", settings.reclaim_interval_s, Reclaimer(pool).run_once),
             Service(
@@ -91,6 +92,7 @@ class Maintainer:
             # job for any stage, and the worker that runs it may be another one.
             Service("scheduler", settings.schedule_interval_s, Scheduler(pool, REGISTRY).run_once),
             Service("history partitions", PARTITIONS_INTERVAL_S, Partitions(pool).run_once),
+            Service("wait timeouts", WAIT_TIMEOUT_INTERVAL_S, WaitTimeouts(pool).run_once),
         ]
         if settings.retention_s is not None:
             pruner = Pruner(pool, older_than_s=settings.retention_s, stop=halt.is_set)

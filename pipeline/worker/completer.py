@@ -47,6 +47,7 @@ from pg_pipeline.outcomes import (
     Retry,
     TransactionStep,
     Transition,
+    Wait,
     clean_error,
 )
 from pg_pipeline.queries import Q
@@ -63,6 +64,7 @@ class Settled(StrEnum):
     DONE = "done"
     QUEUED = "queued"  #: back in the queue to be retried
     FAILED = "failed"
+    WAITING = "waiting"  #: waits for a signal or its deadline (pg_pipeline.waits)
     LOST = "lost"  #: the fence did not hold: another claim owns the job now
     BATCHED = "batched"  #: a plain completion, written with the next acknowledgement batch
     #: the database stayed unreachable until the lease ran out; reclaim will decide
@@ -163,6 +165,13 @@ class Completer:
     ) -> Settled:
         if isinstance(transition, Discard):
             return Settled.LOST
+        if isinstance(transition, Wait):
+            ok = self._guarded(
+                f"wait job {job.id}",
+                lambda: self.store.wait(job, transition.request, log_),
+                until,
+            )
+            return Settled.UNKNOWN if ok is None else (Settled.WAITING if ok else Settled.LOST)
         if isinstance(transition, Complete):
             written = self._guarded(
                 f"complete job {job.id}", lambda: self._complete_with(job, transition, log_), until

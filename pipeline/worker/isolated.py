@@ -35,6 +35,7 @@ from pg_pipeline.runs import job_output, run_outputs
 from pg_pipeline.stage import REGISTRY, StageSpec
 from pg_pipeline.store import ClaimedJob, JobStore
 from pg_pipeline.tracing import carried, under
+from pg_pipeline.waits import WaitRecord, read_wait
 from pg_pipeline.worker.completer import Completer, Settled
 from pg_pipeline.worker.inflight import InFlight
 
@@ -70,7 +71,11 @@ def _run_alone(dsn: str, module: str, stage_name: str, job: ClaimedJob) -> Settl
             with pool.connection() as conn:
                 return job_output(conn, job_id)
 
-        ctx = Context.for_job(job, REGISTRY, read_outputs)
+        def read_job_wait(job_id: int, name: str) -> WaitRecord | None:
+            with pool.connection() as conn:
+                return read_wait(conn, job_id, name)
+
+        ctx = Context.for_job(job, REGISTRY, read_outputs, read_job_wait)
         outcome = run_job(spec, job, ctx, read_job_output)
         # No subscribers: the parent publishes what this returns.
         completer = Completer(

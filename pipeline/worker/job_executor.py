@@ -27,6 +27,7 @@ from pg_pipeline.outcomes import (
     RunResult,
     Transition,
     Unfit,
+    Wait,
     decide,
 )
 from pg_pipeline.stage import Registry
@@ -51,12 +52,14 @@ RUN_RESULTS: dict[type[Transition], str] = {
     Fail: "failed",
     GiveBack: "given_back",
     Discard: "lost",
+    Wait: "waiting",
 }
 CHILD_RESULTS = {
     Settled.DONE: "completed",
     Settled.QUEUED: "retried",
     Settled.FAILED: "failed",
     Settled.LOST: "lost",
+    Settled.WAITING: "waiting",
     Settled.UNKNOWN: "unknown",
 }
 #: what a child settled when the run failed (its error is in the job's row, not here)
@@ -85,7 +88,7 @@ class JobExecutor:
     def dispatch(self, job: ClaimedJob) -> None:
         """A claimed job: hold it, and queue it for a runner."""
         spec = self.registry.get(job.type)
-        ctx = Context.for_job(job, self.registry, self.outputs.run_outputs)
+        ctx = Context.for_job(job, self.registry, self.outputs.run_outputs, self.outputs.read_wait)
         entry = InFlight(
             job,
             spec,

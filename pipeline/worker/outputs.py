@@ -1,5 +1,6 @@
 """The worker's reads of stored outputs: a job's own (did an earlier run of this very job commit
-its work? then it is not run again) and a run's outputs of a stage (ctx.outputs)."""
+its work? then it is not run again) and a run's outputs of a stage (ctx.outputs); and of what
+its waits came to (ctx.wait_for)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from psycopg_pool import ConnectionPool
 from pg_pipeline.errors import DatabaseUnavailable
 from pg_pipeline.reconnecting import retry_db
 from pg_pipeline.runs import job_output, run_outputs
+from pg_pipeline.waits import WaitRecord, read_wait
 
 #: how long a job waits out an outage to learn whether it already ran, before its run starts
 JOB_OUTPUT_WAIT_S = 30.0
@@ -46,3 +48,8 @@ class Outputs:
         """The run's outputs of `stage`, by part."""
         with self.pool.connection() as conn:
             return run_outputs(conn, root_id, stage)
+
+    def read_wait(self, job_id: int, name: str) -> WaitRecord | None:
+        """The job's wait of that name, as recorded; None when it never waited on it."""
+        with self.pool.connection() as conn:
+            return read_wait(conn, job_id, name)

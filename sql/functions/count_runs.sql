@@ -2,8 +2,9 @@
 -- jobs entering pipeline.active_jobs (enqueued, a join's next stage, a retry moving one back),
 -- moving into pipeline.job_history (done, failed, cancelled), or leaving the history (a retry,
 -- a prune). Statement-level, over the transition table `changed`: a statement touching a
--- hundred jobs of a run updates its row once. Queued and running jobs count alike (`active`),
--- so the claim, heartbeats and retries that stay queued change nothing here.
+-- hundred jobs of a run updates its row once. Queued, running and waiting jobs count alike
+-- (`active`), so the claim, heartbeats and retries that stay queued change nothing here; a job
+-- entering or leaving 'waiting' moves the run's `waiting` count (count_waits.sql).
 --
 -- A run gets its row when its first descendant is enqueued: a job alone (most of a drain) costs
 -- a probe of the primary key per statement, never a row. That row is counted once from the
@@ -34,21 +35,24 @@ BEGIN
         )
         UPDATE pipeline.runs AS r
         SET active = r.active + n.jobs,
-            status = pipeline.run_status(r.active + n.jobs, r.failed, r.cancelled),
-            finished_at = CASE WHEN pipeline.run_status(r.active + n.jobs, r.failed,
-                                                        r.cancelled) = 'running'
+            status = pipeline.run_status(r.active + n.jobs, r.failed, r.cancelled, r.waiting),
+            finished_at = CASE WHEN pipeline.run_status(r.active + n.jobs, r.failed, r.cancelled,
+                                                        r.waiting) IN ('running', 'waiting')
                                THEN NULL ELSE r.finished_at END
         FROM n
         WHERE r.run_id = n.run_id AND r.run_id IN (SELECT run_id FROM locked);
         -- The runs that have no row yet: a root's first descendants.
         INSERT INTO pipeline.runs AS r (run_id, tenant_id, status, active, done, failed,
                                         cancelled, blocked_job_id, blocked_reason, created_at,
-                                        finished_at)
-        SELECT m.run_id, c.tenant_id, pipeline.run_status(c.active, c.failed, c.cancelled),
+                                        finished_at, waiting)
+        SELECT m.run_id, c.tenant_id,
+               pipeline.run_status(c.active, c.failed, c.cancelled, c.waiting),
                c.active, c.done, c.failed, c.cancelled, c.blocked_job_id, c.blocked_reason,
                coalesce(c.created_at, now()),
-               CASE WHEN pipeline.run_status(c.active, c.failed, c.cancelled) <> 'running'
-                    THEN now() END
+               CASE WHEN pipeline.run_status(c.active, c.failed, c.cancelled, c.waiting)
+                         NOT IN ('running', 'waiting')
+                    THEN now() END,
+               c.waiting
         FROM (SELECT DISTINCT root_id AS run_id FROM changed AS ch
               WHERE ch.root_id IS NOT NULL
                 AND NOT EXISTS (SELECT FROM pipeline.runs AS x WHERE x.run_id = ch.root_id)
@@ -56,7 +60,9 @@ BEGIN
         CROSS JOIN LATERAL (
             SELECT (array_agg(j.tenant_id) FILTER (WHERE j.id = m.run_id))[1] AS tenant_id,
                    min(j.created_at) FILTER (WHERE j.id = m.run_id) AS created_at,
-                   count(*) FILTER (WHERE j.status IN ('queued', 'running')) AS active,
+                   count(*) FILTER (WHERE j.status IN ('queued', 'running', 'waiting'))
+                       AS active,
+                   count(*) FILTER (WHERE j.status = 'waiting') AS waiting,
                    count(*) FILTER (WHERE j.status = 'done') AS done,
                    count(*) FILTER (WHERE j.status = 'failed') AS failed,
                    count(*) FILTER (WHERE j.status = 'cancelled') AS cancelled,
@@ -71,7 +77,7 @@ BEGIN
         SET active = r.active + (SELECT count(*) FROM changed AS ch WHERE ch.root_id = r.run_id),
             status = pipeline.run_status(
                 r.active + (SELECT count(*) FROM changed AS ch WHERE ch.root_id = r.run_id),
-                r.failed, r.cancelled),
+                r.failed, r.cancelled, r.waiting),
             finished_at = CASE WHEN r.failed + r.cancelled = 0 THEN NULL
                                ELSE r.finished_at END;
         RETURN NULL;
@@ -104,9 +110,10 @@ BEGIN
             blocked_reason = CASE WHEN r.blocked_job_id IS NULL THEN n.blocked_reason
                                   ELSE r.blocked_reason END,
             status = pipeline.run_status(r.active - n.jobs, r.failed + n.failed,
-                                         r.cancelled + n.cancelled),
+                                         r.cancelled + n.cancelled, r.waiting),
             finished_at = CASE WHEN pipeline.run_status(r.active - n.jobs, r.failed + n.failed,
-                                                        r.cancelled + n.cancelled) = 'running'
+                                                        r.cancelled + n.cancelled, r.waiting)
+                                    IN ('running', 'waiting')
                                THEN NULL ELSE coalesce(r.finished_at, now()) END
         FROM n
         WHERE r.run_id = n.run_id AND r.run_id IN (SELECT run_id FROM locked);
@@ -136,9 +143,11 @@ BEGIN
                               ELSE r.blocked_job_id END,
         blocked_reason = CASE WHEN r.blocked_job_id = ANY(n.ids) THEN NULL
                               ELSE r.blocked_reason END,
-        status = pipeline.run_status(r.active, r.failed - n.failed, r.cancelled - n.cancelled),
+        status = pipeline.run_status(r.active, r.failed - n.failed, r.cancelled - n.cancelled,
+                                     r.waiting),
         finished_at = CASE WHEN pipeline.run_status(r.active, r.failed - n.failed,
-                                                    r.cancelled - n.cancelled) = 'running'
+                                                    r.cancelled - n.cancelled, r.waiting)
+                                IN ('running', 'waiting')
                            THEN NULL ELSE r.finished_at END
     FROM n
     WHERE r.run_id = n.run_id AND r.run_id IN (SELECT run_id FROM locked);

@@ -27,7 +27,8 @@ BEGIN
         -- A run whose root goes is gone whole (a run still going keeps its root); run only
         -- for its effect, as every data-modifying WITH is.
         r AS (DELETE FROM pipeline.runs x USING gone WHERE x.run_id = gone.id RETURNING 1),
-        a AS (DELETE FROM pipeline.job_attempts x USING gone WHERE x.job_id = gone.id)
+        a AS (DELETE FROM pipeline.job_attempts x USING gone WHERE x.job_id = gone.id),
+        w AS (DELETE FROM pipeline.waits x USING gone WHERE x.job_id = gone.id)
         SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM o), (SELECT count(*) FROM j),
                (SELECT count(*) FROM k)
     $q$, p_table)

@@ -46,6 +46,8 @@ def test_the_readme_marks_an_example_for_every_stack() -> None:
         "sqlalchemy",
         "django",
         "test_shop.py",
+        "shop/review.py",
+        "review-signal",
     }
 
 
@@ -61,19 +63,11 @@ def test_a_readme_example_runs_and_commits_its_jobs_with_its_order(
     name: str, db_url: str, conn: psycopg.Connection[Any], tmp_path: Path
 ) -> None:
     code = examples()
-    (tmp_path / "shop").mkdir()
-    (tmp_path / "shop" / "__init__.py").write_text("")
-    (tmp_path / "shop" / "stages.py").write_text(code["shop/stages.py"])
-    script = tmp_path / f"{name}_example.py"
-    script.write_text(code[name] + DRIVERS.get(name, ""))
-    result = subprocess.run(
-        [sys.executable, str(script)],
-        cwd=tmp_path,
-        env=environment(db_url, tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    files = {
+        "shop/stages.py": code["shop/stages.py"],
+        "example.py": code[name] + DRIVERS.get(name, ""),
+    }
+    result = run_in_shop(tmp_path, db_url, files, "example.py")
     assert result.returncode == 0, result.stderr
     jobs = conn.execute("SELECT count(*) FROM pipeline.jobs WHERE type = 'resize'").fetchone()
     orders = conn.execute("SELECT count(*) FROM orders").fetchone()
@@ -84,22 +78,65 @@ def test_the_readme_test_of_an_application_passes_with_pytest_and_drains_its_run
     db_url: str, conn: psycopg.Connection[Any], tmp_path: Path
 ) -> None:
     code = examples()
-    (tmp_path / "shop").mkdir()
-    (tmp_path / "shop" / "__init__.py").write_text("")
-    (tmp_path / "shop" / "stages.py").write_text(code["shop/stages.py"])
-    (tmp_path / "test_shop.py").write_text(code["test_shop.py"])
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_shop.py"],
-        cwd=tmp_path,
-        env=environment(db_url, tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    files = {"shop/stages.py": code["shop/stages.py"], "test_shop.py": code["test_shop.py"]}
+    pytest_args = ("-m", "pytest", "-q", "-p", "no:cacheprovider", "test_shop.py")
+    result = run_in_shop(tmp_path, db_url, files, *pytest_args)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 passed" in result.stdout
     done = conn.execute("SELECT type, status FROM pipeline.jobs ORDER BY id").fetchall()
     assert done == [("resize", "done"), ("publish", "done")]
+
+
+#: Around the README's signal example: an invoice's run waits for approval before it, and
+#: resumes after it with the answer it gave.
+REVIEW_BEFORE = """
+import pg_pipeline
+import shop.review  # noqa: F401  registers the stage
+from pg_pipeline.testing import drain
+
+with pg_pipeline.connect() as conn:
+    run_id = pg_pipeline.enqueue(conn, "approve_invoice", {"number": "F-7", "total": 120.0})
+assert drain(pg_pipeline.database_url(), app="shop.review").waiting == [run_id]
+"""
+REVIEW_AFTER = """
+assert drain(pg_pipeline.database_url(), app="shop.review").done == [run_id]
+with pg_pipeline.connect() as conn:
+    answer = pg_pipeline.run_output(conn, run_id, "approve_invoice")
+assert answer == {"approved": True, "note": "ok"}, answer
+"""
+
+
+def test_the_readme_wait_example_waits_for_its_signal_and_resumes_with_it(
+    db_url: str, conn: psycopg.Connection[Any], tmp_path: Path
+) -> None:
+    code = examples()
+    files = {
+        "shop/review.py": code["shop/review.py"],
+        "example.py": REVIEW_BEFORE + code["review-signal"] + REVIEW_AFTER,
+    }
+    result = run_in_shop(tmp_path, db_url, files, "example.py")
+    assert result.returncode == 0, result.stdout + result.stderr
+    # What the stage recorded for the reviewer (jsonb orders keys its own way).
+    assert "'number': 'F-7'" in result.stdout and "'approved': True" in result.stdout
+
+
+def run_in_shop(
+    path: Path, db_url: str, files: dict[str, str], *argv: str
+) -> subprocess.CompletedProcess[str]:
+    """Python run with `argv` in `path`, an application of `files` (by path) in a package
+    `shop`, as a deployment would run it."""
+    (path / "shop").mkdir()
+    (path / "shop" / "__init__.py").write_text("")
+    for name, text in files.items():
+        (path / name).write_text(text)
+    return subprocess.run(
+        [sys.executable, *argv],
+        cwd=path,
+        env=environment(db_url, path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def environment(db_url: str, path: Path) -> dict[str, str]:

@@ -86,3 +86,24 @@ def chaos_ack(job: Sleep, ctx: Context) -> None:
 def chaos_poison(job: Poison, ctx: Context) -> None:
     """Kills the process it runs in, every time: a document that crashes its renderer."""
     os.kill(os.getpid(), signal.SIGKILL)
+
+
+class Go(BaseModel):
+    token: int
+
+
+class Went(BaseModel):
+    token: int
+    attempt: int
+    worker: str
+
+
+@stage("chaos_wait", lease=2, heartbeat=0.5, max_attempts=5, backoff_base=0.05, backoff_cap=0.2)
+def chaos_wait(job: Sleep, ctx: Context) -> Went:
+    """Works a moment, waits for a signal (tests/chaos/test_waits.py), works a moment more, and
+    records its effect with the token the signal carried."""
+    time.sleep(job.ms / 1000)  # before the wait: runs again when the job resumes
+    go = ctx.wait_for("go", Go, timeout=600)
+    time.sleep(job.ms / 1000)
+    record_effect(ctx)
+    return Went(token=go.token, attempt=ctx.attempt, worker=os.environ.get(WORKER_ENV, ""))

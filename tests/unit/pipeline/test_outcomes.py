@@ -28,11 +28,14 @@ from pg_pipeline.outcomes import (
     TimedOut,
     Transition,
     Unfit,
+    Wait,
+    WaitingForInput,
     clean_error,
     decide,
 )
 from pg_pipeline.stage import Registry, StageSpec, stage
 from pg_pipeline.store import ClaimedJob
+from pg_pipeline.waits import WaitRequest
 
 REG = Registry()
 
@@ -61,6 +64,8 @@ def claimed(attempts: int, max_attempts: int = 3) -> ClaimedJob:
 def step(conn: Any) -> None:
     return None
 
+
+WAIT = WaitRequest("review", '{"type": "object"}', 60.0, '{"ok": true}', None)
 
 CASES: list[tuple[str, int, Outcome, Transition | type]] = [
     ("success stores its output", 1, Succeeded(Out(text="hi")), Complete),
@@ -138,6 +143,19 @@ CASES: list[tuple[str, int, Outcome, Transition | type]] = [
         1,
         Succeeded(Out(text="a\x00b")),
         Fail("output cannot be stored: NUL character in field 'text'"),
+    ),
+    ("a run ending in a wait waits", 1, WaitingForInput(WAIT), Wait(WAIT)),
+    (
+        "a run ending in a wait on its final attempt waits too: waiting is never charged",
+        3,
+        WaitingForInput(WAIT),
+        Wait(WAIT),
+    ),
+    (
+        "a wait after the claim was lost writes nothing",
+        1,
+        LostWhileRunning(WaitingForInput(WAIT)),
+        Discard("the claim was lost while running"),
     ),
 ]
 

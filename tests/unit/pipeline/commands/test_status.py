@@ -193,7 +193,9 @@ def test_stages_past_the_top_merge_into_other_with_weighted_averages() -> None:
 
 
 def test_every_result_the_completer_confirms_has_a_label() -> None:
-    assert set(RESULTS) == {"done", "queued", "failed", "lost", "unknown"}
+    from pg_pipeline.worker.completer import Settled
+
+    assert set(RESULTS) == {s.value for s in Settled} - {"batched"}
 
 
 @pytest.mark.parametrize("port", ["-1", "65536", "http"])

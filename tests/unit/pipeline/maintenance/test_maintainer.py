@@ -101,6 +101,7 @@ def test_a_worker_maintains_reclaim_dead_workers_slots_schedules_and_retention_i
     names = [s.name for s in m.services]
     assert names[:4] == ["reclaim", "worker pruning", "slot repair", "scheduler"]
     assert ("retention" in names) is retention
+    assert "wait timeouts" in names
     assert m.services[0].interval_s == 7
     # The long rounds on a second thread, which the worker's pool has a connection for.
     assert {s.name for s in m.services if s.apart} == {"slot repair"} | (
