@@ -20,21 +20,19 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 #: bytes of log lines kept per attempt (UTF-8); the lines past it are counted, not kept
 ATTEMPT_LOG_CAP = 64 * 1024
 LINE_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
-@dataclass(frozen=True)
-class AttemptLog:
-    """What a worker knows of one attempt when it ends it."""
+class AttemptLog(NamedTuple):
+    """What a worker knows of one attempt when it ends it. A named tuple: one is made for every
+    job, where a frozen dataclass cost three times as much to build."""
 
     started: float  #: when the run began, seconds since the epoch
     text: str | None  #: the kept lines, newline-separated; None when the stage logged none
@@ -42,9 +40,13 @@ class AttemptLog:
 
 
 class _Buffer:
+    # Slots, and the list only once a line comes: most runs log nothing, and a buffer is made
+    # for every one of them.
+    __slots__ = ("dropped", "lines", "lock", "size", "started")
+
     def __init__(self) -> None:
         self.started = time.time()
-        self.lines: list[str] = []
+        self.lines: list[str] | None = None
         self.size = 0
         self.dropped = 0
         self.lock = threading.Lock()
@@ -57,40 +59,52 @@ class _Buffer:
                 # without a gap.
                 self.dropped += 1
                 return
+            if self.lines is None:
+                self.lines = []
             self.lines.append(line)
             self.size += size
 
     def snapshot(self) -> AttemptLog:
+        if self.lines is None and not self.dropped:
+            # Nothing logged yet: a line that comes meanwhile missed the snapshot either way.
+            return AttemptLog(self.started, None, 0)
         with self.lock:
             text = "\n".join(self.lines) if self.lines else None
             return AttemptLog(self.started, text, self.dropped)
 
 
+#: The buffers of the runs going on, by claim. Without a lock: an item's assignment, lookup and
+#: removal are each atomic, and only the run of a claim adds or removes its own (a claim runs
+#: once), where a lock taken twice per job was a point where the runner threads queued.
 _buffers: dict[tuple[int, int], _Buffer] = {}
-_buffers_lock = threading.Lock()
 _current: ContextVar[_Buffer | None] = ContextVar("pipeline_attempt_log", default=None)
 
 
-@contextmanager
-def collecting(fence: tuple[int, int]) -> Iterator[None]:
-    """Within this block, records logged in this context are kept for the claim `fence`."""
-    buffer = _Buffer()
-    with _buffers_lock:
-        _buffers[fence] = buffer
-    token = _current.set(buffer)
-    try:
-        yield
-    finally:
-        _current.reset(token)
-        with _buffers_lock:
-            if _buffers.get(fence) is buffer:
-                del _buffers[fence]
+class collecting:
+    """Within this block, records logged in this context are kept for the claim `fence`.
+
+    A class rather than a generator: it is entered for every job, and contextlib's machinery
+    cost more than the buffer itself."""
+
+    __slots__ = ("_buffer", "_fence", "_token")
+
+    def __init__(self, fence: tuple[int, int]) -> None:
+        self._fence = fence
+
+    def __enter__(self) -> None:
+        buffer = self._buffer = _Buffer()
+        _buffers[self._fence] = buffer
+        self._token = _current.set(buffer)
+
+    def __exit__(self, *exc: object) -> None:
+        _current.reset(self._token)
+        if _buffers.get(self._fence) is self._buffer:
+            _buffers.pop(self._fence, None)
 
 
 def snapshot(fence: tuple[int, int]) -> AttemptLog | None:
     """The claim's lines so far; None when no run of it is going on in this process."""
-    with _buffers_lock:
-        buffer = _buffers.get(fence)
+    buffer = _buffers.get(fence)
     return None if buffer is None else buffer.snapshot()
 
 
@@ -99,13 +113,12 @@ def params(logs: Mapping[int, AttemptLog | None], ids: list[int]) -> dict[str, A
     of `ids`. Start times travel as one array literal, like the fences; the lines as a text
     array, and NULL when no job logged any (the common case costs nothing to send)."""
     got = [logs.get(i) for i in ids]
-    started = ",".join("NULL" if a is None else repr(a.started) for a in got)
-    texts = [None if a is None else a.text for a in got]
-    any_text = any(t is not None for t in texts)
-    dropped = [0 if a is None else a.dropped for a in got]
+    started = ",".join(["NULL" if a is None else repr(a[0]) for a in got])
+    texts = [None if a is None else a[1] for a in got]
+    dropped = [0 if a is None else a[2] for a in got]
     return {
         "started": "{" + started + "}",
-        "logs": texts if any_text else None,
+        "logs": texts if any(t is not None for t in texts) else None,
         "dropped": dropped if any(dropped) else None,
     }
 

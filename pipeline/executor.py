@@ -28,6 +28,11 @@ from pg_pipeline.stage import StageSpec
 from pg_pipeline.store import ClaimedJob
 from pg_pipeline.tracing import record_error
 
+#: What most runs of a no-op or side-effect-only stage produce: one shared, since a frozen
+#: dataclass per job was a measurable part of such a job's cost to the worker.
+NOTHING = Succeeded(None)
+
+
 #: job id -> the output that very job stored on an earlier run, as JSON, or None
 #: (pipeline.runs.job_output; not run_output, which reads a run's output of a stage)
 JobOutputReader = Callable[[int], Any]
@@ -90,4 +95,7 @@ def run_job(
         permanent = isinstance(exc, WaitTimedOut) or spec.is_permanent(exc)
         return Raised(describe_error(exc), permanent=permanent)
     output = result if spec.output_model is not None else None
-    return Succeeded(output, tuple(ctx.transaction_steps), part=part)
+    steps = ctx.transaction_steps
+    if output is None and not steps and part is None:
+        return NOTHING
+    return Succeeded(output, tuple(steps), part=part)

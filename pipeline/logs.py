@@ -21,12 +21,11 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from pg_pipeline import attempt_logs
 from pg_pipeline.outcomes import Discard, Fail, GiveBack, Retry, Transition, Wait
@@ -45,8 +44,7 @@ TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 settlements = logging.getLogger("pg_pipeline.jobs")
 
 
-@dataclass(frozen=True)
-class JobFields:
+class JobFields(NamedTuple):
     job_id: int
     stage: str
     tenant: str | None
@@ -57,30 +55,49 @@ class JobFields:
         return cls(job.id, job.type, job.tenant_id, job.attempts)
 
 
-_current: ContextVar[JobFields | None] = ContextVar("pipeline_current_job", default=None)
+#: The running job itself: its fields are read from it only when a line is logged, which most
+#: runs never do.
+_current: ContextVar[ClaimedJob | None] = ContextVar("pipeline_current_job", default=None)
 
 
-@contextmanager
-def running(job: ClaimedJob) -> Iterator[None]:
+class running:
     """Within this block (and what it calls, in this thread), log records carry the job, and
-    are kept for the attempt (pipeline/attempt_logs.py)."""
-    token = _current.set(JobFields.of(job))
-    try:
-        with attempt_logs.collecting(job.fence):
-            yield
-    finally:
-        _current.reset(token)
+    are kept for the attempt (pipeline/attempt_logs.py).
+
+    A class rather than a generator: it is entered for every job, and contextlib's machinery
+    was most of what it cost."""
+
+    __slots__ = ("_collecting", "_job", "_token")
+
+    def __init__(self, job: ClaimedJob) -> None:
+        self._job = job
+
+    def __enter__(self) -> None:
+        self._token = _current.set(self._job)
+        try:
+            self._collecting = attempt_logs.collecting(self._job.fence)
+            self._collecting.__enter__()
+        except BaseException:
+            _current.reset(self._token)
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self._collecting.__exit__(*exc)
+        finally:
+            _current.reset(self._token)
 
 
 def current_job() -> JobFields | None:
-    return _current.get()
+    job = _current.get()
+    return None if job is None else JobFields.of(job)
 
 
 class JobFilter(logging.Filter):
     """Puts the running job's fields on a record (what a caller passed as `extra` stays)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        job = _current.get()
+        job = current_job()
         for name in JOB_FIELDS:
             if not hasattr(record, name):
                 setattr(record, name, None if job is None else getattr(job, name))
@@ -227,6 +244,14 @@ def log_settlement(
         after,
         extra=fields,
     )
+
+
+def log_settlements(jobs: Iterable[ClaimedJob], settled: str) -> None:
+    """log_settlement for claims that settled alike, their transitions not known (a batch of
+    acknowledgements): whether the line is logged at all is asked once, not per job."""
+    if settlements.isEnabledFor(_describe(settled, None, None)[1]):
+        for job in jobs:
+            log_settlement(job, settled, None)
 
 
 def _describe(

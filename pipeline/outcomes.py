@@ -118,6 +118,9 @@ class Complete:
         return self.output is None and not self.steps
 
 
+#: The transition of nearly every job of a fast stage, shared rather than made per job.
+PLAIN_COMPLETE = Complete()
+
 #: Why a job is retried, failed or given back, as the settlement log line says it (not compared:
 #: the transition is the same write whatever the cause).
 Cause = str
@@ -200,6 +203,8 @@ def decide(
         if problem is not None:
             # jsonb would refuse it inside the completing transaction; say why, and fail now.
             return Fail(clean_error(f"output cannot be stored: {problem}"), "unstorable")
+        if output is None and not outcome.steps and outcome.part is None:
+            return PLAIN_COMPLETE
         return Complete(output, outcome.part, outcome.steps)
     if isinstance(outcome, TimedOut):
         error, permanent, cause = f"timed out after {outcome.after_s:g} s", False, "timed out"

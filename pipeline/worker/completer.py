@@ -25,9 +25,8 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import psycopg
 import psycopg.errors
@@ -38,7 +37,7 @@ from pg_pipeline.attempt_logs import AttemptLog
 from pg_pipeline.db import outage
 from pg_pipeline.errors import LeaseLost
 from pg_pipeline.executor import describe_error
-from pg_pipeline.logs import log_settlement
+from pg_pipeline.logs import log_settlement, log_settlements
 from pg_pipeline.outcomes import (
     Complete,
     Discard,
@@ -76,6 +75,12 @@ class Subscriber(Protocol):
         """This claim's settling is over (never called with BATCHED)."""
 
 
+@runtime_checkable
+class BatchSubscriber(Subscriber, Protocol):
+    def settled_all(self, jobs: list[ClaimedJob], settled: Settled) -> None:
+        """settled() for each of `jobs`, told at once (an acknowledgement batch's)."""
+
+
 class CompleterMetrics(Protocol):
     def settled(self, stage: str, result: str) -> None: ...
 
@@ -103,8 +108,9 @@ class _Refused(Exception):
         self.reason = reason
 
 
-@dataclass
-class _Ack:
+class _Ack(NamedTuple):
+    """A plain completion waiting for its batch (a named tuple: one is made per job)."""
+
     job: ClaimedJob
     until: float
     log: AttemptLog | None = None  #: what the attempt's row takes from this worker
@@ -273,6 +279,36 @@ class Completer:
             except Exception:
                 log.exception("job %s: counting its settling failed", job.id)
 
+    def _publish_all(self, jobs: list[ClaimedJob], settled: Settled) -> None:
+        """publish() for claims settled alike, in one go: an acknowledgement batch's hundreds
+        of jobs were told one by one to the log, each subscriber and the metrics, which cost
+        more than writing them."""
+        if not jobs:
+            return
+        try:
+            log_settlements(jobs, settled)
+        except Exception:  # a log line must not skip the bookkeeping below
+            log.exception("%d job(s): logging their settling failed", len(jobs))
+        for subscriber in self._subscribers:
+            try:
+                if isinstance(subscriber, BatchSubscriber):
+                    subscriber.settled_all(jobs, settled)
+                    continue
+            except Exception:  # bookkeeping must not undo a confirmed write, nor skip the rest
+                log.exception("%d job(s): telling %r they settled failed", len(jobs), subscriber)
+                continue
+            for job in jobs:
+                try:
+                    subscriber.settled(job, settled)
+                except Exception:
+                    log.exception("job %s: telling %r it settled failed", job.id, subscriber)
+        if self._metrics is not None:
+            try:
+                for job in jobs:
+                    self._metrics.settled(job.type, settled)
+            except Exception:
+                log.exception("%d job(s): counting their settling failed", len(jobs))
+
     # -- batched acknowledgements ---------------------------------------------------------------
 
     def run_acks(self) -> None:
@@ -323,20 +359,20 @@ class Completer:
                 self._complete_now(ack.job, ack.until, ack.log)
             return
         if confirmed is None:
-            for ack in batch:
-                self.publish(ack.job, Settled.UNKNOWN)
+            self._publish_all([ack.job for ack in batch], Settled.UNKNOWN)
             return
         if self._metrics is not None:
             self._metrics.acknowledged(len(confirmed), time.monotonic() - started)
+        if len(confirmed) == len(batch):  # the common case: every job of the batch is done
+            self._publish_all([ack.job for ack in batch], Settled.DONE)
+            return
         missing = [a for a in batch if a.job.id not in confirmed]
         # Not confirmed: lost to another claim, or skipped because its row is locked elsewhere.
         held = self._still_held(missing, until) if missing else set()
         locked = [a for a in missing if held is None or a.job.id in held]
-        for ack in batch:
-            if ack.job.id in confirmed:
-                self.publish(ack.job, Settled.DONE)
-            elif held is not None and ack.job.id not in held:
-                self.publish(ack.job, Settled.LOST)
+        self._publish_all([a.job for a in batch if a.job.id in confirmed], Settled.DONE)
+        if held is not None:
+            self._publish_all([a.job for a in missing if a.job.id not in held], Settled.LOST)
         self._hand_to_locked(locked)
 
     def _acknowledge(

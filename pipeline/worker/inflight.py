@@ -13,7 +13,7 @@ from pg_pipeline.store import ClaimedJob
 from pg_pipeline.worker.completer import Settled
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class InFlight:
     job: ClaimedJob
     spec: StageSpec
@@ -141,6 +141,17 @@ class InFlightTable:
     def settled(self, job: ClaimedJob, settled: Settled) -> None:
         """A completer subscriber: a settled claim's lease is no longer needed."""
         self.forget_claim(job)
+
+    def settled_all(self, jobs: list[ClaimedJob], settled: Settled) -> None:
+        """settled() for a batch of claims, under one take of the lock."""
+        with self.lock:
+            entries, timed = self._entries, self._timed
+            for job in jobs:
+                entry = entries.get(job.id)
+                if entry is not None and entry.job.claim == job.claim:
+                    del entries[job.id]
+                    if timed.get(job.id) is entry:
+                        del timed[job.id]
 
     def forget_claim(self, job: ClaimedJob) -> None:
         """Forget the entry of this very claim of the job, if it is still here."""

@@ -121,8 +121,9 @@ class JobExecutor:
             ran = run_job(entry.spec, entry.job, entry.ctx, self.outputs.job_output)
         if isinstance(ran, Unfit):
             ran = self.versions.judge(entry.job, ran)
-        took = time.monotonic() - started
-        self.prefetch.observe(entry.spec.name, took)
+        now = time.monotonic()
+        took = now - started
+        self.prefetch.observe(entry.spec.name, took, now)
         if not self.table.finish_run(entry):
             self._observe(entry, "abandoned", took, span)
             return  # a timeout or a cancel settled it already; this late result is dropped

@@ -206,6 +206,10 @@ class Producer:
         if self.short or self.held_back:
             self.table.changed.set()
 
+    def settled_all(self, jobs: list[ClaimedJob], settled: Settled) -> None:
+        """settled() for a batch: one wake-up is enough."""
+        self.settled(jobs[0], settled)
+
     def stop(self) -> None:
         """Claim no more; run() returns within a moment."""
         self._stopping.set()
