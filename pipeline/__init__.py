@@ -2,10 +2,13 @@
 
 from pg_pipeline import inputs  # the value checks, for plug-ins' own input too
 from pg_pipeline.aio import (
+    adiff_outputs,
     aenqueue,
     aenqueue_many,
     aenqueue_once,
     alive_workers,
+    aoutput_versions,
+    arerun,
     arun_output,
     arun_progress,
     arun_status,
@@ -43,7 +46,15 @@ from pg_pipeline.errors import (
 )
 from pg_pipeline.extras import MissingExtra, needs_extra, require_extra
 from pg_pipeline.migrate import migrate
+from pg_pipeline.output_versions import (
+    NoSuchVersion,
+    OutputDiff,
+    OutputVersion,
+    diff_outputs,
+    output_versions,
+)
 from pg_pipeline.paths import data_dir
+from pg_pipeline.reruns import RerunRefused, RerunResult, SameVersion, rerun
 from pg_pipeline.runs import (
     RunState,
     StageProgress,
@@ -86,13 +97,19 @@ __all__ = [
     "LeaseLost",
     "LocalBlobStore",
     "MissingExtra",
+    "NoSuchVersion",
     "NoWaitingStep",
+    "OutputDiff",
+    "OutputVersion",
     "PayloadTooLarge",
     "PermanentError",
     "PipelineError",
     "Registry",
+    "RerunRefused",
+    "RerunResult",
     "RetryableError",
     "RunState",
+    "SameVersion",
     "Schedule",
     "ScheduleRegistry",
     "SchemaMissing",
@@ -103,10 +120,13 @@ __all__ = [
     "Waiting",
     "Worker",
     "WorkerSettings",
+    "adiff_outputs",
     "aenqueue",
     "aenqueue_many",
     "aenqueue_once",
     "alive_workers",
+    "aoutput_versions",
+    "arerun",
     "arun_output",
     "arun_progress",
     "arun_status",
@@ -115,6 +135,7 @@ __all__ = [
     "connect",
     "data_dir",
     "database_url",
+    "diff_outputs",
     "enqueue",
     "enqueue_many",
     "enqueue_once",
@@ -123,7 +144,9 @@ __all__ = [
     "migrate",
     "needs_extra",
     "open_db",
+    "output_versions",
     "require_extra",
+    "rerun",
     "run_output",
     "run_progress",
     "run_status",

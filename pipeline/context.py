@@ -21,8 +21,10 @@ from pg_pipeline.waits import WaitReader, wait_request
 
 M = TypeVar("M", bound=BaseModel)
 
-#: (run id, stage) -> [(part, output as JSON)], ordered by part (None for a stage without parts)
-OutputReader = Callable[[int, str], list[tuple[int | None, Any]]]
+#: (run id, stage, generation, code version) -> [(part, output as JSON)], ordered by part (None
+#: for a stage without parts), of one generation: the one given, else the newest (of the code
+#: version, when given)
+OutputReader = Callable[[int, str, int | None, str | None], list[tuple[int | None, Any]]]
 
 
 class Context:
@@ -195,11 +197,17 @@ class Context:
         self._fanned_out = True
         self._steps.append(insert)
 
-    def outputs(self, stage: str) -> list[tuple[int | None, Any]]:
-        """The stored outputs of `stage` in this run, as (part, JSON), ordered by part."""
+    def outputs(
+        self, stage: str, *, generation: int | None = None, version: str | None = None
+    ) -> list[tuple[int | None, Any]]:
+        """The stored outputs of `stage` in this run, as (part, JSON), ordered by part, of its
+        newest generation: in a rerun (pg_pipeline.rerun), the stages before the one rerun
+        read their outputs as they were, the ones after it their new ones. `generation` (0:
+        the run as it first ran) or `version` (the newest made by that code version) asks
+        for another."""
         if self._read_outputs is None:
             raise RuntimeError("this context has no database to read outputs from")
-        return self._read_outputs(self.root_id, stage)
+        return self._read_outputs(self.root_id, stage, generation, version)
 
     def wait_for(
         self,

@@ -98,4 +98,4 @@ def run_job(
     steps = ctx.transaction_steps
     if output is None and not steps and part is None:
         return NOTHING
-    return Succeeded(output, tuple(steps), part=part)
+    return Succeeded(output, tuple(steps), part=part, code_version=spec.code_version)

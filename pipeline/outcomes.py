@@ -34,6 +34,7 @@ class Succeeded:
     steps: tuple[TransactionStep, ...] = ()  # follow-ups and on_complete, in order
     reused: bool = False  # this job stored its output on an earlier run; nothing ran again
     part: int | None = None  # the part the output is stored under, when the stage has parts
+    code_version: str | None = None  # the stage's code version, stored with the output
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,7 @@ class Complete:
     output: Any = None  # the output as JSON, stored with the completion; None for none
     part: int | None = None
     steps: tuple[TransactionStep, ...] = field(default=())
+    code_version: str | None = None  #: what made the output (StageSpec.code_version)
 
     @property
     def plain(self) -> bool:
@@ -205,7 +207,7 @@ def decide(
             return Fail(clean_error(f"output cannot be stored: {problem}"), "unstorable")
         if output is None and not outcome.steps and outcome.part is None:
             return PLAIN_COMPLETE
-        return Complete(output, outcome.part, outcome.steps)
+        return Complete(output, outcome.part, outcome.steps, outcome.code_version)
     if isinstance(outcome, TimedOut):
         error, permanent, cause = f"timed out after {outcome.after_s:g} s", False, "timed out"
     elif isinstance(outcome, Crashed):

@@ -69,6 +69,7 @@ def record_of(spec: StageSpec) -> dict[str, Any]:
         "lease_seconds": spec.lease_s,
         "priority": spec.priority,
         "tenant_cap": spec.tenant_cap,
+        "code_version": spec.code_version,
     }
 
 

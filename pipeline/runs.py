@@ -83,9 +83,24 @@ def job_output(conn: psycopg.Connection[Any], job_id: int) -> Any | None:
     return None if row is None else row[0]
 
 
-def run_output_plan(root_id: int, stage: str, part: int | None = None) -> Plan[Any | None]:
-    """The run's output of `stage` (and `part`, for a stage with parts), as JSON, or None."""
-    params = {"root_id": root_id, "stage": stage, "part": part}
+def run_output_plan(
+    root_id: int,
+    stage: str,
+    part: int | None = None,
+    *,
+    generation: int | None = None,
+    version: str | None = None,
+) -> Plan[Any | None]:
+    """The run's output of `stage` (and `part`, for a stage with parts), as JSON, or None: of
+    its newest generation (a rerun's: pg_pipeline.rerun), or of `generation`, or of the newest
+    one `version` of the stage's code made."""
+    params = {
+        "root_id": root_id,
+        "stage": stage,
+        "part": part,
+        "generation": generation,
+        "version": version,
+    }
     return Plan(one(Statement(Q["run_output"], params))).then(_first_value)
 
 
@@ -94,9 +109,16 @@ def _first_value(rows: Rows) -> Any | None:
 
 
 def run_outputs(
-    conn: psycopg.Connection[Any], root_id: int, stage: str
+    conn: psycopg.Connection[Any],
+    root_id: int,
+    stage: str,
+    generation: int | None = None,
+    version: str | None = None,
 ) -> list[tuple[int | None, Any]]:
-    rows = conn.execute(Q["run_outputs"], {"root_id": root_id, "stage": stage}).fetchall()
+    """The run's outputs of `stage` as (part, JSON), ordered by part, all of one generation:
+    the newest, or `generation`, or the newest one `version` of the stage's code made."""
+    params = {"root_id": root_id, "stage": stage, "generation": generation, "version": version}
+    rows = conn.execute(Q["run_outputs"], params).fetchall()
     return [(row[0], row[1]) for row in rows]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import inspect
 import json
 import types
 import typing
@@ -56,8 +57,16 @@ class StageSpec:
     isolation: Isolation = "thread"
     # Running jobs of this stage one tenant may hold at once, across all workers; None: no cap.
     tenant_cap: int | None = None
+    # @stage(version=...): the version of what the stage does, recorded with every output it
+    # stores; None means a fingerprint of the function's code (code_version).
+    declared_version: str | None = None
 
     def __post_init__(self) -> None:
+        if self.declared_version is not None:
+            try:
+                check_code_version(self.declared_version)
+            except ValueError as exc:
+                raise ValueError(f"stage {self.name!r}: {exc}") from None
         if self.max_attempts < 1:
             raise ValueError(f"stage {self.name!r}: max_attempts must be at least 1")
         if self.lease_s < 1:
@@ -115,6 +124,16 @@ class StageSpec:
         text = json.dumps(schema, sort_keys=True, default=repr)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
+    @functools.cached_property
+    def code_version(self) -> str:
+        """The version of what the stage does, stored with each of its outputs and recorded in
+        pipeline.stages: @stage(version=...) when given, else a fingerprint of the function's
+        code (code_fingerprint). A rerun (pg_pipeline.rerun) keeps outputs per version. Not
+        `version`, which fingerprints the input model for rolling deploys."""
+        if self.declared_version is not None:
+            return self.declared_version
+        return code_fingerprint(self.fn)
+
     def part_of(self, model: BaseModel) -> int | None:
         return None if self.part is None else int(self.part(model))
 
@@ -139,6 +158,60 @@ class StageSpec:
         if self.permanent and isinstance(exc, self.permanent):
             return True
         return self.retry_on is not None and not isinstance(exc, self.retry_on)
+
+
+#: a declared code version's longest spelling: it is shown in tables and typed on command lines
+CODE_VERSION_MAX = 64
+
+
+def check_code_version(version: object) -> str:
+    """`version` if it can name a stage's code version, else ValueError saying why."""
+    if not isinstance(version, str):
+        raise ValueError(f"version must be a string, not {type(version).__name__}")
+    if not version.strip() or len(version) > CODE_VERSION_MAX:
+        raise ValueError(f"version must be 1..{CODE_VERSION_MAX} characters, not {version!r}")
+    if not version.isprintable() or version != version.strip():
+        raise ValueError(f"version must be printable, without outer spaces: {version!r}")
+    return version
+
+
+def code_fingerprint(fn: Callable[..., Any]) -> str:
+    """A fingerprint of `fn`'s code: its bytecode, constants (a prompt in a string literal
+    counts) and the names it uses, recursively through nested functions and lambdas. The same
+    in every process running the same source on the same Python; not its file or line, so
+    moving it or editing another function leaves it. A new Python may compile the same source
+    differently, and so change it: declare @stage(version=...) to control it exactly. The
+    "code-" prefix tells it from a declared version."""
+    code = getattr(inspect.unwrap(fn), "__code__", None)
+    if code is None:  # a callable object: its class's qualified name is all that is stable
+        return "code-" + hashlib.sha256(type(fn).__qualname__.encode()).hexdigest()[:12]
+    digest = hashlib.sha256()
+    _hash_code(code, digest)
+    return "code-" + digest.hexdigest()[:12]
+
+
+def _hash_code(code: types.CodeType, digest: Any) -> None:
+    digest.update(code.co_code)
+    for name in (*code.co_names, "|", *code.co_varnames, "|", *code.co_freevars):
+        digest.update(name.encode() + b"\0")
+    for const in code.co_consts:
+        _hash_const(const, digest)
+
+
+def _hash_const(const: Any, digest: Any) -> None:
+    if isinstance(const, types.CodeType):
+        digest.update(b"<code>")
+        _hash_code(const, digest)
+    elif isinstance(const, tuple):
+        digest.update(b"(")
+        for item in const:
+            _hash_const(item, digest)
+        digest.update(b")")
+    elif isinstance(const, frozenset):
+        # A set's order follows string hashing, which differs from process to process.
+        digest.update(b"{" + "\0".join(sorted(repr(c) for c in const)).encode() + b"}")
+    else:
+        digest.update(type(const).__name__.encode() + repr(const).encode() + b"\0")
 
 
 def _json_schema(
@@ -271,6 +344,7 @@ def stage(
     part: Callable[[Any], int] | None = None,
     isolation: Isolation = "thread",
     tenant_cap: int | None = None,
+    version: str | None = None,
     registry: Registry | None = None,
 ) -> Callable[[F], F]:
     """Register `fn(job: Model, ctx: Context) -> Output | None` as the stage `name`; `fn` may
@@ -280,8 +354,11 @@ def stage(
     60 s); timeout defaults to an hour, and None removes it. isolation="process" runs each job in
     a child process of its own (a timeout then kills it; its module must be importable).
     tenant_cap=N lets one tenant hold at most N running jobs of this stage across all workers.
-    A returned output is stored under (run, stage, part(job)) in the completing transaction;
-    with then="next", it also becomes the input of a "next" job enqueued in that transaction.
+    version="2" names the version of what the stage does (default: a fingerprint of its code,
+    StageSpec.code_version); every output is stored with it, and `pipeline runs rerun` keeps
+    the outputs of each version apart. A returned output is stored under (run, stage,
+    part(job)) in the completing transaction; with then="next", it also becomes the input of a
+    "next" job enqueued in that transaction.
     """
 
     def register(fn: F) -> F:
@@ -305,6 +382,7 @@ def stage(
             part=part,
             isolation=isolation,
             tenant_cap=tenant_cap,
+            declared_version=version,
         )
         (registry if registry is not None else REGISTRY).add(spec)
         return fn

@@ -173,9 +173,11 @@ class _Drain:
             n for stage in progress for status, n in stage.counts.items() if status not in TERMINAL
         )
 
-    def _read_outputs(self, root_id: int, stage: str) -> list[tuple[int | None, Any]]:
+    def _read_outputs(
+        self, root_id: int, stage: str, generation: int | None, version: str | None
+    ) -> list[tuple[int | None, Any]]:
         with self.pool.connection() as conn:
-            return run_outputs(conn, root_id, stage)
+            return run_outputs(conn, root_id, stage, generation, version)
 
     def _read_wait(self, job_id: int, name: str) -> WaitRecord | None:
         with self.pool.connection() as conn:

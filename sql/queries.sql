@@ -448,14 +448,16 @@ ON CONFLICT (id) DO UPDATE SET last_seen = now();
 -- already there takes this worker's settings and time, a new one is added beside the others.
 INSERT INTO pipeline.stages AS s (name, version, input_schema, output_schema, then_stage,
                                   max_attempts, lease_seconds, priority, tenant_cap,
-                                  recorded_by, hostname)
+                                  recorded_by, hostname, code_version)
 SELECT r.name, r.version, r.input_schema, r.output_schema, r.then_stage, r.max_attempts,
-       r.lease_seconds, r.priority, r.tenant_cap, %(worker_id)s, %(hostname)s
+       r.lease_seconds, r.priority, r.tenant_cap, %(worker_id)s, %(hostname)s, r.code_version
 FROM jsonb_to_recordset(%(stages)s::jsonb) AS r(
     name text, version text, input_schema jsonb, output_schema jsonb, then_stage text,
-    max_attempts integer, lease_seconds integer, priority smallint, tenant_cap integer)
+    max_attempts integer, lease_seconds integer, priority smallint, tenant_cap integer,
+    code_version text)
 ON CONFLICT (name, version) DO UPDATE
 SET input_schema = EXCLUDED.input_schema, output_schema = EXCLUDED.output_schema,
+    code_version = EXCLUDED.code_version,
     then_stage = EXCLUDED.then_stage, max_attempts = EXCLUDED.max_attempts,
     lease_seconds = EXCLUDED.lease_seconds, priority = EXCLUDED.priority,
     tenant_cap = EXCLUDED.tenant_cap, recorded_by = EXCLUDED.recorded_by,
@@ -509,25 +511,44 @@ VALUES (%(id)s, %(root_id)s, %(total)s, %(then_type)s, %(then_payload)s::jsonb, 
 
 -- name: save_output
 -- Runs inside the completing transaction. The first output under a key stays: a second
--- writer of the same job, or another job of the same (run, stage, part), changes nothing.
-INSERT INTO pipeline.outputs (root_id, stage, part, job_id, attempt, output)
-VALUES (%(root_id)s, %(stage)s, %(part)s, %(job_id)s, %(attempt)s, %(output)s)
+-- writer of the same job, or another job of the same (run, stage, part, generation), changes
+-- nothing. The generation is the job's (pipeline.run_generations): 0 unless a rerun of its run
+-- enqueued it or what it led to; the probe finds nothing in a run never rerun.
+INSERT INTO pipeline.outputs (root_id, stage, part, job_id, attempt, output, generation,
+                              code_version)
+VALUES (%(root_id)s, %(stage)s, %(part)s, %(job_id)s, %(attempt)s, %(output)s,
+        coalesce((SELECT max(g.generation) FROM pipeline.run_generations AS g
+                  WHERE g.run_id = %(root_id)s AND g.first_job_id <= %(job_id)s), 0),
+        %(code_version)s)
 ON CONFLICT DO NOTHING;
 
 -- name: job_output
--- What this very job stored on an earlier run that committed: reuse is exact, per job.
-SELECT output FROM pipeline.outputs WHERE job_id = %(job_id)s;
+-- What this very job stored on an earlier run that committed: reuse is exact, per job. Its
+-- first generation: a later one under its id is a version stored over it (a review's).
+SELECT output FROM pipeline.outputs WHERE job_id = %(job_id)s ORDER BY generation LIMIT 1;
 
 -- name: run_output
--- A run's output of one stage and part (NULL for a stage that declares no part): the first.
+-- A run's output of one stage and part (NULL for a stage that declares no part): the first,
+-- of the generation asked for, else of the newest made by the code version asked for, else of
+-- the newest.
 SELECT output FROM pipeline.outputs
 WHERE root_id = %(root_id)s AND stage = %(stage)s AND part IS NOT DISTINCT FROM %(part)s
-ORDER BY job_id
+  AND (%(generation)s::integer IS NULL OR generation = %(generation)s)
+  AND (%(version)s::text IS NULL OR code_version = %(version)s)
+ORDER BY generation DESC, job_id
 LIMIT 1;
 
 -- name: run_outputs
+-- A run's outputs of one stage, of one generation: the one asked for, else the newest made by
+-- the code version asked for, else the newest. Never a mix: a rerun's stage reads its
+-- upstream stages' outputs as they were, and its own downstream stages' new ones.
 SELECT part, output FROM pipeline.outputs
 WHERE root_id = %(root_id)s AND stage = %(stage)s
+  AND generation = coalesce(%(generation)s::integer,
+                            (SELECT max(o.generation) FROM pipeline.outputs AS o
+                             WHERE o.root_id = %(root_id)s AND o.stage = %(stage)s
+                               AND (%(version)s::text IS NULL
+                                    OR o.code_version = %(version)s)))
 ORDER BY part, job_id;
 
 -- name: run_progress

@@ -113,6 +113,9 @@ CREATE TABLE pipeline.stages (
     hostname      text        NOT NULL,
     recorded_at   timestamptz NOT NULL DEFAULT now(),
     updated_at    timestamptz NOT NULL DEFAULT now(),
+    -- The version of the stage's code (StageSpec.code_version) the last worker to record this
+    -- row runs: what a rerun (pipeline/reruns.py) expects to make. NULL: recorded before 0021.
+    code_version  text,
     CONSTRAINT stages_pkey PRIMARY KEY (name, version)
 );
 
@@ -139,10 +142,38 @@ CREATE TABLE pipeline.outputs (
     attempt    integer     NOT NULL,
     output     jsonb       NOT NULL,
     created_at timestamptz NOT NULL DEFAULT now(),
-    CONSTRAINT outputs_pkey PRIMARY KEY (job_id)
+    -- The run's generation the output belongs to: 0 as the run first ran, k for its k-th
+    -- rerun (pipeline.run_generations). Outputs are kept per generation, never overwritten.
+    generation   integer   NOT NULL DEFAULT 0,
+    -- The version of the stage's code that made it (StageSpec.code_version); NULL: stored
+    -- before versions were recorded.
+    code_version text,
+    CONSTRAINT outputs_pkey PRIMARY KEY (job_id, generation)
 );
-CREATE UNIQUE INDEX outputs_part ON pipeline.outputs (root_id, stage, part) WHERE part IS NOT NULL;
-CREATE INDEX outputs_run ON pipeline.outputs (root_id, stage);
+CREATE UNIQUE INDEX outputs_part ON pipeline.outputs (root_id, stage, part, generation)
+    WHERE part IS NOT NULL;
+CREATE INDEX outputs_run ON pipeline.outputs (root_id, stage, generation);
+
+-- One row per generation of a run after its first: a rerun (`pipeline runs rerun`), whose
+-- first_job_id is the first job it enqueued. A job of the run belongs to the newest generation
+-- whose first_job_id is at most its id: a rerun is only made when nothing of its run is queued or
+-- running, so every job enqueued after it (what its jobs led to) takes a higher id from the same
+-- sequence. The unique (run_id, stage, code_version) makes a rerun idempotent per (run, stage,
+-- version).
+CREATE TABLE pipeline.run_generations (
+    run_id       bigint      NOT NULL,
+    generation   integer     NOT NULL CONSTRAINT run_generations_generation_check
+                                      CHECK (generation > 0),
+    stage        text        NOT NULL,
+    code_version text        NOT NULL,
+    first_job_id bigint      NOT NULL,
+    jobs         integer     NOT NULL,
+    -- A rerun at the version its stage's stored outputs already have (--force).
+    forced       boolean     NOT NULL DEFAULT false,
+    created_at   timestamptz NOT NULL DEFAULT now(),
+    CONSTRAINT run_generations_pkey PRIMARY KEY (run_id, generation),
+    CONSTRAINT run_generations_version_key UNIQUE (run_id, stage, code_version)
+);
 
 CREATE TABLE pipeline.joins (
     id                 bigint      PRIMARY KEY,

@@ -535,6 +535,7 @@ def _save_output(job: ClaimedJob, transition: Complete) -> TransactionStep:
         "job_id": job.id,
         "attempt": job.attempts,
         "output": Jsonb(transition.output),
+        "code_version": transition.code_version,
     }
 
     def save(conn: psycopg.Connection[Any]) -> None:

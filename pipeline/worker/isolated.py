@@ -63,9 +63,11 @@ def _run_alone(dsn: str, module: str, stage_name: str, job: ClaimedJob) -> Settl
     pool = make_pool(dsn, max_size=2, name="pg-pipeline isolated job")
     try:
 
-        def read_outputs(root_id: int, stage: str) -> list[tuple[int | None, Any]]:
+        def read_outputs(
+            root_id: int, stage: str, generation: int | None, version: str | None
+        ) -> list[tuple[int | None, Any]]:
             with pool.connection() as conn:
-                return run_outputs(conn, root_id, stage)
+                return run_outputs(conn, root_id, stage, generation, version)
 
         def read_job_output(job_id: int) -> Any:
             with pool.connection() as conn:

@@ -44,10 +44,16 @@ class Outputs:
             raise DatabaseUnavailable(f"job {job_id}: cannot tell whether it already ran")
         return found[0]
 
-    def run_outputs(self, root_id: int, stage: str) -> list[tuple[int | None, Any]]:
-        """The run's outputs of `stage`, by part."""
+    def run_outputs(
+        self,
+        root_id: int,
+        stage: str,
+        generation: int | None = None,
+        version: str | None = None,
+    ) -> list[tuple[int | None, Any]]:
+        """The run's outputs of `stage`, by part, of one generation (pg_pipeline.runs)."""
         with self.pool.connection() as conn:
-            return run_outputs(conn, root_id, stage)
+            return run_outputs(conn, root_id, stage, generation, version)
 
     def read_wait(self, job_id: int, name: str) -> WaitRecord | None:
         """The job's wait of that name, as recorded; None when it never waited on it."""

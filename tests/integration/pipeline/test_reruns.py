@@ -1,0 +1,323 @@
+"""Re-running a finished run from a stage (pg_pipeline.rerun): the stage and what follows it run
+again as the run's next generation, the stages before it are not run, their stored outputs are
+read instead, and every generation's outputs are kept, each with the code version that made it."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import psycopg
+import pytest
+from pydantic import BaseModel
+
+from pg_pipeline import Context
+from pg_pipeline.enqueue import enqueue
+from pg_pipeline.output_versions import NoSuchVersion, diff_outputs, output_versions
+from pg_pipeline.reruns import RerunRefused, RerunResult, SameVersion, rerun
+from pg_pipeline.runs import run_output, run_status
+from pg_pipeline.stage import Registry, stage
+from pg_pipeline.testing import drain
+
+Conn = psycopg.Connection[Any]
+
+
+class Text(BaseModel):
+    text: str
+
+
+class Reading(BaseModel):
+    text: str
+    words: int
+    by: str
+
+
+class Summary(BaseModel):
+    line: str
+
+
+def read_a(job: Text, ctx: Context) -> Text:
+    return Text(text=job.text.strip())
+
+
+def summarise(job: Reading, ctx: Context) -> Summary:
+    # What a stage after the rerun one sees: its upstream's stored output, and the new one.
+    ((_, a),) = ctx.outputs("va")
+    ((_, b),) = ctx.outputs("vb")
+    return Summary(line=f"{a['text']}|{b['by']}:{b['words']}|{job.by}")
+
+
+def registry(b_version: str, by: str) -> Registry:
+    """The chain va -> vb -> vc, with vb at `b_version` counting words the `by` way."""
+    reg = Registry()
+    stage("va", then="vb", registry=reg)(read_a)
+
+    def read_b(job: Text, ctx: Context) -> Reading:
+        words = len(job.text.split()) if by == "split" else job.text.count(" ")
+        return Reading(text=job.text, words=words, by=by)
+
+    stage("vb", then="vc", version=b_version, registry=reg)(read_b)
+    stage("vc", registry=reg)(summarise)
+    return reg
+
+
+V1 = registry("1", "spaces")
+V2 = registry("2", "split")
+
+
+def jobs_of(conn: Conn, run_id: int) -> dict[str, int]:
+    rows = conn.execute(
+        "SELECT type, count(*) FROM pipeline.jobs WHERE coalesce(root_id, id) = %s GROUP BY 1",
+        (run_id,),
+    ).fetchall()
+    return {t: int(n) for t, n in rows}
+
+
+def outputs_of(conn: Conn, run_id: int) -> list[tuple[str, int, str | None]]:
+    rows = conn.execute(
+        "SELECT stage, generation, code_version FROM pipeline.outputs WHERE root_id = %s "
+        "ORDER BY stage, generation",
+        (run_id,),
+    ).fetchall()
+    return [(r[0], int(r[1]), r[2]) for r in rows]
+
+
+def finished_chain(db_url: str, conn: Conn, tenant: str | None = None) -> int:
+    run_id = enqueue(conn, "va", {"text": " three little words "}, tenant_id=tenant, registry=V1)
+    assert drain(db_url, registry=V1, run_id=run_id).ok
+    return run_id
+
+
+def test_a_rerun_from_the_middle_runs_it_and_what_follows_and_keeps_both_generations(
+    db_url: str, conn: Conn
+) -> None:
+    run_id = finished_chain(db_url, conn)
+    assert run_output(conn, run_id, "vc") == {"line": "three little words|spaces:2|spaces"}
+
+    made = rerun(conn, run_id, "vb", registry=V2)
+
+    assert made == RerunResult(run_id, "vb", "2", 1, 1, True, False)
+    assert run_status(conn, run_id).status == "running"  # type: ignore[union-attr]
+    drained = drain(db_url, registry=V2, run_id=run_id)
+    assert drained.ok and len(drained.done) == 2  # vb and vc; va is not run again
+    assert run_status(conn, run_id).status == "done"  # type: ignore[union-attr]
+    assert jobs_of(conn, run_id) == {"va": 1, "vb": 2, "vc": 2}
+    a_version = V1.get("va").code_version
+    c_version = V1.get("vc").code_version
+    assert outputs_of(conn, run_id) == [
+        ("va", 0, a_version),
+        ("vb", 0, "1"),
+        ("vb", 1, "2"),
+        ("vc", 0, c_version),
+        ("vc", 1, c_version),
+    ]
+    # The readers return the newest generation; an older one on request.
+    assert run_output(conn, run_id, "vc") == {"line": "three little words|split:3|split"}
+    assert run_output(conn, run_id, "vb", generation=0)["by"] == "spaces"
+    assert run_output(conn, run_id, "vb", version="1")["words"] == 2
+    assert run_output(conn, run_id, "va") == {"text": "three little words"}
+
+    diff = diff_outputs(conn, run_id, "vb")
+    assert (diff.left.generation, diff.right.generation) == (0, 1)
+    assert (diff.left.code_version, diff.right.code_version) == ("1", "2")
+    (part,) = diff.parts
+    changed = {f.field: (f.left, f.right) for f in part.changed_fields}
+    assert changed == {"words": (2, 3), "by": ("spaces", "split")}
+    versions = output_versions(conn, run_id, "vb")
+    assert versions is not None
+    assert [(v.generation, v.code_version, v.rerun_from) for v in versions] == [
+        (0, "1", None),
+        (1, "2", "vb"),
+    ]
+
+
+def test_a_rerun_is_made_once_per_run_stage_and_version(db_url: str, conn: Conn) -> None:
+    run_id = finished_chain(db_url, conn)
+    first = rerun(conn, run_id, "vb", registry=V2)
+    again = rerun(conn, run_id, "vb", registry=V2)
+    assert again.created is False
+    assert (again.generation, again.jobs, again.code_version) == (first.generation, 1, "2")
+    assert jobs_of(conn, run_id)["vb"] == 2
+    assert drain(db_url, registry=V2, run_id=run_id).ok
+    # Finished, the same version is still the same rerun: nothing is enqueued again.
+    assert rerun(conn, run_id, "vb", registry=V2).created is False
+    assert jobs_of(conn, run_id) == {"va": 1, "vb": 2, "vc": 2}
+
+
+def test_concurrent_reruns_of_one_run_enqueue_once(db_url: str, conn: Conn) -> None:
+    run_id = finished_chain(db_url, conn)
+    start = threading.Barrier(2)
+    results: list[RerunResult | BaseException] = []
+
+    def call() -> None:
+        with psycopg.connect(db_url) as c:  # a transaction each, committed at the end
+            start.wait()
+            try:
+                results.append(rerun(c, run_id, "vb", registry=V2))
+            except BaseException as exc:  # the assertion below shows it
+                results.append(exc)
+
+    threads = [threading.Thread(target=call) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(isinstance(r, RerunResult) for r in results), results
+    made = [r for r in results if isinstance(r, RerunResult)]
+    assert sorted(r.created for r in made) == [False, True]
+    assert {r.generation for r in made} == {1}
+    assert jobs_of(conn, run_id)["vb"] == 2
+
+
+def test_concurrent_reruns_from_two_stages_make_one_and_refuse_the_other(
+    db_url: str, conn: Conn
+) -> None:
+    run_id = finished_chain(db_url, conn)
+    start = threading.Barrier(2)
+    results: list[Any] = []
+
+    def call(name: str) -> None:
+        with psycopg.connect(db_url) as c:
+            start.wait()
+            try:
+                results.append(rerun(c, run_id, name, registry=V2, force=True))
+            except RerunRefused as exc:
+                results.append(exc)
+
+    threads = [threading.Thread(target=call, args=(n,)) for n in ("vb", "vc")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    made = [r for r in results if isinstance(r, RerunResult)]
+    refused = [r for r in results if isinstance(r, RerunRefused)]
+    assert len(made) == 1 and len(refused) == 1, results
+    assert "running" in str(refused[0]) or "another caller" in str(refused[0])
+    assert conn.execute("SELECT count(*) FROM pipeline.run_generations").fetchone() == (1,)
+
+
+def test_a_run_not_done_is_refused(db_url: str, conn: Conn) -> None:
+    run_id = enqueue(conn, "va", {"text": "still going"}, registry=V1)
+    drain(db_url, registry=V1, stages=["va"])  # vb is queued: the run runs
+    with pytest.raises(RerunRefused, match=r"is running, not done: wait until it is done"):
+        rerun(conn, run_id, "va", registry=V2)
+    assert jobs_of(conn, run_id) == {"va": 1, "vb": 1}
+
+
+def test_unknown_stages_stages_that_never_ran_and_other_tenants_runs_are_refused(
+    db_url: str, conn: Conn
+) -> None:
+    run_id = finished_chain(db_url, conn, tenant="acme")
+    with pytest.raises(RerunRefused, match=r"there is no run .* of tenant 'globex'"):
+        rerun(conn, run_id, "vb", tenant="globex", registry=V2)
+    with pytest.raises(RerunRefused, match="there is no run 999999"):
+        rerun(conn, 999_999, "vb", registry=V2)
+    with pytest.raises(Exception, match="unknown stage 'nope'"):
+        rerun(conn, run_id, "nope", registry=V2)
+    other = Registry()
+    stage("elsewhere", registry=other)(read_a)
+    with pytest.raises(RerunRefused, match="stage 'elsewhere' never ran in run"):
+        rerun(conn, run_id, "elsewhere", registry=other)
+    assert rerun(conn, run_id, "vb", tenant="acme", registry=V2).created
+    with pytest.raises(ValueError, match="run_id must be a positive integer"):
+        rerun(conn, 0, "vb")
+
+
+def test_a_rerun_at_the_stored_version_needs_force(db_url: str, conn: Conn) -> None:
+    run_id = finished_chain(db_url, conn)
+    with pytest.raises(SameVersion, match="already has outputs of version '1'"):
+        rerun(conn, run_id, "vb", registry=V1)
+    assert jobs_of(conn, run_id)["vb"] == 1
+    forced = rerun(conn, run_id, "vb", registry=V1, force=True)
+    assert (forced.generation, forced.forced, forced.created) == (1, True, True)
+    assert drain(db_url, registry=V1, run_id=run_id).ok
+    assert [g for s, g, _ in outputs_of(conn, run_id) if s == "vb"] == [0, 1]
+
+
+def test_a_second_rerun_is_the_third_generation_and_reads_the_second(
+    db_url: str, conn: Conn
+) -> None:
+    run_id = finished_chain(db_url, conn)
+    rerun(conn, run_id, "vb", registry=V2)
+    assert drain(db_url, registry=V2, run_id=run_id).ok
+    third = rerun(conn, run_id, "vc", registry=V2, force=True)
+    assert third.generation == 2
+    assert drain(db_url, registry=V2, run_id=run_id).ok
+    assert jobs_of(conn, run_id) == {"va": 1, "vb": 2, "vc": 3}
+    assert run_output(conn, run_id, "vc", generation=2) == run_output(
+        conn, run_id, "vc", generation=1
+    )
+    with pytest.raises(NoSuchVersion, match="no output version 'nine'"):
+        diff_outputs(conn, run_id, "vc", ("generation:1", "nine"))
+    diff = diff_outputs(conn, run_id, "vc", ("1", "generation:2"))
+    assert not diff.changed
+
+
+# -- a fan-out ------------------------------------------------------------------------------
+
+
+class Pages(BaseModel):
+    pages: int
+
+
+class Page(BaseModel):
+    n: int
+
+
+class PageText(BaseModel):
+    n: int
+    text: str
+
+
+def split(job: Pages, ctx: Context) -> None:
+    ctx.fan_out("fpage", [{"n": i} for i in range(job.pages)], then=("fmerge", {"pages": 0}))
+
+
+def merge(job: Pages, ctx: Context) -> Text:
+    return Text(text=" ".join(o["text"] for _, o in ctx.outputs("fpage")))
+
+
+def fan_registry(version: str) -> Registry:
+    reg = Registry()
+    stage("fsplit", registry=reg)(split)
+
+    def page(job: Page, ctx: Context) -> PageText:
+        return PageText(n=job.n, text=f"v{version}p{job.n}")
+
+    stage("fpage", part=lambda j: j.n, version=version, registry=reg)(page)
+    stage("fmerge", registry=reg)(merge)
+    return reg
+
+
+def test_a_rerun_of_a_fan_out_stage_runs_every_child_and_the_join_follows_once(
+    db_url: str, conn: Conn
+) -> None:
+    f1, f2 = fan_registry("1"), fan_registry("2")
+    run_id = enqueue(conn, "fsplit", {"pages": 3}, registry=f1)
+    assert drain(db_url, registry=f1, run_id=run_id).ok
+    assert run_output(conn, run_id, "fmerge") == {"text": "v1p0 v1p1 v1p2"}
+
+    made = rerun(conn, run_id, "fpage", registry=f2)
+
+    assert (made.generation, made.jobs) == (1, 3)
+    assert drain(db_url, registry=f2, run_id=run_id).ok
+    assert jobs_of(conn, run_id) == {"fsplit": 1, "fpage": 6, "fmerge": 2}
+    assert run_output(conn, run_id, "fmerge") == {"text": "v2p0 v2p1 v2p2"}
+    assert run_output(conn, run_id, "fpage", 1) == {"n": 1, "text": "v2p1"}
+    assert run_output(conn, run_id, "fpage", 1, generation=0) == {"n": 1, "text": "v1p1"}
+    diff = diff_outputs(conn, run_id, "fpage")
+    assert [(p.part, p.changed) for p in diff.parts] == [(0, True), (1, True), (2, True)]
+    assert run_status(conn, run_id).status == "done"  # type: ignore[union-attr]
+
+
+def test_a_rerun_of_a_single_job_run_makes_it_a_run_of_two(db_url: str, conn: Conn) -> None:
+    one, two = Registry(), Registry()
+    stage("alone", version="1", registry=one)(read_a)
+    stage("alone", version="2", registry=two)(read_a)
+    run_id = enqueue(conn, "alone", {"text": "x"}, registry=one)
+    assert drain(db_url, registry=one).ok
+    assert rerun(conn, run_id, "alone", registry=two).generation == 1
+    assert run_status(conn, run_id).status == "running"  # type: ignore[union-attr]
+    assert drain(db_url, registry=two, run_id=run_id).ok
+    assert run_status(conn, run_id).status == "done"  # type: ignore[union-attr]
+    assert [(g, v) for _, g, v in outputs_of(conn, run_id)] == [(0, "1"), (1, "2")]
