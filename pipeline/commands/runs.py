@@ -1,4 +1,5 @@
-"""`pipeline runs`: list runs by their stored status, show one, and cancel one as a tree.
+"""`pipeline runs`: list runs by their stored status, show one, cancel one as a tree, and rerun
+a finished one from a stage or compare its outputs' versions (pipeline/commands/reruns.py).
 
 A run is a root job and every job it led to, named by the root's id. Its status is stored
 (pipeline.runs, kept by the statements that change its jobs): running, waiting, done, failed
@@ -19,7 +20,7 @@ from typing import Any
 import psycopg
 
 from pg_pipeline.admin import runs as admin
-from pg_pipeline.commands import waits
+from pg_pipeline.commands import reruns, waits
 from pg_pipeline.commands.api import (
     EXIT_OK,
     CliError,
@@ -37,7 +38,9 @@ LIST_LIMIT_MAX = 1000  #: runs `runs list` prints at most
 
 
 def add_commands(sub: Subcommands) -> None:
-    runs = add_command(sub, "runs", run, "inspect runs (a root job and all it led to), cancel one")
+    runs = add_command(
+        sub, "runs", run, "inspect runs (a root job and all it led to), cancel or rerun one"
+    )
     verbs = runs.add_subparsers(dest="runs_command", required=True)
 
     def tenant_option(p: argparse.ArgumentParser) -> None:
@@ -73,6 +76,7 @@ def add_commands(sub: Subcommands) -> None:
     cancel.add_argument("--reason", type=text_arg)
     tenant_option(cancel)
     waits.add_verbs(verbs)
+    reruns.add_verbs(verbs, tenant_option)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -86,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
             _cancel(conn, args)
         elif args.runs_command in waits.VERBS:
             waits.run(conn, args)
+        else:
+            reruns.run_verb(conn, args)
     return EXIT_OK
 
 
