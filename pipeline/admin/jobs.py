@@ -119,6 +119,16 @@ class JobDetail:
     attempt_history: list[Attempt] = dataclasses.field(default_factory=list)
     #: its open wait when it waits for input, else the last it resolved (pg_pipeline.waits)
     wait: WaitTask | None = None
+    #: the output it stored, which generation of its run it is and the code version that made
+    #: it (pipeline/output_versions.py); None when it stored none
+    output: StoredOutput | None = None
+
+
+@dataclass(frozen=True)
+class StoredOutput:
+    generation: int
+    code_version: str | None  #: None: stored before code versions were recorded
+    stored_at: datetime
 
 
 @dataclass(frozen=True)
@@ -306,7 +316,15 @@ def get_job(
         timeline=timeline,
         attempt_history=job_attempts(conn, job_id),
         wait=get_wait(conn, job_id, tenant=tenant),
+        output=stored_output(conn, job_id),
     )
+
+
+def stored_output(conn: psycopg.Connection[Any], job_id: int) -> StoredOutput | None:
+    """Which version of its run's outputs the job's output is. No tenant: the caller read the
+    job first."""
+    row = conn.execute(Q["job_output_version"], {"job_id": job_id}).fetchone()
+    return None if row is None else StoredOutput(int(row[0]), row[1], row[2])
 
 
 def job_attempts(conn: psycopg.Connection[Any], job_id: int) -> list[Attempt]:

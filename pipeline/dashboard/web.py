@@ -23,6 +23,7 @@ from pg_pipeline.dashboard.pages.job_actions import JobActions
 from pg_pipeline.dashboard.pages.jobs import JobPages
 from pg_pipeline.dashboard.pages.login import LoginPage
 from pg_pipeline.dashboard.pages.overview import OverviewPage
+from pg_pipeline.dashboard.pages.reruns import RunVersions
 from pg_pipeline.dashboard.pages.runs import RunPages
 from pg_pipeline.dashboard.pages.schedules import ScheduleActions, SchedulesPage
 from pg_pipeline.dashboard.pages.tenants import TenantsPage
@@ -109,6 +110,7 @@ def app(
     )
     overview, jobs, actions = OverviewPage(dashboard), JobPages(dashboard), JobActions(dashboard)
     runs, tenants = RunPages(dashboard), TenantsPage(dashboard)
+    versions = RunVersions(dashboard)
     schedule_list, workers = SchedulesPage(dashboard), WorkersPage(dashboard)
     schedules, login, errors = ScheduleActions(dashboard), LoginPage(dashboard), Handler(dashboard)
     both = ["GET", "POST"]
@@ -124,6 +126,8 @@ def app(
             Route("/schedules/{verb}", schedules.change, methods=both),
             Route("/runs", runs.list),
             Route("/runs/{run_id}", runs.show),
+            Route("/runs/{run_id}/rerun", versions.rerun, methods=both),
+            Route("/runs/{run_id}/diff", versions.diff),
             Route("/tenants", tenants.show),
             Route("/workers", workers.show),
             Route("/login", login.sign_in, methods=both),

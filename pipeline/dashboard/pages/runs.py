@@ -13,6 +13,7 @@ from starlette.responses import Response
 from pg_pipeline.admin import runs as admin_runs
 from pg_pipeline.dashboard.handler import Handler, parse_id
 from pg_pipeline.dashboard.problem import Problem
+from pg_pipeline.output_versions import OutputVersion, output_versions
 from pg_pipeline.runs import TERMINAL
 
 
@@ -39,7 +40,12 @@ class RunPages(Handler):
     async def show(self, request: Request) -> Response:
         page = self.page(request)
         run_id = self.path_id(request, "run_id", "run id")
-        found = await self.read(lambda c: admin_runs.read_run(c, run_id, page.tenant))
+        found, versions = await self.read(
+            lambda c: (
+                admin_runs.read_run(c, run_id, page.tenant),
+                output_versions(c, run_id, tenant=page.tenant) or [],
+            )
+        )
         if found is None:
             raise Problem(404, "Not found", f"there is no run {run_id}")
         extractions, outputs = split_outputs(found, self.settings.field_order)
@@ -59,7 +65,29 @@ class RunPages(Handler):
             extractions=extractions,
             outputs=outputs,
             finished=finished,
+            versions=with_previous(versions),
+            flash=_flash(request),
         )
+
+
+def with_previous(versions: list[OutputVersion]) -> list[tuple[OutputVersion, int | None]]:
+    """Each output version with the generation of its stage's version before it, to compare
+    with (None for a stage's first)."""
+    last: dict[str, int] = {}
+    paired = []
+    for v in versions:
+        paired.append((v, last.get(v.stage)))
+        last[v.stage] = v.generation
+    return paired
+
+
+def _flash(request: Request) -> str | None:
+    """What the redirect after a rerun says, from the two words it may say only."""
+    done = request.query_params.get("done")
+    generation = request.query_params.get("generation", "")
+    if done in ("rerun", "already rerun") and generation.isdigit():
+        return f"Run {done} as generation {int(generation)}."
+    return None
 
 
 def split_outputs(

@@ -1,0 +1,74 @@
+"""The run page lists each stage's output versions and reruns a finished run from a stage (a
+form that asks, then posts with its CSRF token); /runs/{id}/diff shows two versions side by
+side, field by field."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Any
+
+import psycopg
+from starlette.testclient import TestClient
+
+from pg_pipeline.recorded_stages import record_stages
+from pg_pipeline.runs import run_status
+from pg_pipeline.testing import drain
+from tests.integration.pipeline.dashboard.test_pages import client, csrf  # noqa: F401
+from tests.integration.pipeline.test_reruns import V2, finished_chain, jobs_of
+
+Conn = psycopg.Connection[Any]
+
+
+def test_rerun_from_the_run_page_then_compare_the_versions(
+    client: TestClient,  # noqa: F811
+    conn: Conn,
+    db_url: str,
+) -> None:
+    run_id = finished_chain(db_url, conn, tenant="acme")
+    # A worker at vb's version 2 recorded it; the dashboard imports no stage.
+    record_stages(conn, V2.select(None), uuid.uuid4(), "host")
+    page = client.get(f"/runs/{run_id}").text
+    assert re.search(r'<tr data-stage="vb" data-generation="0"><td>vb</td>.*<code>1</code>', page)
+    assert 'id="rerun"' in page and '<option value="vb">vb</option>' in page
+
+    token = csrf(client, f"/runs/{run_id}/rerun?stage=vb")
+    assert jobs_of(conn, run_id)["vb"] == 1  # the GET only asked
+    done = client.post(
+        f"/runs/{run_id}/rerun", data={"csrf": token, "stage": "vb"}, follow_redirects=False
+    )
+    assert done.status_code == 303, done.text
+    assert "Run rerun as generation 1." in client.get(done.headers["location"]).text
+    assert run_status(conn, run_id).status == "running"  # type: ignore[union-attr]
+    again = client.post(f"/runs/{run_id}/rerun", data={"csrf": token, "stage": "vb"})
+    assert "Run already rerun as generation 1." in again.text
+    assert drain(db_url, registry=V2, run_id=run_id).ok
+
+    page = client.get(f"/runs/{run_id}").text
+    assert '<tr data-stage="vb" data-generation="1">' in page
+    link = re.search(r'<a class="compare" href="([^"]+)">compare with generation 0</a>', page)
+    assert link is not None
+    diff = client.get(link[1].replace("&amp;", "&")).text
+    changed = re.findall(r'data-field="(\w+)" class="changed"', diff)
+    assert sorted(changed) == ["by", "words"]
+    assert 'id="right-version">generation 1 (2)<' in diff
+    same = client.get(f"/runs/{run_id}/diff?stage=va")
+    assert same.status_code == 404 and "has one output version only" in same.text
+
+
+def test_a_run_still_running_or_another_tenants_is_not_rerun(
+    client: TestClient,  # noqa: F811
+    conn: Conn,
+    db_url: str,
+) -> None:
+    run_id = finished_chain(db_url, conn, tenant="acme")
+    record_stages(conn, V2.select(None), uuid.uuid4(), "host")
+    token = csrf(client, f"/runs/{run_id}/rerun?stage=vb")
+    client.post(f"/runs/{run_id}/rerun", data={"csrf": token, "stage": "vb"})
+    refused = client.post(f"/runs/{run_id}/rerun", data={"csrf": token, "stage": "vc"})
+    assert refused.status_code == 409 and "is running, not done" in refused.text
+    assert client.get(f"/runs/{run_id}/rerun?stage=vb&tenant=globex").status_code in (403, 404)
+    missing = client.post("/runs/999999/rerun", data={"csrf": token, "stage": "vb"})
+    assert missing.status_code == 409 and "there is no run 999999" in missing.text
+    no_token = client.post(f"/runs/{run_id}/rerun", data={"stage": "vb"})
+    assert no_token.status_code == 403
