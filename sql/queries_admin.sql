@@ -686,6 +686,10 @@ tries AS (
 ),
 waits AS (
     DELETE FROM pipeline.waits AS w USING deleted WHERE w.job_id = deleted.id
+),
+generations AS (
+    -- Its reruns (pipeline.run_generations) go with the run.
+    DELETE FROM pipeline.run_generations AS g USING runs AS r WHERE g.run_id = r.run_id
 )
 SELECT (SELECT count(*) FROM deleted) AS jobs,
        (SELECT count(*) FROM outputs) AS outputs,

@@ -124,3 +124,10 @@ ORDER BY part, job_id;
 -- name: run_tenant
 -- The run's root job's tenant, and whether there is such a run at all.
 SELECT tenant_id FROM pipeline.jobs WHERE id = %(run_id)s AND root_id IS NULL;
+
+-- name: job_output_version
+-- The generation and code version of the output a job stored (its first, as job_output).
+SELECT generation, code_version, created_at FROM pipeline.outputs
+WHERE job_id = %(job_id)s
+ORDER BY generation
+LIMIT 1;

@@ -1,5 +1,5 @@
 -- Retention, last step: a day detached from the history goes, with the outputs, join rows,
--- dedup keys, attempts and run rows (pipeline.runs) of its jobs, but for the rows copied into
+-- dedup keys, attempts, run rows (pipeline.runs) and reruns (run_generations) of its jobs, but for the rows copied into
 -- pipeline.job_history_kept (their runs live on). Also finishes a day whose pass stopped between its detach and its drop. Returns
 -- what it deleted: zeros when the table is gone already (another pass dropped it).
 CREATE OR REPLACE FUNCTION pipeline.drop_history_partition(
@@ -27,6 +27,7 @@ BEGIN
         -- A run whose root goes is gone whole (a run still going keeps its root); run only
         -- for its effect, as every data-modifying WITH is.
         r AS (DELETE FROM pipeline.runs x USING gone WHERE x.run_id = gone.id RETURNING 1),
+        g AS (DELETE FROM pipeline.run_generations x USING gone WHERE x.run_id = gone.id),
         a AS (DELETE FROM pipeline.job_attempts x USING gone WHERE x.job_id = gone.id),
         w AS (DELETE FROM pipeline.waits x USING gone WHERE x.job_id = gone.id)
         SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM o), (SELECT count(*) FROM j),

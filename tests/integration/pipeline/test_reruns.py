@@ -13,11 +13,13 @@ from pydantic import BaseModel
 
 from pg_pipeline import Context
 from pg_pipeline.enqueue import enqueue
+from pg_pipeline.maintenance.retention import prune
 from pg_pipeline.output_versions import NoSuchVersion, diff_outputs, output_versions
 from pg_pipeline.reruns import RerunRefused, RerunResult, SameVersion, rerun
 from pg_pipeline.runs import run_output, run_status
 from pg_pipeline.stage import Registry, stage
 from pg_pipeline.testing import drain
+from tests.integration.pipeline.maintenance.test_retention import age
 
 Conn = psycopg.Connection[Any]
 
@@ -308,6 +310,12 @@ def test_a_rerun_of_a_fan_out_stage_runs_every_child_and_the_join_follows_once(
     diff = diff_outputs(conn, run_id, "fpage")
     assert [(p.part, p.changed) for p in diff.parts] == [(0, True), (1, True), (2, True)]
     assert run_status(conn, run_id).status == "done"  # type: ignore[union-attr]
+    # The join's next stage alone: the pages' newest outputs are read, not made again.
+    merged = rerun(conn, run_id, "fmerge", registry=f2, force=True)
+    assert (merged.generation, merged.jobs) == (2, 1)
+    assert drain(db_url, registry=f2, run_id=run_id).ok
+    assert jobs_of(conn, run_id) == {"fsplit": 1, "fpage": 6, "fmerge": 3}
+    assert run_output(conn, run_id, "fmerge", generation=2) == {"text": "v2p0 v2p1 v2p2"}
 
 
 def test_a_rerun_of_a_single_job_run_makes_it_a_run_of_two(db_url: str, conn: Conn) -> None:
@@ -321,3 +329,13 @@ def test_a_rerun_of_a_single_job_run_makes_it_a_run_of_two(db_url: str, conn: Co
     assert drain(db_url, registry=two, run_id=run_id).ok
     assert run_status(conn, run_id).status == "done"  # type: ignore[union-attr]
     assert [(g, v) for _, g, v in outputs_of(conn, run_id)] == [(0, "1"), (1, "2")]
+
+
+def test_retention_deletes_a_rerun_run_with_its_generations(db_url: str, conn: Conn) -> None:
+    run_id = finished_chain(db_url, conn)
+    rerun(conn, run_id, "vb", registry=V2)
+    assert drain(db_url, registry=V2, run_id=run_id).ok
+    age(conn, 8, root=run_id)
+    report = prune(conn, 7 * 86400)
+    assert (report.jobs, report.outputs) == (5, 5)
+    assert conn.execute("SELECT count(*) FROM pipeline.run_generations").fetchone() == (0,)
