@@ -163,7 +163,7 @@ def diff_lines(found: OutputDiff, *, every_field: bool = False) -> list[str]:
     lines = [
         f"run {found.run_id}, stage {printable(found.stage)}: "
         f"{printable(left.label)} vs {printable(right.label)}",
-        f"  {'':<2}{'field':<20} {_cell(left.label)} {_cell(right.label)}",
+        f"  {'':<2}{'field':<20} {_cell(left.label, raw=True)} {_cell(right.label, raw=True)}",
     ]
     for part in found.parts:
         name = "output" if part.part is None else f"part {part.part}"
@@ -193,7 +193,7 @@ def diff_lines(found: OutputDiff, *, every_field: bool = False) -> list[str]:
             lines.append(f"    ({unchanged} field{'' if unchanged == 1 else 's'} unchanged)")
     if not found.changed:
         lines.append("no output changed")
-    return lines
+    return [line.rstrip() for line in lines]
 
 
 def _cell(value: Any, *, raw: bool = False) -> str:

@@ -155,6 +155,7 @@ def test_the_async_readers_read_a_run_as_the_sync_ones_do(db_url: str, conn: Con
             "job_id": child,
             "attempt": 1,
             "output": psycopg.types.json.Jsonb({"pages": 3}),
+            "code_version": "1",
         },
     )
 

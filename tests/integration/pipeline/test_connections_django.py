@@ -98,6 +98,7 @@ def test_the_readers_take_a_django_connection_and_read_json_as_json(conn: Conn) 
             "job_id": root,
             "attempt": 1,
             "output": psycopg.types.json.Jsonb({"pages": 3}),
+            "code_version": "1",
         },
     )
     # Django's own connections read jsonb as text; the readers still give JSON.
