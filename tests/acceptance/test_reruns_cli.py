@@ -83,3 +83,8 @@ def test_rerun_a_finished_run_from_a_stage_at_a_new_version_and_diff_the_outputs
     assert bad.returncode == 2 and "no output version '9'" in bad.stderr
     shape = run_cli(env, "runs", "diff", str(run_id), "--stage", "vextract", "--versions", "1")
     assert shape.returncode == 2 and "give two versions as A,B" in shape.stderr
+    [(newest,)] = conn.execute(
+        "SELECT max(id) FROM pipeline.jobs WHERE root_id = %s AND type = 'vextract'", (run_id,)
+    ).fetchall()
+    job = json.loads(run_cli(env, "jobs", "show", str(newest)).stdout)
+    assert (job["output"]["generation"], job["output"]["code_version"]) == (1, "2")

@@ -52,6 +52,11 @@ def test_rerun_from_the_run_page_then_compare_the_versions(
     changed = re.findall(r'data-field="(\w+)" class="changed"', diff)
     assert sorted(changed) == ["by", "words"]
     assert 'id="right-version">generation 1 (2)<' in diff
+    [(newest,)] = conn.execute(
+        "SELECT max(id) FROM pipeline.jobs WHERE root_id = %s AND type = 'vb'", (run_id,)
+    ).fetchall()
+    job_page = client.get(f"/jobs/{newest}").text
+    assert "Generation 1 of its run, made by version <code>2</code>" in job_page
     same = client.get(f"/runs/{run_id}/diff?stage=va")
     assert same.status_code == 404 and "has one output version only" in same.text
 
