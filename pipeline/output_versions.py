@@ -125,6 +125,12 @@ def _diff(
 ) -> Steps[OutputDiff]:
     found = yield from _versions(run_id, stage, tenant)
     if found is None:
+        rows = yield Statement(Q["run_of_job"], {"job_id": run_id})
+        if rows and (tenant is None or rows[0][1] == tenant):
+            raise NoSuchVersion(
+                f"job {run_id} is inside run {rows[0][0]}, not a run's first job: name the "
+                f"run {rows[0][0]}"
+            )
         whose = "" if tenant is None else f" of tenant {tenant!r}"
         raise NoSuchVersion(f"there is no run {run_id}{whose}")
     if not found:

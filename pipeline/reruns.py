@@ -92,6 +92,8 @@ def _rerun(
         raise UnknownStage(stage, sorted(known), recorded=True)
     params = {"run_id": run_id, "stage": stage, "version": version}
     facts = yield Statement(Q["rerun_facts"], params)
+    if not facts:
+        yield from no_run(run_id, tenant)
     existing = _check(run_id, stage, version, tenant, force, facts)
     if existing is not None:
         return existing
@@ -106,6 +108,19 @@ def _rerun(
     if existing is not None:
         return existing
     raise RerunRefused(f"run {run_id} is being rerun by another caller; try again once it ends")
+
+
+def no_run(run_id: int, tenant: str | None) -> Steps[None]:
+    """Raise RerunRefused: there is no run `run_id` (of `tenant`). When it is a job inside a
+    run, say which run, as far as the tenant may see it."""
+    rows = yield Statement(Q["run_of_job"], {"job_id": run_id})
+    whose = "" if tenant is None else f" of tenant {tenant!r}"
+    if rows and (tenant is None or rows[0][1] == tenant):
+        raise RerunRefused(
+            f"job {run_id} is inside run {rows[0][0]}, not a run's first job: name the run "
+            f"{rows[0][0]}"
+        )
+    raise RerunRefused(f"there is no run {run_id}{whose}")
 
 
 def _version(stage: str, rows: Rows, registry: Registry) -> str | None:

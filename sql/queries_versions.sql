@@ -131,3 +131,8 @@ SELECT generation, code_version, created_at FROM pipeline.outputs
 WHERE job_id = %(job_id)s
 ORDER BY generation
 LIMIT 1;
+
+-- name: run_of_job
+-- The run a job belongs to and its tenant: what to say to a caller who named a job inside a
+-- run where the run's id was wanted.
+SELECT coalesce(root_id, id), tenant_id FROM pipeline.jobs WHERE id = %(job_id)s;

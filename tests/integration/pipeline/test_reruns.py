@@ -75,6 +75,15 @@ def jobs_of(conn: Conn, run_id: int) -> dict[str, int]:
     return {t: int(n) for t, n in rows}
 
 
+def jobs_by_stage(conn: Conn, run_id: int) -> dict[str, int]:
+    """The newest job of each stage of the run."""
+    rows = conn.execute(
+        "SELECT type, max(id) FROM pipeline.jobs WHERE coalesce(root_id, id) = %s GROUP BY 1",
+        (run_id,),
+    ).fetchall()
+    return {t: int(n) for t, n in rows}
+
+
 def outputs_of(conn: Conn, run_id: int) -> list[tuple[str, int, str | None]]:
     rows = conn.execute(
         "SELECT stage, generation, code_version FROM pipeline.outputs WHERE root_id = %s "
@@ -214,6 +223,13 @@ def test_unknown_stages_stages_that_never_ran_and_other_tenants_runs_are_refused
         rerun(conn, run_id, "vb", tenant="globex", registry=V2)
     with pytest.raises(RerunRefused, match="there is no run 999999"):
         rerun(conn, 999_999, "vb", registry=V2)
+    inside = jobs_by_stage(conn, run_id)["vc"]
+    with pytest.raises(RerunRefused, match=f"job {inside} is inside run {run_id}, not a run"):
+        rerun(conn, inside, "vb", registry=V2)
+    with pytest.raises(RerunRefused, match=f"there is no run {inside} of tenant 'globex'"):
+        rerun(conn, inside, "vb", tenant="globex", registry=V2)
+    with pytest.raises(NoSuchVersion, match=f"job {inside} is inside run {run_id}"):
+        diff_outputs(conn, inside, "vb")
     with pytest.raises(Exception, match="unknown stage 'nope'"):
         rerun(conn, run_id, "nope", registry=V2)
     other = Registry()
