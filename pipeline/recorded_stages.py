@@ -55,6 +55,9 @@ class RecordedStage:
     hostname: str
     updated_at: datetime
     live: bool  # a worker that beat within ALIVE_S runs this version
+    #: the stage's code version (StageSpec.code_version) as the last worker to record it runs
+    #: it; None when recorded before code versions were
+    code_version: str | None = None
 
 
 def record_of(spec: StageSpec) -> dict[str, Any]:

@@ -470,7 +470,8 @@ SELECT s.name, s.version, s.input_schema, s.output_schema, s.then_stage, s.max_a
        s.lease_seconds, s.priority, s.tenant_cap, s.recorded_by, s.hostname, s.updated_at,
        EXISTS (SELECT FROM pipeline.workers AS w
                WHERE w.stage_versions ->> s.name = s.version
-                 AND w.last_seen > now() - make_interval(secs => %(alive_s)s)) AS live
+                 AND w.last_seen > now() - make_interval(secs => %(alive_s)s)) AS live,
+       s.code_version
 FROM pipeline.stages AS s
 WHERE %(names)s::text[] IS NULL OR s.name = ANY(%(names)s::text[])
 ORDER BY s.name, s.updated_at DESC, s.version;

@@ -46,12 +46,13 @@ def run(args: argparse.Namespace) -> int:
             s.version,
             "yes" if s.live else "no",
             printable(s.then or "-"),
+            printable(s.code_version or "-"),
             printable(s.hostname),
             s.updated_at.isoformat(timespec="seconds"),
         )
         for s in found
     ]
-    header = ("stage", "version", "live", "then", "recorded by", "recorded at")
+    header = ("stage", "version", "live", "then", "code version", "recorded by", "recorded at")
     widths = [max(len(cells[i]) for cells in [header, *rows]) for i in range(len(header))]
     for cells in [header, *rows]:
         print("  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip())

@@ -35,6 +35,8 @@ def test_commands_without_app_check_against_what_workers_recorded(
     table = run_cli(operator, "stages").stdout.splitlines()
     assert table[0].split()[:4] == ["stage", "version", "live", "then"]
     assert table[1].split()[:4] == ["capped", capped["version"], "yes", "-"]
+    assert capped["code_version"].startswith("code-")
+    assert "code version" in table[0] and capped["code_version"] in table[1]
 
     done = run_cli(operator, "tenants", "set-cap", "acme", "1", "--stage", "capped")
     assert done.returncode == 0, done.stderr
