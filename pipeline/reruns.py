@@ -99,8 +99,10 @@ def _rerun(
         return existing
     made = yield Statement(Q["rerun_enqueue"], {**params, "forced": force})
     if made:
-        generation, jobs, _ = made[0]
-        return RerunResult(run_id, stage, version, int(generation), int(jobs), True, force)
+        generation, jobs, created_at, _ = made[0]
+        return RerunResult(
+            run_id, stage, version, int(generation), int(jobs), True, force, created_at
+        )
     # Nothing made: another rerun of this run committed between the read and the write. If
     # it is this very one, it is the answer; otherwise the run is running it.
     facts = yield Statement(Q["rerun_facts"], params)
@@ -146,7 +148,7 @@ def _check(
         return RerunResult(
             run_id, stage, version, int(generation), int(jobs), False, bool(forced), created_at
         )
-    if active or status not in ("done",):
+    if active or status != "done":
         advice = (
             "; retry its failed jobs (`pipeline jobs retry`) instead"
             if status in ("failed", "cancelled") and not active

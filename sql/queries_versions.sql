@@ -80,7 +80,7 @@ made AS (
        AND NOT EXISTS (SELECT FROM pipeline.active_jobs AS a
                        WHERE a.id = %(run_id)s OR a.root_id = %(run_id)s)
     ON CONFLICT DO NOTHING
-    RETURNING generation, jobs
+    RETURNING generation, jobs, created_at
 ),
 joins AS (
     UPDATE pipeline.joins AS jn
@@ -101,7 +101,7 @@ enqueued AS (
     ORDER BY new_id
     RETURNING id
 )
-SELECT made.generation, made.jobs, (SELECT count(*) FROM enqueued) FROM made;
+SELECT made.generation, made.jobs, made.created_at, (SELECT count(*) FROM enqueued) FROM made;
 
 -- name: output_versions
 -- A run's output versions: per stage (all when stage is NULL) and generation, the code

@@ -107,7 +107,8 @@ def test_a_rerun_from_the_middle_runs_it_and_what_follows_and_keeps_both_generat
 
     made = rerun(conn, run_id, "vb", registry=V2)
 
-    assert made == RerunResult(run_id, "vb", "2", 1, 1, True, False)
+    assert made == RerunResult(run_id, "vb", "2", 1, 1, True, False, made.created_at)
+    assert made.created_at is not None
     assert run_status(conn, run_id).status == "running"  # type: ignore[union-attr]
     drained = drain(db_url, registry=V2, run_id=run_id)
     assert drained.ok and len(drained.done) == 2  # vb and vc; va is not run again
@@ -146,7 +147,7 @@ def test_a_rerun_is_made_once_per_run_stage_and_version(db_url: str, conn: Conn)
     run_id = finished_chain(db_url, conn)
     first = rerun(conn, run_id, "vb", registry=V2)
     again = rerun(conn, run_id, "vb", registry=V2)
-    assert again.created is False
+    assert again.created is False and again.created_at == first.created_at
     assert (again.generation, again.jobs, again.code_version) == (first.generation, 1, "2")
     assert jobs_of(conn, run_id)["vb"] == 2
     assert drain(db_url, registry=V2, run_id=run_id).ok
