@@ -4,6 +4,7 @@ read instead, and every generation's outputs are kept, each with the code versio
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from typing import Any
 
@@ -11,7 +12,7 @@ import psycopg
 import pytest
 from pydantic import BaseModel
 
-from pg_pipeline import Context
+from pg_pipeline import Context, arerun
 from pg_pipeline.enqueue import enqueue
 from pg_pipeline.maintenance.retention import prune
 from pg_pipeline.output_versions import NoSuchVersion, diff_outputs, output_versions
@@ -356,3 +357,17 @@ def test_retention_deletes_a_rerun_run_with_its_generations(db_url: str, conn: C
     report = prune(conn, 7 * 86400)
     assert (report.jobs, report.outputs) == (5, 5)
     assert conn.execute("SELECT count(*) FROM pipeline.run_generations").fetchone() == (0,)
+
+
+def test_the_async_rerun_makes_the_same_rerun(db_url: str, conn: Conn) -> None:
+    run_id = finished_chain(db_url, conn)
+
+    async def twice() -> tuple[RerunResult, RerunResult]:
+        async with await psycopg.AsyncConnection.connect(db_url, autocommit=True) as aconn:
+            made = await arerun(aconn, run_id, "vb", registry=V2)
+            return made, await arerun(aconn, run_id, "vb", registry=V2)
+
+    made, again = asyncio.run(twice())
+    assert (made.created, again.created) == (True, False)
+    assert made.generation == again.generation == 1
+    assert rerun(conn, run_id, "vb", registry=V2).created is False

@@ -39,6 +39,9 @@ PAIRS = {
     "run_progress": (pg_pipeline.run_progress, aio.arun_progress),
     "run_output": (pg_pipeline.run_output, aio.arun_output),
     "live_workers": (pg_pipeline.live_workers, aio.alive_workers),
+    "rerun": (pg_pipeline.rerun, aio.arerun),
+    "output_versions": (pg_pipeline.output_versions, aio.aoutput_versions),
+    "diff_outputs": (pg_pipeline.diff_outputs, aio.adiff_outputs),
 }
 
 
