@@ -371,3 +371,22 @@ def test_the_async_rerun_makes_the_same_rerun(db_url: str, conn: Conn) -> None:
     assert (made.created, again.created) == (True, False)
     assert made.generation == again.generation == 1
     assert rerun(conn, run_id, "vb", registry=V2).created is False
+
+
+class Approval(BaseModel):
+    ok: bool
+
+
+def test_a_run_waiting_for_input_is_refused(db_url: str, conn: Conn) -> None:
+    reg = Registry()
+
+    @stage("approve", registry=reg)
+    def approve(job: Text, ctx: Context) -> Text:
+        ctx.wait_for("approval", Approval, timeout=3600)
+        return job
+
+    run_id = enqueue(conn, "approve", {"text": "x"}, registry=reg)
+    drain(db_url, registry=reg)
+    assert run_status(conn, run_id).status == "waiting"  # type: ignore[union-attr]
+    with pytest.raises(RerunRefused, match="is waiting, not done: wait until it is done"):
+        rerun(conn, run_id, "approve", registry=reg, force=True)
