@@ -301,11 +301,14 @@ LIMIT %(limit)s;
 
 -- name: run_single_outputs
 -- The outputs of a run's single jobs (part NULL: not the pages of a fan-out, whose text is
--- large and shown per page), through outputs_run.
+-- large and shown per page), through outputs_run: of each stage's newest generation, as the
+-- readers return them (a rerun's older ones are compared on /runs/ID/diff).
 SELECT o.stage, o.job_id, o.output
 FROM pipeline.outputs o
 JOIN pipeline.jobs j ON j.id = o.job_id
 WHERE o.root_id = %(run_id)s AND o.part IS NULL
+  AND o.generation = (SELECT max(n.generation) FROM pipeline.outputs AS n
+                      WHERE n.root_id = o.root_id AND n.stage = o.stage)
   AND (%(tenant)s::text IS NULL OR j.tenant_id = %(tenant)s)
 ORDER BY o.job_id
 LIMIT %(limit)s;

@@ -46,6 +46,9 @@ def test_rerun_from_the_run_page_then_compare_the_versions(
 
     page = client.get(f"/runs/{run_id}").text
     assert '<tr data-stage="vb" data-generation="1">' in page
+    # The outputs shown are each stage's newest: the rerun's vb and vc, the first va.
+    assert page.count("<summary>Output of vb") == 1 and "&#34;split&#34;" in page
+    assert "&#34;spaces&#34;" not in page
     link = re.search(r'<a class="compare" href="([^"]+)">compare with generation 0</a>', page)
     assert link is not None
     diff = client.get(link[1].replace("&amp;", "&")).text
