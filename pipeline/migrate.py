@@ -80,6 +80,7 @@ MIGRATION_CALLS = frozenset(
     {
         "make_history_partitions",
         "run_time_histogram_add",
+        "run_time_bucket",
         "histogram_add",
         "histogram_quantile",
         "run_status",

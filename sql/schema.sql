@@ -504,7 +504,7 @@ CREATE TABLE pipeline.finished_by_minute (
     timed        bigint           NOT NULL,  -- done jobs with a start time: the histogram's
     min_run_s    double precision,
     max_run_s    double precision,
-    -- run times of the timed jobs: sql/functions/run_time_histogram_add.sql
+    -- run times of the timed jobs, in the buckets of sql/functions/run_time_bucket.sql
     run_hist     integer[],
     CONSTRAINT finished_by_minute_pkey PRIMARY KEY (minute, stage, status, shard)
 ) WITH (fillfactor = 70);

@@ -1,4 +1,4 @@
--- The q-quantile (0..1) in seconds of a run-time histogram (pipeline.run_time_histogram_add),
+-- The q-quantile (0..1) in seconds of a run-time histogram (pipeline.run_time_bucket),
 -- interpolated linearly within the bucket it falls in, that bucket narrowed to the window's
 -- shortest and longest runs (min_s, max_s: exact, so runs that all take one time give that
 -- time, and the open last bucket is closed). NULL for an empty histogram. An estimate: off by
