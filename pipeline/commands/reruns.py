@@ -22,7 +22,13 @@ from pg_pipeline.commands.api import (
     text_arg,
 )
 from pg_pipeline.errors import UnknownStage
-from pg_pipeline.output_versions import NoSuchVersion, OutputDiff, PartDiff, diff_outputs
+from pg_pipeline.output_versions import (
+    NoSuchVersion,
+    OutputDiff,
+    OutputVersion,
+    PartDiff,
+    diff_outputs,
+)
 from pg_pipeline.reruns import RerunRefused, SameVersion, rerun
 from pg_pipeline.terminal import printable, printable_json
 
@@ -200,3 +206,18 @@ def _cell(value: Any, *, raw: bool = False) -> str:
     text = value if raw and isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     text = printable(text)
     return (text if len(text) <= CELL else text[: CELL - 1] + "…").ljust(CELL)
+
+
+def version_lines(versions: list[OutputVersion]) -> list[str]:
+    """`runs show`'s lines for a run's output versions: only once it was rerun (a run's first
+    generation alone is what every run has), one line per stage with its generations."""
+    if not any(v.generation for v in versions):
+        return []
+    stages: dict[str, list[str]] = {}
+    for v in versions:
+        made = f", rerun from {printable(v.rerun_from)}" if v.rerun_from else ""
+        version = printable(v.code_version or "unversioned")
+        stages.setdefault(v.stage, []).append(f"generation {v.generation} ({version}{made})")
+    lines = ["output versions (runs diff ID --stage STAGE compares two):"]
+    lines += [f"  {printable(stage):<16}{', '.join(gens)}" for stage, gens in stages.items()]
+    return lines

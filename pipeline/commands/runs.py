@@ -33,6 +33,7 @@ from pg_pipeline.commands.api import (
     tenant_arg,
     text_arg,
 )
+from pg_pipeline.output_versions import output_versions
 
 LIST_LIMIT_MAX = 1000  #: runs `runs list` prints at most
 
@@ -122,6 +123,7 @@ def _show(conn: psycopg.Connection[Any], args: argparse.Namespace) -> None:
     found = admin.read_run(conn, args.id, args.tenant)
     if found is None:
         raise CliError(f"no run {args.id}")
+    versions = output_versions(conn, args.id, tenant=args.tenant) or []
     if args.json:
         shown = {
             "id": found.id,
@@ -132,6 +134,7 @@ def _show(conn: psycopg.Connection[Any], args: argparse.Namespace) -> None:
             "blocked_steps": [dataclasses.asdict(b) for b in found.blocked_steps],
             "jobs": found.total,
             "stages": {s.stage: s.counts for s in found.stages},
+            "output_versions": [dataclasses.asdict(v) for v in versions],
         }
         print(json.dumps(shown, indent=2, default=_json_value))
         return
@@ -150,6 +153,8 @@ def _show(conn: psycopg.Connection[Any], args: argparse.Namespace) -> None:
             else f"job {step.after} failed before enqueueing it"
         )
         print(f"  {printable(step.stage):<16}never runs: {why}")
+    for line in reruns.version_lines(versions):
+        print(line)
 
 
 def _cancel(conn: psycopg.Connection[Any], args: argparse.Namespace) -> None:

@@ -14,6 +14,7 @@ import psycopg
 import tests.support.apps.versions_app  # noqa: F401  registers vread and vextract
 from pg_pipeline.enqueue import enqueue
 from pg_pipeline.runs import run_status
+from pg_pipeline.stage import REGISTRY
 from pg_pipeline.testing import drain
 from tests.acceptance.cli import WorkerProcess, run_cli
 from tests.support.waiting import wait_for
@@ -64,6 +65,15 @@ def test_rerun_a_finished_run_from_a_stage_at_a_new_version_and_diff_the_outputs
     worker.signal(signal.SIGTERM)
     assert worker.wait() == 0
 
+    shown = run_cli(env, "runs", "show", str(run_id)).stdout
+    assert "  vextract        generation 0 (1), generation 1 (2, rerun from vextract)" in shown
+    read_version = REGISTRY.get("vread").code_version
+    assert f"  vread           generation 0 ({read_version})\n" in shown  # not rerun
+    as_json = json.loads(run_cli(env, "runs", "show", str(run_id), "--json").stdout)
+    assert [v["generation"] for v in as_json["output_versions"] if v["stage"] == "vextract"] == [
+        0,
+        1,
+    ]
     diff = run_cli(env, "runs", "diff", str(run_id), "--stage", "vextract")
     assert diff.returncode == 0, diff.stderr
     lines = diff.stdout.splitlines()
