@@ -157,3 +157,13 @@ WHERE job_id = %(job_id)s AND (%(name)s::text IS NULL OR name = %(name)s)
   AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
 ORDER BY resolved_at IS NOT NULL, resolved_at DESC, created_at DESC
 LIMIT 1;
+
+-- name: monitoring_waiting
+-- `pipeline status`: open waits per stage and wait name, with the nearest deadline, through
+-- waits_due (open rows alone: as many as jobs wait for input, not as many as ever waited).
+SELECT stage, name, count(*) AS waiting, min(deadline) AS next_deadline
+FROM pipeline.waits
+WHERE resolved_at IS NULL AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
+GROUP BY stage, name
+ORDER BY stage, name
+LIMIT %(limit)s;

@@ -154,6 +154,20 @@ class Minute:
 
 
 @dataclass(frozen=True)
+class WaitingStage:
+    """Jobs of a stage waiting for input under one wait name (pg_pipeline.waits)."""
+
+    stage: str
+    name: str
+    waiting: int
+    next_deadline: datetime
+
+
+#: (stage, wait name) pairs `pipeline status` lists at most
+WAITING_LIMIT = 100
+
+
+@dataclass(frozen=True)
 class Status:
     """One snapshot, every figure read in the same transaction."""
 
@@ -173,6 +187,8 @@ class Status:
     tenant: str | None = None
     #: runs of more than one job by their stored status (pipeline.runs), every status a key
     runs: dict[str, int] = field(default_factory=dict)
+    #: jobs waiting for input, by stage and wait name
+    waiting: list[WaitingStage] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready object whose keys are a stable interface for scripts: times in ISO 8601,
@@ -198,6 +214,7 @@ class Status:
                 },
                 "notes": self.notes,
                 "runs": self.runs,
+                "waiting": [asdict(w) for w in self.waiting],
             }
         )
         return shaped
@@ -316,7 +333,15 @@ def snapshot_status(
         notes=[CAP_NOTE] if any(t.cap is None for t in tenants) else [],
         tenant=tenant,
         runs=runs_by_status(conn, tenant),
+        waiting=read_waiting(conn, tenant),
     )
+
+
+def read_waiting(conn: psycopg.Connection[Any], tenant: str | None = None) -> list[WaitingStage]:
+    """Open waits by (stage, wait name), with the nearest deadline of each."""
+    params = {"tenant": tenant, "limit": WAITING_LIMIT}
+    rows = conn.execute(Q["monitoring_waiting"], params).fetchall()
+    return [WaitingStage(stage, name, int(n), deadline) for stage, name, n, deadline in rows]
 
 
 def read_status(

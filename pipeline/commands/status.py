@@ -41,6 +41,7 @@ def render(status: Status) -> str:
     lines: list[str] = []
     lines += _stages(status)
     lines += _runs(status)
+    lines += _waiting(status)
     lines += _expired(status)
     lines += _failures(status)
     lines += _tenants(status)
@@ -126,6 +127,18 @@ def _runs(status: Status) -> list[str]:
         return []
     counts = ", ".join(f"{n} {name}" for name, n in status.runs.items() if n)
     return ["", f"runs: {counts}"]
+
+
+def _waiting(status: Status) -> list[str]:
+    """Jobs waiting for input (`pipeline runs waiting` lists them one by one)."""
+    if not status.waiting:
+        return []
+    header = ("stage", "wait", "waiting", "next deadline")
+    rows = [
+        (w.stage, w.name, str(w.waiting), w.next_deadline.isoformat(timespec="seconds"))
+        for w in status.waiting
+    ]
+    return ["", "waiting for input:", *_table(header, rows)]
 
 
 def _expired(status: Status) -> list[str]:

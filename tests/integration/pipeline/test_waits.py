@@ -28,6 +28,7 @@ from pg_pipeline import (
 from pg_pipeline.admin import get_wait, list_waits
 from pg_pipeline.admin import jobs as admin
 from pg_pipeline.admin.runs import cancel_tree
+from pg_pipeline.admin.status import read_status
 from pg_pipeline.maintenance.waits import WaitTimeouts
 from pg_pipeline.testing import drain
 from tests.integration import workers
@@ -398,3 +399,20 @@ def test_bad_arguments_are_refused_before_anything_is_sent(conn: Conn) -> None:
         signal(conn, "1", "review", APPROVE)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="limit"):
         list_waits(conn, limit=0)
+
+
+def test_the_status_and_the_job_s_detail_show_the_wait(db_url: str, conn: Conn) -> None:
+    job_id = waiting_job(db_url, conn)
+    [waiting] = read_status(conn).waiting
+    assert (waiting.stage, waiting.name, waiting.waiting) == ("review", "review", 1)
+    assert read_status(conn, tenant="other").waiting == []
+    assert read_status(conn).runs["waiting"] == 0  # a job alone has no run row
+    detail = admin.get_job(conn, job_id)
+    assert detail is not None and detail.status == "waiting"
+    assert (
+        detail.wait is not None
+        and detail.wait.open
+        and detail.wait.deadline == waiting.next_deadline
+    )
+    waiting_jobs = admin.list_jobs(conn, admin.JobFilter(status="waiting"), limit=10)
+    assert [j.id for j in waiting_jobs] == [job_id]

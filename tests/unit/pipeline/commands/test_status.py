@@ -168,6 +168,7 @@ def test_an_empty_snapshot_serialises_to_the_stable_json_keys() -> None:
         "schedules": {"total": 0, "rows": []},
         "notes": [],
         "runs": {},
+        "waiting": [],
     }
 
 
