@@ -167,3 +167,11 @@ WHERE resolved_at IS NULL AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)
 GROUP BY stage, name
 ORDER BY stage, name
 LIMIT %(limit)s;
+
+-- name: waits_reopen
+-- Jobs an operator retried (pg_pipeline.admin.jobs, in the retry's transaction): a wait of
+-- theirs that timed out is forgotten, so that the stage waits again, with a fresh deadline,
+-- instead of meeting WaitTimedOut once more. A signalled wait keeps its answer. By the
+-- primary key.
+DELETE FROM pipeline.waits
+WHERE job_id = ANY(%(ids)s::bigint[]) AND resolution = 'timed_out';

@@ -364,11 +364,20 @@ def _wake(conn: psycopg.Connection[Any], types: Sequence[str]) -> None:
         conn.execute(Q["notify_ready"], {"types": sorted(set(types))})
 
 
+def _reopen_waits(conn: psycopg.Connection[Any], retried: Sequence[tuple[Any, ...]]) -> None:
+    # In the retry's transaction, so no worker runs the job before: a wait that timed out
+    # would fail it again at once. A retried job waits again instead (pg_pipeline.waits).
+    if retried:
+        conn.execute(Q["waits_reopen"], {"ids": [row[0] for row in retried]})
+
+
 def retry_job(conn: psycopg.Connection[Any], job_id: int, *, tenant: str | None = None) -> Change:
     """A failed or cancelled job back in the queue, with one more attempt if it had none left."""
     if not job_exists(conn, job_id, tenant=tenant):
         return Change.MISSING
-    rows = conn.execute(Q["retry"], {"id": job_id}).fetchall()
+    with conn.transaction():
+        rows = conn.execute(Q["retry"], {"id": job_id}).fetchall()
+        _reopen_waits(conn, rows)
     if not rows:
         # A prune holding the job's run makes the retry wait for it; gone now, it was pruned.
         return Change.REFUSED if job_exists(conn, job_id, tenant=tenant) else Change.PRUNED
@@ -397,6 +406,7 @@ def retry_failed(
                 Q["jobs_retry_failed"],
                 {"after": after, "stage": stage, "tenant": tenant, "batch": batch},
             ).fetchall()
+            _reopen_waits(conn, rows)
             _wake(conn, [job_type for _, job_type in rows])
         total += len(rows)
         if len(rows) < batch:

@@ -416,3 +416,21 @@ def test_the_status_and_the_job_s_detail_show_the_wait(db_url: str, conn: Conn) 
     )
     waiting_jobs = admin.list_jobs(conn, admin.JobFilter(status="waiting"), limit=10)
     assert [j.id for j in waiting_jobs] == [job_id]
+
+
+def test_a_job_retried_after_its_wait_timed_out_waits_again(
+    db_url: str, conn: Conn, pool: Any
+) -> None:
+    job_id = waiting_job(db_url, conn, timeout_s=0.05)
+    wait_for(lambda: WaitTimeouts(pool).run_once(), what="the wait to time out")
+    assert list(drain(db_url, stages=["review"]).failed) == [job_id]
+    assert admin.retry_job(conn, job_id) == admin.Change.DONE
+    assert drain(db_url, stages=["review"]).waiting == [job_id]
+    assert signal(conn, job_id, "review", APPROVE) == job_id
+    assert drain(db_url, stages=["review"]).done == [job_id]
+    # retry --failed alike
+    other = waiting_job(db_url, conn, timeout_s=0.05)
+    wait_for(lambda: WaitTimeouts(pool).run_once(), what="the wait to time out")
+    assert list(drain(db_url, stages=["review"]).failed) == [other]
+    assert admin.retry_failed(conn, stage="review") == 1
+    assert drain(db_url, stages=["review"]).waiting == [other]
