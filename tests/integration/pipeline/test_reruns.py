@@ -16,6 +16,7 @@ from pg_pipeline import Context, arerun
 from pg_pipeline.enqueue import enqueue
 from pg_pipeline.maintenance.retention import prune
 from pg_pipeline.output_versions import NoSuchVersion, diff_outputs, output_versions
+from pg_pipeline.queries import Q
 from pg_pipeline.reruns import RerunRefused, RerunResult, SameVersion, rerun
 from pg_pipeline.runs import run_output, run_status
 from pg_pipeline.stage import Registry, stage
@@ -390,3 +391,40 @@ def test_a_run_waiting_for_input_is_refused(db_url: str, conn: Conn) -> None:
     assert run_status(conn, run_id).status == "waiting"  # type: ignore[union-attr]
     with pytest.raises(RerunRefused, match="is waiting, not done: wait until it is done"):
         rerun(conn, run_id, "approve", registry=reg, force=True)
+
+
+def test_the_readers_and_the_save_find_a_runs_generation_by_index(conn: Conn) -> None:
+    conn.execute(
+        "INSERT INTO pipeline.outputs (root_id, stage, part, job_id, attempt, output, generation)"
+        " SELECT g / 10, 'page', g % 10, g, 1, '{}', (g / 10) % 3"
+        " FROM generate_series(1, 200000) AS g"
+    )
+    conn.execute(
+        "INSERT INTO pipeline.run_generations (run_id, generation, stage, code_version,"
+        " first_job_id, jobs) SELECT r, k, 'page', 'v' || k, 10000000 + r * 3 + k, 1"
+        " FROM generate_series(1, 20000) AS r, generate_series(1, 2) AS k"
+    )
+    conn.execute("ANALYZE pipeline.outputs, pipeline.run_generations")
+    params = {"root_id": 777, "stage": "page", "generation": None, "version": None}
+    read = "\n".join(r[0] for r in conn.execute(b"EXPLAIN " + Q["run_outputs"].encode(), params))
+    assert "Seq Scan" not in read, read
+    assert run_output(conn, 777, "page", 3) == {}
+    with conn.transaction(force_rollback=True):
+        save = conn.execute(
+            b"EXPLAIN ANALYZE " + Q["save_output"].encode(),
+            {
+                "root_id": 777,
+                "stage": "page",
+                "part": 99,
+                "job_id": 10_000_000 + 777 * 3 + 2,
+                "attempt": 1,
+                "output": '{"n": 1}',
+                "code_version": "v2",
+            },
+        ).fetchall()
+        plan = "\n".join(r[0] for r in save)
+        assert "Seq Scan" not in plan, plan
+        stored = conn.execute(
+            "SELECT generation FROM pipeline.outputs WHERE root_id = 777 AND part = 99"
+        ).fetchone()
+        assert stored == (2,)  # the run's generation 2 started at or before this job
