@@ -80,3 +80,20 @@ def test_a_run_still_running_or_another_tenants_is_not_rerun(
     assert missing.status_code == 409 and "there is no run 999999" in missing.text
     no_token = client.post(f"/runs/{run_id}/rerun", data={"stage": "vb"})
     assert no_token.status_code == 403
+
+
+def test_the_diff_and_rerun_pages_refuse_bad_input_with_why(
+    client: TestClient,  # noqa: F811
+    conn: Conn,
+    db_url: str,
+) -> None:
+    run_id = finished_chain(db_url, conn)
+    no_stage = client.get(f"/runs/{run_id}/diff")
+    assert no_stage.status_code == 400 and "stage=" in no_stage.text
+    one_side = client.get(f"/runs/{run_id}/diff?stage=vb&left=1")
+    assert one_side.status_code == 400 and "left= and right=" in one_side.text
+    unknown = client.get(f"/runs/{run_id}/diff?stage=vb&left=1&right=generation:7")
+    assert unknown.status_code == 404 and "no output version" in unknown.text
+    assert client.get(f"/runs/{run_id}/rerun").status_code == 400
+    assert client.get("/runs/999999/rerun?stage=vb").status_code == 404
+    assert client.get("/runs/abc/diff?stage=vb").status_code == 400
