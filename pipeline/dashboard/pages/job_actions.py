@@ -33,12 +33,13 @@ class JobActions(Handler):
         return await self._one(
             request,
             "Cancel",
-            "A queued job will not run; a running one is told to stop.",
+            "A queued job will not run; a running one is told to stop; a waiting one stops "
+            "waiting.",
             lambda c, job_id, tenant: admin_jobs.cancel_job(
                 c, job_id, tenant=tenant, reason=CANCEL_REASON
             ),
             done="cancelled",
-            refused="only a queued or running job",
+            refused="only a queued, running or waiting job",
         )
 
     async def _one(

@@ -5,6 +5,7 @@ payload checked against the model's schema) or when its deadline passes."""
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -13,6 +14,7 @@ import psycopg
 import pytest
 from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
+from starlette.testclient import TestClient
 
 import tests.support.apps.waits_app  # noqa: F401  registers the wait stages
 from pg_pipeline import (
@@ -20,6 +22,7 @@ from pg_pipeline import (
     NoWaitingStep,
     WorkerSettings,
     asignal,
+    dashboard,
     enqueue,
     run_output,
     run_status,
@@ -29,11 +32,14 @@ from pg_pipeline.admin import get_wait, list_waits
 from pg_pipeline.admin import jobs as admin
 from pg_pipeline.admin.runs import cancel_tree
 from pg_pipeline.admin.status import read_status
+from pg_pipeline.maintenance.retention import prune
 from pg_pipeline.maintenance.waits import WaitTimeouts
 from pg_pipeline.testing import drain
 from tests.integration import workers
+from tests.integration.pipeline.dashboard.test_pages import LOCAL
 from tests.support.apps.jobs_app import EFFECTS_DDL
 from tests.support.apps.waits_app import RUNS
+from tests.support.history import make_past_days
 from tests.support.waiting import wait_for
 
 Conn = psycopg.Connection[Any]
@@ -434,3 +440,43 @@ def test_a_job_retried_after_its_wait_timed_out_waits_again(
     assert list(drain(db_url, stages=["review"]).failed) == [other]
     assert admin.retry_failed(conn, stage="review") == 1
     assert drain(db_url, stages=["review"]).waiting == [other]
+
+
+def test_retention_deletes_a_runs_waits_with_it_and_keeps_a_waiting_one(
+    db_url: str, conn: Conn
+) -> None:
+    old, recent, kept = (waiting_job(db_url, conn) for _ in range(3))
+    for job_id in (old, recent, kept):
+        signal(conn, job_id, "review", APPROVE)
+    assert sorted(drain(db_url, stages=["review"]).done) == [old, recent, kept]
+    still = waiting_job(db_url, conn)
+    make_past_days(conn, 30)
+    for job_id, age in ((old, "30 days"), (recent, "1 hour")):
+        conn.execute(
+            "UPDATE pipeline.job_history SET finished_at = now() - %s::interval WHERE id = %s",
+            (age, job_id),
+        )
+    # A day dropped whole (old), then runs deleted one by one (recent); kept is newer, and a
+    # waiting job is not finished at all.
+    assert prune(conn, 60.0).jobs == 2
+    left = conn.execute("SELECT job_id FROM pipeline.waits ORDER BY job_id").fetchall()
+    assert left == [(kept,), (still,)]
+
+
+def test_the_dashboard_s_job_page_shows_the_wait_and_offers_to_cancel_it(
+    db_url: str, conn: Conn
+) -> None:
+    job_id = waiting_job(db_url, conn)
+    with TestClient(dashboard.app(db_url, token=""), base_url=LOCAL) as client:
+        html = client.get(f"/jobs/{job_id}").text
+        assert "<h2>Waiting for input</h2>" in html and 'id="wait"' in html
+        proposal = re.search(r'<pre id="wait-proposal">(.*?)</pre>', html, re.S)
+        assert proposal is not None and "looks fine" in proposal[1]
+        assert f"pipeline runs signal {job_id} review" in html
+        assert 'id="cancel"' in html
+        signal(conn, job_id, "review", {"approved": False, "note": "<b>no</b>"})
+        drain(db_url, stages=["review"])
+        html = client.get(f"/jobs/{job_id}").text
+        assert "<h2>Wait</h2>" in html and "&lt;b&gt;no&lt;/b&gt;" in html
+        listed = client.get("/jobs", params={"status": "waiting"})
+        assert listed.status_code == 200
