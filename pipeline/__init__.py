@@ -58,10 +58,12 @@ from pg_pipeline.reruns import RerunRefused, RerunResult, SameVersion, rerun
 from pg_pipeline.runs import (
     RunState,
     StageProgress,
+    StoredOutput,
     live_workers,
     run_output,
     run_progress,
     run_status,
+    stage_outputs,
 )
 from pg_pipeline.schedules import (
     SCHEDULES,
@@ -115,6 +117,7 @@ __all__ = [
     "SchemaMissing",
     "StageProgress",
     "StageSpec",
+    "StoredOutput",
     "UnknownStage",
     "WaitTimedOut",
     "Waiting",
@@ -154,5 +157,6 @@ __all__ = [
     "set_max_payload_bytes",
     "signal",
     "stage",
+    "stage_outputs",
     "sync_schedules",
 ]

@@ -8,6 +8,9 @@ Nothing loads unless it is named, so a worker runs the stages it was given and n
 2. when they name none, `apps` in the config file: the file `PIPELINE_CONFIG` names, else
    `pipeline.toml` in the current directory (top-level keys), else the `[tool.pg-pipeline]`
    table of `pyproject.toml` there.
+
+The same file holds an installed app's own settings, in a table named after it (`[documents]`),
+which the app reads with `app_settings(name)`: the framework checks only that it is a table.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import os
 import sys
 import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Any
@@ -31,6 +34,7 @@ __all__ = [
     "AppError",
     "Config",
     "app_names",
+    "app_settings",
     "load_apps",
     "read_config",
 ]
@@ -54,6 +58,8 @@ class Config:
 
     apps: tuple[str, ...] = ()
     source: Path | None = None
+    #: installed app name -> its table of settings (what app_settings returns)
+    app_tables: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def _split(text: str) -> list[str]:
@@ -87,17 +93,32 @@ def _parse(path: Path, *, in_pyproject: bool) -> Config:
         return Config()
     if not isinstance(table, dict):
         raise AppError(f"{where}: expected a table")
-    unknown = sorted(set(table) - CONFIG_KEYS)
+    installed = set(_installed())
+    unknown = sorted(set(table) - CONFIG_KEYS - installed)
     if unknown:
+        known = [*sorted(CONFIG_KEYS), *(f"[{name}]" for name in sorted(installed))]
         raise AppError(
-            f"{where}: unknown setting(s) {', '.join(unknown)}; known: {', '.join(CONFIG_KEYS)}"
+            f"{where}: unknown setting(s) {', '.join(unknown)}; known: {', '.join(known)}"
         )
+    app_tables: dict[str, dict[str, Any]] = {}
+    for name in sorted(set(table) & installed):
+        if not isinstance(table[name], dict):
+            raise AppError(f"{where}: {name} must be a table ([{name}]) of that app's settings")
+        app_tables[name] = table[name]
     apps = table.get("apps", [])
     if isinstance(apps, str):
         apps = _split(apps)
     if not isinstance(apps, list) or not all(isinstance(a, str) and a.strip() for a in apps):
         raise AppError(f"{where}: apps must be a list of module or app names")
-    return Config(tuple(a.strip() for a in apps), path)
+    return Config(tuple(a.strip() for a in apps), path, app_tables)
+
+
+def app_settings(name: str) -> tuple[dict[str, Any], Path | None]:
+    """The installed app `name`'s table of the config file (empty when there is none) and the
+    file it was read from (None: no file), for the app's own errors. AppError for a file that
+    cannot be read."""
+    config = read_config()
+    return config.app_tables.get(name, {}), config.source
 
 
 def app_names(flags: Sequence[str]) -> list[str]:

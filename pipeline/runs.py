@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -120,6 +121,37 @@ def run_outputs(
     params = {"root_id": root_id, "stage": stage, "generation": generation, "version": version}
     rows = conn.execute(Q["run_outputs"], params).fetchall()
     return [(row[0], row[1]) for row in rows]
+
+
+@dataclass(frozen=True)
+class StoredOutput:
+    """One job's stored output, with the run it belongs to and the run's tenant."""
+
+    run_id: int
+    job_id: int
+    part: int | None
+    output: Any
+    created_at: datetime
+    tenant_id: str | None
+
+
+def stage_outputs(
+    conn: psycopg.Connection[Any],
+    stage: str,
+    *,
+    tenant: str | None = None,
+    after: int = 0,
+    limit: int = 500,
+) -> list[StoredOutput]:
+    """The outputs of `stage` across runs (of `tenant`'s alone when given), oldest job first,
+    at most `limit`, from the job after `after`: page on with the last one's job_id. What an
+    app reads its stages' results back with, such as the documents app's review labels.
+    Outputs go with their runs when retention prunes them."""
+    rows = conn.execute(
+        Q["stage_outputs"],
+        {"stage": stage, "tenant": tenant, "after": after, "limit": limit},
+    ).fetchall()
+    return [StoredOutput(r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows]
 
 
 def live_workers_plan(stage: str, *, alive_s: float = 180) -> Plan[int]:

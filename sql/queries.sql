@@ -552,6 +552,21 @@ WHERE root_id = %(root_id)s AND stage = %(stage)s
                                     OR o.code_version = %(version)s)))
 ORDER BY part, job_id;
 
+-- name: stage_outputs
+-- Every run's outputs of one stage, oldest job first, by keyset (job_id > after), with the run's
+-- tenant: the run's row where it has one (a run of more than one job), else the job's own.
+SELECT o.root_id, o.job_id, o.part, o.output, o.created_at, t.tenant_id
+FROM pipeline.outputs o
+LEFT JOIN pipeline.runs r ON r.run_id = o.root_id
+CROSS JOIN LATERAL (
+    SELECT CASE WHEN r.run_id IS NOT NULL THEN r.tenant_id
+                ELSE (SELECT j.tenant_id FROM pipeline.jobs j WHERE j.id = o.job_id) END
+) AS t (tenant_id)
+WHERE o.stage = %(stage)s AND o.job_id > %(after)s
+  AND (%(tenant)s::text IS NULL OR t.tenant_id = %(tenant)s::text)
+ORDER BY o.job_id
+LIMIT %(limit)s;
+
 -- name: run_progress
 -- Per stage of one run: how many jobs are in each state, and the newest error.
 SELECT type, status, count(*) AS jobs,

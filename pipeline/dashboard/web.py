@@ -24,6 +24,7 @@ from pg_pipeline.dashboard.pages.jobs import JobPages
 from pg_pipeline.dashboard.pages.login import LoginPage
 from pg_pipeline.dashboard.pages.overview import OverviewPage
 from pg_pipeline.dashboard.pages.reruns import RunVersions
+from pg_pipeline.dashboard.pages.review import ReviewPages
 from pg_pipeline.dashboard.pages.runs import RunPages
 from pg_pipeline.dashboard.pages.schedules import ScheduleActions, SchedulesPage
 from pg_pipeline.dashboard.pages.tenants import TenantsPage
@@ -113,6 +114,7 @@ def app(
     versions = RunVersions(dashboard)
     schedule_list, workers = SchedulesPage(dashboard), WorkersPage(dashboard)
     schedules, login, errors = ScheduleActions(dashboard), LoginPage(dashboard), Handler(dashboard)
+    review = ReviewPages(dashboard)
     both = ["GET", "POST"]
     starlette = Starlette(
         routes=[
@@ -128,6 +130,9 @@ def app(
             Route("/runs/{run_id}", runs.show),
             Route("/runs/{run_id}/rerun", versions.rerun, methods=both),
             Route("/runs/{run_id}/diff", versions.diff),
+            Route("/review", review.queue),
+            Route("/review/{job_id}", review.show, methods=["GET"]),
+            Route("/review/{job_id}", review.answer, methods=["POST"]),
             Route("/tenants", tenants.show),
             Route("/workers", workers.show),
             Route("/login", login.sign_in, methods=both),

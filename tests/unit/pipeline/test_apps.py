@@ -15,6 +15,7 @@ from pg_pipeline.apps import (
     ENTRY_POINT_GROUP,
     AppError,
     app_names,
+    app_settings,
     read_config,
 )
 from pg_pipeline.commands.api import CliError, load_apps
@@ -61,6 +62,12 @@ def test_pyproject_holds_the_settings_in_its_tool_table(tmp_path: Path) -> None:
     assert config.apps == ("shop.stages",) and config.source == tmp_path / "pyproject.toml"
 
 
+def test_an_installed_apps_table_is_its_own_to_read(tmp_path: Path) -> None:
+    (tmp_path / "pipeline.toml").write_text('apps = ["documents"]\n[documents.review]\nx = 1\n')
+    assert app_settings("documents") == ({"review": {"x": 1}}, tmp_path / "pipeline.toml")
+    assert app_settings("shop") == ({}, tmp_path / "pipeline.toml")
+
+
 def test_a_pyproject_without_the_table_configures_nothing(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "shop"\n')
     assert app_names([]) == []
@@ -83,6 +90,7 @@ def test_the_variable_points_at_a_config_file_elsewhere(
         ("apps = 3\n", "apps must be a list"),
         ('apps = ["documents", ""]\n', "apps must be a list"),
         ("apps = [", "cannot read"),
+        ("documents = 3\n", "documents must be a table"),
     ],
 )
 def test_a_bad_config_file_is_refused_naming_it(tmp_path: Path, text: str, reason: str) -> None:
