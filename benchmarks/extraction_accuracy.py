@@ -2,6 +2,7 @@
 
     python -m benchmarks.extraction_accuracy [--split SPLIT ...] [--samples] [--no-realworld]
         [--layouts-from-text-layer] [--english]
+    python -m benchmarks.extraction_accuracy --labels-from-db [--tenant T]
 
 It measures three sets and prints Markdown tables for the README:
 
@@ -31,6 +32,13 @@ wrong, on the real documents and the corpus: the band called "high" is the one t
 ``--layouts-from-text-layer`` builds a text layer's layout here where the engine returns none
 (the engine fills them since the `ocr` stage does: the flag then changes nothing).
 ``--english`` reads every scan in English, as before the `upload` stage chose a language.
+
+``--labels-from-db`` measures against what reviewers said instead (see the README's "Reviewing
+uncertain fields"): every document of the database (``DATABASE_URL``) a person reviewed on the
+dashboard, its pages as its `ocr` jobs stored them, through today's extractor, each field
+compared with the reviewed value. Two tables: the labels alone (the fields reviewers corrected,
+which the extractor got wrong then: how many it gets right now), and every field of the
+reviewed documents (the fields a reviewer accepted count as right answers too).
 """
 
 from __future__ import annotations
@@ -296,6 +304,78 @@ def realworld_report(verdicts: Sequence[realworld.Verdict]) -> str:
     return "\n".join(out)
 
 
+@dataclass(frozen=True)
+class ReviewedDocument:
+    """A document a person reviewed: its pages as the `ocr` stage stored them, and the fields
+    as the reviewer left them, with the fields they corrected."""
+
+    document: int
+    pages: list[str]
+    layouts: list[PageLayout | None]
+    fields: TenderFields
+    corrected: frozenset[str]
+
+
+@dataclass(frozen=True)
+class LabelVerdict:
+    document: int
+    field: str
+    labelled: bool  #: a reviewer corrected this field (it has a label)
+    outcome: Outcome
+
+
+def reviewed_documents(conn: Any, tenant: str | None = None) -> list[ReviewedDocument]:
+    """The documents of the database whose fields a person accepted or corrected."""
+    from pg_pipeline.runs import run_outputs
+    from pg_pipeline_documents.documents import PageResult
+    from pg_pipeline_documents.labels import reviews
+
+    out = []
+    for stored, reviewed in reviews(conn, tenant=tenant):
+        if reviewed.status not in ("accepted", "corrected"):
+            continue  # no person looked: nothing to learn
+        pages = [PageResult.model_validate(o) for _, o in run_outputs(conn, stored.run_id, "ocr")]
+        if not pages:
+            continue  # its run was pruned, or it came from elsewhere
+        out.append(
+            ReviewedDocument(
+                document=stored.run_id,
+                pages=[p.text for p in pages],
+                layouts=[p.layout for p in pages],
+                fields=reviewed.fields,
+                corrected=frozenset(label.field for label in reviewed.labels),
+            )
+        )
+    return out
+
+
+def score_reviewed(documents: Sequence[ReviewedDocument], extract: Extract) -> list[LabelVerdict]:
+    """Each field of each reviewed document: the extractor's value against the reviewer's."""
+    verdicts = []
+    for doc in documents:
+        found = extract(doc.pages, doc.layouts)
+        fields = found.fields() if isinstance(found, TenderExtraction) else found
+        for name, outcome in score(fields, doc.fields).items():
+            verdicts.append(LabelVerdict(doc.document, name, name in doc.corrected, outcome))
+    return verdicts
+
+
+def labels_report(verdicts: Sequence[LabelVerdict]) -> str:
+    documents = len({v.document for v in verdicts})
+    labelled = [v for v in verdicts if v.labelled]
+    return "\n".join(
+        [
+            f"{documents} reviewed document(s), {len(labelled)} label(s)",
+            "",
+            grouped_table([("labels", v.field, v.outcome) for v in labelled], "field", FIELDS),
+            "",
+            grouped_table(
+                [("every reviewed field", v.field, v.outcome) for v in verdicts], "field", FIELDS
+            ),
+        ]
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument(
@@ -325,7 +405,23 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--english", action="store_true", help="read every scan in English, whatever its language"
     )
+    parser.add_argument(
+        "--labels-from-db",
+        action="store_true",
+        help="score against the reviewed documents and labels in DATABASE_URL instead",
+    )
+    parser.add_argument("--tenant", help="with --labels-from-db: this tenant's documents alone")
     args = parser.parse_args(argv)
+    if args.labels_from_db:
+        from pg_pipeline import connect
+
+        with connect() as conn:
+            documents = reviewed_documents(conn, args.tenant)
+        if not documents:
+            print("no reviewed documents: nothing to score (see `pipeline documents labels`)")
+            return
+        print(labels_report(score_reviewed(documents, extract_pages)))
+        return
     extract: Extract = (
         extract_pages if args.extractor_file is None else load_extractor(args.extractor_file)
     )

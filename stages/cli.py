@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
+from urllib.parse import urlencode
 
 import psycopg
 
@@ -42,11 +43,13 @@ from pg_pipeline.commands.api import (
     seconds_arg,
     tenant_arg,
 )
+from pg_pipeline_documents import labels
 from pg_pipeline_documents.errors import DocumentError
 from pg_pipeline_documents.pdfinfo import inspect_pdf
+from pg_pipeline_documents.review import Reviewed
 from pg_pipeline_documents.tender import TenderExtraction
 
-STAGE_ORDER = ("upload", "ocr", "extract")
+STAGE_ORDER = ("upload", "ocr", "extract", "review")
 #: The name this package's app has in the `pg_pipeline.apps` entry point group (pyproject.toml):
 #: what `pipeline worker --app` takes to run the stages above.
 APP = "documents"
@@ -54,6 +57,12 @@ EXTRA = "documents"  #: the extra that installs what the document stages import
 POLL_S = 0.2  #: how often --wait looks at the run
 MAX_WORKER_THREADS = 1024  #: WorkerSettings.concurrency's limit; 0: one thread per core
 LOG_TAIL_LINES = 20  #: lines of a dead worker's log that --wait shows
+#: Where reviewers answer: the dashboard's address, for the message of a document that waits.
+DASHBOARD_URL_ENV = "PIPELINE_DASHBOARD_URL"
+DASHBOARD_URL = "http://127.0.0.1:8080"  #: `pipeline dashboard` on its defaults
+#: `submit --wait`'s exit code when every document has its fields or waits for review, and
+#: some wait: not a failure, not done.
+EXIT_WAITING = 3
 
 
 def shown_path(path: str | Path) -> str:
@@ -63,13 +72,16 @@ def shown_path(path: str | Path) -> str:
 
 
 def add_commands(sub: Subcommands) -> None:
+    labels.add_commands(sub)
     p = add_command(
         sub,
         "submit",
         run,
         "submit PDFs to the document pipeline",
         "Store each PDF, start its upload -> OCR -> extract "
-        "pipeline, and with --wait print the extracted fields as JSON.",
+        "pipeline, and with --wait print the extracted fields as JSON. With --review, a "
+        "document with an uncertain or missing required field waits for a person, who "
+        "answers on the dashboard's Review page (`pipeline dashboard`).",
     )
     p.add_argument("files", nargs="+", type=Path)
     p.add_argument(
@@ -90,6 +102,12 @@ def add_commands(sub: Subcommands) -> None:
         "--explain",
         action="store_true",
         help="with --wait, also print each field's confidence and evidence, and the warnings",
+    )
+    p.add_argument(
+        "--review",
+        action="store_true",
+        help="have a person review uncertain fields on the dashboard's Review page before "
+        "the document is done (off by default; see PIPELINE_REVIEW_* for which fields)",
     )
     p.add_argument(
         "--workers",
@@ -113,8 +131,12 @@ def dedup_key(tenant: str | None, sha256: str) -> str:
     return f"{escaped}:{sha256}"
 
 
-def submit_one(conn: psycopg.Connection[Any], path: Path, tenant: str | None) -> tuple[int, bool]:
-    """Validate, store and enqueue one file. Returns (document id, whether it is new)."""
+def submit_one(
+    conn: psycopg.Connection[Any], path: Path, tenant: str | None, *, review: bool = False
+) -> tuple[int, bool]:
+    """Validate, store and enqueue one file. Returns (document id, whether it is new).
+    `review`: a person reviews its uncertain fields (said explicitly, so that the workers'
+    PIPELINE_REVIEW does not turn review on for a command run without a dashboard)."""
     # Here, not at the top: `pipeline` lists this command in an install without the documents
     # extra, whose modules the document stages import.
     from pg_pipeline_documents.documents import MAX_PAGES, Upload, blob_store
@@ -140,6 +162,7 @@ def submit_one(conn: psycopg.Connection[Any], path: Path, tenant: str | None) ->
         sha256=info.sha256,
         filename=path.name,
         size_bytes=info.size_bytes,
+        review=review,
     )
     return enqueue_once(
         conn, "upload", payload, tenant_id=tenant, dedup_key=dedup_key(tenant, info.sha256)
@@ -156,11 +179,15 @@ def describe_progress(progress: list[StageProgress]) -> str:
     parts = []
     for name in STAGE_ORDER:
         p = by_stage.get(name)
+        if p is None and name == "review":
+            continue  # review is off for the document, or its fields are not extracted yet
         if p is None:
             parts.append(f"{name} -")
         elif name == "ocr":
             done = p.counts.get("done", 0)
             parts.append(f"ocr {bar(done, p.total)} {done}/{p.total} pages")
+        elif p.counts.get("waiting"):
+            parts.append(f"{name} waiting for a person")
         elif p.counts.get("done"):
             parts.append(f"{name} done")
         elif p.failed:
@@ -221,10 +248,12 @@ def worker_count() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
 
 
-def unserved_stages(conn: psycopg.Connection[Any]) -> list[str]:
+def unserved_stages(conn: psycopg.Connection[Any], *, review: bool = False) -> list[str]:
     """The document stages no live worker runs: a worker that was not given the documents app
-    runs none of them, and one limited by --stage may run only some."""
-    return [name for name in STAGE_ORDER if live_workers(conn, name) == 0]
+    runs none of them, and one limited by --stage may run only some. `review` only when the
+    documents are reviewed: without it, workers told the three first stages serve them."""
+    wanted = STAGE_ORDER if review else tuple(n for n in STAGE_ORDER if n != "review")
+    return [name for name in wanted if live_workers(conn, name) == 0]
 
 
 def start_local_worker(threads: int) -> LocalWorker:
@@ -253,6 +282,8 @@ def start_local_worker(threads: int) -> LocalWorker:
             "ocr",
             "--stage",
             "extract",
+            "--stage",
+            "review",
             "--grace",
             "5",
         ],
@@ -265,6 +296,40 @@ def start_local_worker(threads: int) -> LocalWorker:
     return LocalWorker(proc, log_path, log)
 
 
+#: A document's fields as extracted, and as reviewed when it was (None: review was off).
+Result = tuple[TenderExtraction, Reviewed | None]
+
+
+def document_result(
+    conn: psycopg.Connection[Any], doc: int, progress: list[StageProgress]
+) -> Result | None:
+    """The document's fields once they are final: extracted without review, or reviewed."""
+    by_stage = {p.stage: p for p in progress}
+    extract, review = by_stage.get("extract"), by_stage.get("review")
+    if extract is None or not extract.counts.get("done"):
+        return None
+    # `extract` enqueues `review` in the transaction that stores its output: seen done, its
+    # review (when there is one) is seen too.
+    if review is not None and not review.counts.get("done"):
+        return None
+    extracted = run_output(conn, doc, "extract")
+    reviewed = run_output(conn, doc, "review") if review is not None else None
+    if extracted is None or (review is not None and reviewed is None):
+        return None
+    # jsonb keeps keys in its own order; printed in the model's.
+    return (
+        TenderExtraction.model_validate(extracted),
+        None if reviewed is None else Reviewed.model_validate(reviewed),
+    )
+
+
+def review_url(tenant: str | None) -> str:
+    """The dashboard's Review page: PIPELINE_DASHBOARD_URL, else `pipeline dashboard`'s
+    default address."""
+    base = os.environ.get(DASHBOARD_URL_ENV, "").strip().rstrip("/") or DASHBOARD_URL
+    return f"{base}/review" + (f"?{urlencode({'tenant': tenant})}" if tenant else "")
+
+
 def wait_for_fields(
     conn: psycopg.Connection[Any],
     documents: list[tuple[Path, int]],
@@ -272,14 +337,17 @@ def wait_for_fields(
     worker: LocalWorker | None = None,
     *,
     explain: bool = False,
+    tenant: str | None = None,
 ) -> int:
-    """Show progress until every document has its fields or failed, `timeout` passed, or
-    `worker` (the one this command started) ended; print the results."""
+    """Show progress until every document has its fields, failed or waits for review,
+    `timeout` passed, or `worker` (the one this command started) ended; print the results.
+    Exit code EXIT_WAITING when the documents that have no fields yet all wait for review."""
     deadline = time.monotonic() + timeout
     worker_end: str | None = None
     pending = dict((doc, path) for path, doc in documents)
-    results: dict[int, Any] = {}
+    results: dict[int, Result] = {}
     failures: dict[int, str] = {}
+    waiting: list[int] = []
     tty = sys.stderr.isatty()
     shown: dict[int, str] = {}
     while pending and time.monotonic() < deadline:
@@ -289,8 +357,7 @@ def wait_for_fields(
             # Read before the outputs: a run that had ended by then has its fields seen below.
             state = run_status(conn, doc)
             progress = run_progress(conn, doc)
-            extracted = any(p.stage == "extract" and p.counts.get("done") for p in progress)
-            fields = run_output(conn, doc, "extract") if extracted else None
+            found = document_result(conn, doc, progress)
             line = f"{shown_path(path.name)} (document {doc}): {describe_progress(progress)}"
             if line != shown.get(doc):
                 print(
@@ -300,9 +367,12 @@ def wait_for_fields(
                     flush=True,
                 )
                 shown[doc] = line
-            if fields is not None:
-                # jsonb keeps keys in its own order; print them in the model's.
-                results[doc] = TenderExtraction.model_validate(fields)
+            if found is not None:
+                results[doc] = found
+                del pending[doc]
+            elif state is not None and state.status == "waiting":
+                # A person's answer may take days: said now, not waited for.
+                waiting.append(doc)
                 del pending[doc]
             elif state is not None and state.ended:
                 # Failed as soon as a job of it failed for good (pages may still be running:
@@ -332,17 +402,32 @@ def wait_for_fields(
         )
     for path, doc in documents:
         if doc in results:
-            found = results[doc]
+            extraction, reviewed = results[doc]
+            fields = reviewed.fields if reviewed is not None else extraction.fields()
             printed: dict[str, Any] = {
                 "document": doc,
                 "file": str(path),
-                "fields": found.fields().model_dump(mode="json"),
+                "fields": fields.model_dump(mode="json"),
             }
+            if reviewed is not None:
+                printed["review"] = reviewed.model_dump(
+                    mode="json", include={"status", "flagged", "labels"}
+                )
             if explain:
-                printed["explain"] = found.model_dump(
+                printed["explain"] = extraction.model_dump(
                     mode="json", include={"extractor", "evidence", "warnings"}
                 )
             print(printable_json(printed, indent=2))
+        elif doc in waiting:
+            print(
+                f"pipeline: {shown_path(path)}: document {doc} (run {doc}) waits for a person "
+                "to review "
+                f"its uncertain fields: answer on the dashboard's Review page, "
+                f"{printable(review_url(tenant))} (served by `pipeline dashboard`); "
+                f"a worker with the {APP} app then finishes it, and "
+                f"`pipeline submit --wait` on the file prints its reviewed fields",
+                file=sys.stderr,
+            )
         elif doc in failures:
             print(
                 f"pipeline: {shown_path(path)}: document {doc} failed: {printable(failures[doc])}",
@@ -360,7 +445,11 @@ def wait_for_fields(
                 f"follow it with `pipeline jobs list`",
                 file=sys.stderr,
             )
-    return EXIT_OK if len(results) == len(documents) else EXIT_FAILURE
+    if len(results) == len(documents):
+        return EXIT_OK
+    if len(results) + len(waiting) == len(documents):
+        return EXIT_WAITING
+    return EXIT_FAILURE
 
 
 def run(args: argparse.Namespace) -> int:
@@ -371,18 +460,27 @@ def run(args: argparse.Namespace) -> int:
     with conn:
         for path in args.files:
             try:
-                document, new = submit_one(conn, path, args.tenant)
+                document, new = submit_one(conn, path, args.tenant, review=args.review)
             except DocumentError as exc:
                 raise CliError(f"{shown_path(path)}: {exc}", EXIT_USAGE) from exc
             except RetryableError as exc:  # e.g. the PDF checker was killed from outside
                 raise CliError(f"{shown_path(path)}: {exc}; try again", EXIT_FAILURE) from exc
+            # The document is the one submitted before, reviewed or not as it was asked then.
+            again = " (--review applies to documents new here)" if args.review and not new else ""
             print(
                 f"{shown_path(path)}: {'submitted as' if new else 'already submitted:'} "
-                f"document {document}",
+                f"document {document}{again}",
                 file=sys.stderr,
             )
             documents.append((path, document))
-        unserved = unserved_stages(conn)
+        unserved = unserved_stages(conn, review=args.review)
+        if args.review:
+            print(
+                "documents with uncertain fields will wait for review: answer on the "
+                f"dashboard's Review page, {printable(review_url(args.tenant))} "
+                "(`pipeline dashboard`)",
+                file=sys.stderr,
+            )
         if not args.wait:
             if unserved:
                 print(
@@ -402,7 +500,9 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
         try:
-            return wait_for_fields(conn, documents, args.timeout, worker, explain=args.explain)
+            return wait_for_fields(
+                conn, documents, args.timeout, worker, explain=args.explain, tenant=args.tenant
+            )
         finally:
             if worker is not None:
                 worker.stop()

@@ -1,19 +1,23 @@
-"""The built-in document pipeline: upload -> ocr (one job per page) -> extract.
+"""The built-in document pipeline: upload -> ocr (one job per page) -> extract [-> review].
 
 Large inputs never travel in payloads: the PDF is a content-addressed blob and jobs carry its
 key. Each stage's output commits with its job's completion (see pg_pipeline.stage); the OCR
-fan-out's join enqueues `extract` once the last page is done.
+fan-out's join enqueues `extract` once the last page is done. When review is on for the
+document, `extract` enqueues `review`, which waits for a person when a field is uncertain
+(pg_pipeline_documents.review).
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import logging
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from pg_pipeline import (
     BlobNotFound,
@@ -22,26 +26,44 @@ from pg_pipeline import (
     Context,
     LocalBlobStore,
     RetryableError,
+    WaitTimedOut,
     blob_store_from_env,
     data_dir,
     require_extra,
     stage,
 )
 from pg_pipeline_documents.document_cache import DEFAULT_MAX_AGE_S, DEFAULT_MAX_BYTES, DocumentCache
-from pg_pipeline_documents.errors import DocumentError
+from pg_pipeline_documents.errors import DocumentError, OcrTimeout
 from pg_pipeline_documents.extract import extract_fields
 from pg_pipeline_documents.extract_llm import BASE_URL_ENV, LLM_FEATURE
 from pg_pipeline_documents.layout import PageLayout
-from pg_pipeline_documents.ocr_engine import ocr_page
+from pg_pipeline_documents.ocr_engine import ocr_page, page_region
 from pg_pipeline_documents.ocr_language import DEFAULT_LANGUAGE, SAMPLE_CHARS, document_language
 from pg_pipeline_documents.pdfinfo import inspect_pdf
-from pg_pipeline_documents.tender import TenderExtraction
+from pg_pipeline_documents.review import (
+    WAIT_NAME,
+    Reviewed,
+    ReviewSettings,
+    corrections,
+    evidence_region,
+    needs_review,
+    review_detail,
+    review_enabled,
+    review_settings,
+)
+from pg_pipeline_documents.tender import TenderExtraction, TenderFields
+
+logger = logging.getLogger(__name__)
 
 # PDFium and Pillow load only in the OCR children: without this, a worker given the documents app
 # in an install without its extra would start, and fail every document with an import error.
 require_extra("documents", "the documents app")
 if os.environ.get(BASE_URL_ENV, "").strip():  # at start, not when each document is extracted
     require_extra("llm", LLM_FEATURE)
+# At start too: a worker with a misspelt PIPELINE_REVIEW_* refuses to start, rather than fail
+# (or mis-review) each document once it is extracted.
+review_enabled()
+review_settings()
 
 OCR_DPI = 300  #: rendering resolution for pages without a text layer
 OCR_TIMEOUT_S = 120.0  #: one page's render + tesseract, after which the child is killed
@@ -55,6 +77,8 @@ PARSE_TIMEOUT_S = 60.0  #: PDFium counting a document's pages, in its child proc
 UPLOAD_TIMEOUT_S = 300.0
 #: Extract: the LLM client's worst case with its defaults is 3 requests of 120 s each.
 EXTRACT_TIMEOUT_S = 480.0
+#: Review: reads two outputs and writes one; the person's time is the wait's, not the job's.
+REVIEW_TIMEOUT_S = 120.0
 
 _store: BlobStore | None = None
 _store_lock = threading.Lock()
@@ -139,6 +163,9 @@ class Upload(BaseModel):
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
     filename: str
     size_bytes: int = Field(ge=1)
+    #: Whether a person reviews the uncertain fields (`pipeline submit --review`); None: as the
+    #: workers' PIPELINE_REVIEW says (off by default).
+    review: bool | None = None
 
 
 class Uploaded(BaseModel):
@@ -176,6 +203,7 @@ class PageResult(BaseModel):
 
 class Extract(BaseModel):
     pages: int = Field(ge=1)
+    review: bool | None = None  #: as in Upload
 
 
 @stage("upload", max_attempts=3, lease=120, timeout=UPLOAD_TIMEOUT_S, permanent=(DocumentError,))
@@ -198,7 +226,8 @@ def upload(job: Upload, ctx: Context) -> Uploaded:
         )
         for i in range(info.page_count)
     ]
-    ctx.fan_out("ocr", pages, then=("extract", Extract(pages=info.page_count)))
+    then = Extract(pages=info.page_count, review=job.review)
+    ctx.fan_out("ocr", pages, then=("extract", then))
     return Uploaded(
         blob_key=job.blob_key,
         sha256=job.sha256,
@@ -260,4 +289,103 @@ def extract(job: Extract, ctx: Context) -> TenderExtraction:
     if len(pages) != job.pages:
         raise RetryableError(f"found {len(pages)} of {job.pages} OCR'd pages")
     # Pages, so evidence can name them; layouts, so labels pair with values as drawn.
-    return extract_fields([p.text for p in pages], layouts=[p.layout for p in pages])
+    extraction = extract_fields([p.text for p in pages], layouts=[p.layout for p in pages])
+    if review_enabled(job.review):
+        # This worker's settings, carried in the payload: see ReviewSettings.
+        ctx.enqueue("review", review_settings())
+    return extraction
+
+
+#: Characters of the pictures beside the fields at most: the wait's detail is stored as JSON,
+#: within the payload limit.
+PICTURES_MAX_CHARS = 120_000
+
+
+def pictures(
+    uploaded: Uploaded,
+    pages: list[PageResult],
+    extraction: TenderExtraction,
+    flagged: Mapping[str, str],
+) -> dict[str, str]:
+    """A picture of the page around the line each flagged field was read from, as a PNG data
+    URI: what the reviewer compares the value with (the text may be OCR's misreading). An
+    addition: a picture that cannot be drawn is left out, never a failure."""
+    layouts = [p.layout for p in pages]
+    wanted = {}
+    for name in flagged:
+        ev = extraction.evidence.get(name)
+        region = None if ev is None else evidence_region(layouts, ev)
+        if region is not None:
+            wanted[name] = region
+    if not wanted:
+        return {}
+    out: dict[str, str] = {}
+    budget = PICTURES_MAX_CHARS
+    try:
+        with local_copy(uploaded.blob_key) as path:
+            for name, (page, band, mark) in wanted.items():
+                try:
+                    png = page_region(path, page, band, mark=mark)
+                except (DocumentError, OcrTimeout, RuntimeError) as exc:
+                    logger.info("no picture of %s: %s", name, exc)
+                    continue
+                uri = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+                if len(uri) <= budget:
+                    out[name] = uri
+                    budget -= len(uri)
+    except (DocumentError, RetryableError) as exc:
+        logger.info("no pictures of the fields: %s", exc)
+    return out
+
+
+@stage("review", max_attempts=3, lease=60, timeout=REVIEW_TIMEOUT_S, permanent=(DocumentError,))
+def review(job: ReviewSettings, ctx: Context) -> Reviewed:
+    """The extracted fields as they stand after review: as extracted when every field is sure,
+    else as a person answered on the dashboard's Review page (the run waits till then, holding
+    no worker), or as extracted when no one answered in time.
+
+    The stage runs again from the top when the answer comes: everything before `wait_for` only
+    reads, and decides the same from the same payload and outputs."""
+    found = ctx.outputs("extract")
+    if not found:
+        raise RetryableError("the document's extracted fields are not stored yet")
+    extraction = TenderExtraction.model_validate(found[0][1])
+    uploaded = ctx.outputs("upload")
+    filename = Uploaded.model_validate(uploaded[0][1]).filename if uploaded else None
+    flagged = needs_review(extraction, job)
+    if not flagged:
+        return Reviewed(fields=extraction.fields(), status="sure", filename=filename)
+    pages = [PageResult.model_validate(out) for _, out in ctx.outputs("ocr")]  # by part
+    images = (
+        pictures(Uploaded.model_validate(uploaded[0][1]), pages, extraction, flagged)
+        if uploaded
+        else {}
+    )
+    detail = review_detail(
+        extraction, [p.text for p in pages], flagged, filename=filename, images=images
+    )
+    try:
+        answer = ctx.wait_for(
+            WAIT_NAME,
+            TenderFields,
+            timeout=job.timeout_s,
+            proposal=extraction.fields(),
+            detail=detail,
+        )
+    except ValidationError as exc:
+        # signal() checked the answer against TenderFields' JSON schema; what that cannot
+        # say (a date that is no date, sent by a program rather than the dashboard's form)
+        # fails here, for good: the same answer would fail again.
+        raise DocumentError(f"the review's answer is not TenderFields: {exc}") from exc
+    except WaitTimedOut:
+        return Reviewed(
+            fields=extraction.fields(), status="timed_out", flagged=flagged, filename=filename
+        )
+    labels = corrections(extraction, answer)
+    return Reviewed(
+        fields=answer,
+        status="corrected" if labels else "accepted",
+        flagged=flagged,
+        labels=labels,
+        filename=filename,
+    )

@@ -15,6 +15,7 @@ Pages are numbered from 1 in messages ("page 3" is ``page_index=2``).
 
 from __future__ import annotations
 
+import base64
 import ctypes.util
 import functools
 import logging
@@ -197,6 +198,46 @@ def ocr_page(
         peak_rss_bytes=peak,
         layout=spans,
     )
+
+
+REGION_DPI = 100  #: a region beside a field is read on a screen, not OCR'd
+
+
+def page_region(
+    pdf_path: Path,
+    page_index: int,
+    box: tuple[float, float, float, float],
+    *,
+    mark: tuple[float, float, float, float] | None = None,
+    dpi: int = REGION_DPI,
+    timeout_s: float = 20,
+    memory_limit_bytes: int = 512 * 1024**2,
+) -> bytes:
+    """Part of page ``page_index`` (0-based): ``box`` (x0, y0, x1, y1 in points from the
+    page's top-left corner, as the layout's spans have them) as a greyscale PNG, ``mark``
+    outlined in it; rendered in a killable child like every page (see pg_pipeline_documents.ocr).
+    DocumentError when it cannot be drawn, OcrTimeout past ``timeout_s``."""
+    label = f"page {page_index + 1}"
+    outcome = run_child(
+        {
+            "op": "region",
+            "pdf": str(Path(pdf_path).resolve()),
+            "page_index": page_index,
+            "box": list(box),
+            "mark": None if mark is None else list(mark),
+            "dpi": dpi,
+        },
+        timeout_s=timeout_s,
+        memory_limit_bytes=memory_limit_bytes,
+    )
+    if outcome.timed_out:
+        raise OcrTimeout(f"{label}: drawing a region timed out after {timeout_s:g} s")
+    result = outcome.result
+    if result is None:
+        raise DocumentError(f"{label}: the renderer exited with status {outcome.returncode}")
+    if not result["ok"]:
+        raise _failure_to_error(label, result, memory_limit_bytes)
+    return base64.b64decode(result["png"])
 
 
 def _warn_if_lowered(label: str, result: dict[str, Any], max_pixels: int) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from pg_pipeline_documents.ocr.limits import apply_limits, no_core_files
-from pg_pipeline_documents.ocr.pdf_ops import op_info, op_page
+from pg_pipeline_documents.ocr.pdf_ops import op_info, op_page, op_region
 from pg_pipeline_documents.ocr.protocol import (
     OpResult,
     SetupError,
@@ -23,6 +23,7 @@ from pg_pipeline_documents.ocr.protocol import (
 _OPS: dict[str, Callable[[Any, dict[str, Any]], OpResult]] = {
     "info": op_info,
     "page": op_page,
+    "region": op_region,
 }
 
 

@@ -1,5 +1,6 @@
-"""What a child does to the document: count its pages (``info``), or read one page (``page``):
-its text layer when it has one, else its render through tesseract."""
+"""What a child does to the document: count its pages (``info``), read one page (``page``):
+its text layer when it has one, else its render through tesseract, or draw part of a page as a
+small PNG (``region``: what a reviewer sees beside a field)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,13 @@ from typing import Any
 
 from pg_pipeline_documents.ocr.ocr_words import MAX_WORDS
 from pg_pipeline_documents.ocr.protocol import OpResult, SetupError, failure, write_result
-from pg_pipeline_documents.ocr.raster import fit_dpi, ink_blocks, render_grey, write_pgm
+from pg_pipeline_documents.ocr.raster import (
+    fit_dpi,
+    ink_blocks,
+    png_bytes,
+    render_grey,
+    write_pgm,
+)
 from pg_pipeline_documents.ocr.reading_order import (
     affordable_rects,
     columns_in_reading_order,
@@ -160,3 +167,50 @@ def op_page(pdfium: Any, request: dict[str, Any]) -> OpResult:
 
 def _normalize(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "").strip()
+
+
+#: Most pixels a region is drawn in: a band of a page at screen resolution, not a scan.
+REGION_MAX_PIXELS = 1_000_000
+
+
+def op_region(pdfium: Any, request: dict[str, Any]) -> OpResult:
+    """Part of a page, ``box`` (x0, y0, x1, y1 in points from the page's top-left corner as
+    displayed), drawn at ``dpi`` in grey as PNG bytes (base64), with ``mark`` (a box in the same
+    points) outlined."""
+    import base64
+
+    doc, refusal = _open_document(pdfium, request["pdf"])
+    if refusal is not None:
+        return refusal, None
+    try:
+        page_index = int(request["page_index"])
+        if not 0 <= page_index < len(doc):
+            message = f"the document has {len(doc)} pages"
+            return failure("page_range", message, page_count=len(doc)), None
+        page = doc[page_index]
+        width_pt, height_pt = page.get_size()
+        x0, y0, x1, y1 = (float(v) for v in request["box"])
+        x0, x1 = max(0.0, min(x0, width_pt)), max(0.0, min(x1, width_pt))
+        y0, y1 = max(0.0, min(y0, height_pt)), max(0.0, min(y1, height_pt))
+        if not (x1 - x0 >= 1 and y1 - y0 >= 1):
+            return failure("document", "the region is outside the page"), None
+        dpi = fit_dpi(x1 - x0, y1 - y0, int(request["dpi"]), REGION_MAX_PIXELS)
+        grey = render_grey(page, dpi, crop=(x0, height_pt - y1, width_pt - x1, y0))
+        try:
+            mark = request.get("mark")
+            scale = dpi / 72
+            outline = None
+            if mark is not None:
+                m0, n0, m1, n1 = (float(v) for v in mark)
+                outline = (
+                    round((m0 - x0) * scale),
+                    round((n0 - y0) * scale),
+                    round((m1 - x0) * scale),
+                    round((n1 - y0) * scale),
+                )
+            png = png_bytes(grey, outline)
+        finally:
+            grey.close()
+        return {"ok": True, "png": base64.b64encode(png).decode("ascii"), "dpi": dpi}, None
+    finally:
+        doc.close()

@@ -1,8 +1,11 @@
-"""A page in grey pixels: the resolution it fits at, its render, its ink, its PGM file."""
+"""A page in grey pixels: the resolution it fits at, its render, its ink, its PGM file, and a
+region of it as PNG."""
 
 from __future__ import annotations
 
 import math
+import struct
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,3 +86,35 @@ def write_pgm(grey: Grey, path: Path) -> None:
         else:
             for row in range(height):
                 out.write(buffer[row * stride : row * stride + width])
+
+
+def png_bytes(grey: Grey, outline: tuple[int, int, int, int] | None = None) -> bytes:
+    """The grey pixels as an 8-bit greyscale PNG (the standard library's zlib: no Pillow in
+    here), with ``outline`` (x0, y0, x1, y1 in pixels) drawn as a 2-pixel black frame."""
+    width, height, stride = grey.width, grey.height, grey.stride
+    source = memoryview(grey.buffer).cast("B")
+    rows = [bytearray(source[y * stride : y * stride + width]) for y in range(height)]
+    if outline is not None:
+        x0, y0, x1, y1 = outline
+        x0, x1 = max(0, min(x0 - 3, width - 1)), max(0, min(x1 + 3, width - 1))
+        y0, y1 = max(0, min(y0 - 3, height - 1)), max(0, min(y1 + 3, height - 1))
+        for y in range(y0, y1 + 1):
+            row = rows[y]
+            if y - y0 < 2 or y1 - y < 2:
+                row[x0 : x1 + 1] = bytes(x1 + 1 - x0)
+            else:
+                for x in (x0, x0 + 1, x1 - 1, x1):
+                    row[x] = 0
+    raw = b"".join(b"\x00" + bytes(row) for row in rows)  # filter type 0 (none) per row
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)  # 8-bit grey
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(raw, 9))
+        + chunk(b"IEND", b"")
+    )

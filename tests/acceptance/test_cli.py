@@ -148,6 +148,6 @@ def test_submit_keeps_its_state_and_its_workers_logs_private(
     logs = list((home / "logs").glob("submit-worker-*.log"))
     assert len(logs) == 1
     # The worker it started was given the documents app (PIPELINE_APP names another here).
-    assert "stages ['extract', 'ocr', 'upload']" in logs[0].read_text()
+    assert "stages ['extract', 'ocr', 'review', 'upload']" in logs[0].read_text()
     modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in (home, home / "logs", logs[0])}
     assert modes == {"home": 0o700, "logs": 0o700, logs[0].name: 0o600}

@@ -306,3 +306,59 @@ def test_signing_in_with_the_token_and_out_again(
         wait_for(lambda: browser.current_url == url + "/login", what="the sign-in page")
         browser.get(url + "/")
         assert browser.current_url == url + "/login"
+
+
+def test_a_reviewer_corrects_a_field_and_the_run_completes_with_it(
+    browser: WebDriver,
+    env: dict[str, str],
+    tmp_path: Path,
+    conn: Conn,
+    shots: Path,
+    start_worker: Callable[..., WorkerProcess],
+) -> None:
+    from pg_pipeline.runs import run_status
+
+    review_env = {**env, "PIPELINE_REVIEW_THRESHOLD": "0.82"}  # lots and contact_email asked
+    tender = str(REPO / "sample_docs" / "tender.pdf")
+    submitted = run_cli(review_env, "submit", tender, "--tenant", "acme", "--review")
+    assert submitted.returncode == 0, submitted.stderr
+    row = conn.execute("SELECT id FROM pipeline.jobs WHERE type = 'upload'").fetchone()
+    assert row is not None
+    run = int(row[0])
+    worker = start_worker("--app", "documents", environ=review_env)
+    wait_for(
+        lambda: (s := run_status(conn, run)) is not None and s.status == "waiting",
+        what="the run to wait for review",
+        timeout=120,
+    )
+
+    with served_dashboard(review_env, tmp_path / "dashboard.log", "--app", "documents") as url:
+        browser.get(url + "/review?tenant=acme")
+        snap(browser, shots, "review-queue")
+        browser.find_element(By.CSS_SELECTOR, f'#waits tr[data-run="{run}"] td a').click()
+        wait_for(lambda: browser.find_elements(By.ID, "review-form"), what="the review form")
+        flagged = browser.execute_script(
+            "return [...document.querySelectorAll('#review-fields tr.flagged')]"
+            ".map(r => r.dataset.field)"
+        )
+        assert [str(f) for f in flagged] == ["lots", "contact_email"]
+        assert browser.find_elements(By.CSS_SELECTOR, 'tr[data-field="contact_email"] img.region')
+        email = browser.find_element(By.NAME, "field.contact_email")
+        assert email.get_attribute("value") == "procurement@westbrook-city.example"
+        snap(browser, shots, "review-form")
+        email.clear()
+        email.send_keys("tenders@westbrook-city.example")
+        browser.find_element(By.ID, "correct").click()
+        wait_for(lambda: "Answered" in text_at(browser, ".flash"), what="the answer's flash")
+
+        state = wait_for(
+            lambda: (s := run_status(conn, run)) is not None and s.ended and s,
+            what="the reviewed run to end",
+            timeout=120,
+        )
+        assert state.status == "done", worker.log()
+        browser.get(f"{url}/runs/{run}")
+        wait_for(lambda: text_at(browser, "#run-status") == "done", what="the run page, done")
+        # The review stage's output, as stored (a section the reader unfolds).
+        assert "tenders@westbrook-city.example" in browser.page_source
+        snap(browser, shots, "review-done")

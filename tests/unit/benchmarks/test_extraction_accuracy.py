@@ -32,3 +32,28 @@ def test_confidence_bands_count_right_and_wrong_values() -> None:
     table = confidence_table([("docs", [("right", 0.95), ("wrong", 0.95), ("right", 0.6)])])
     assert "| high (>= 0.9) | 1 / 1 (50.0% right) |" in table
     assert "| 0.5-0.75 | 1 / 0 (100.0% right) |" in table
+
+
+def test_reviewed_documents_score_the_extractor_against_what_the_reviewer_said() -> None:
+    from benchmarks.extraction_accuracy import ReviewedDocument, labels_report, score_reviewed
+    from pg_pipeline_documents.tender import TenderFields
+
+    reviewed = ReviewedDocument(
+        document=7,
+        pages=["Ref: A-1"],
+        layouts=[None],
+        fields=TenderFields(reference="A-2", currency="EUR"),
+        corrected=frozenset({"reference"}),
+    )
+
+    def extractor(pages: list[str], layouts: list[object]) -> TenderFields:
+        assert pages == ["Ref: A-1"]
+        return TenderFields(reference="A-1")
+
+    verdicts = {v.field: v for v in score_reviewed([reviewed], extractor)}
+    assert verdicts["reference"].labelled and verdicts["reference"].outcome == "wrong"
+    assert not verdicts["currency"].labelled and verdicts["currency"].outcome == "missing"
+    assert verdicts["title"].outcome == "right"
+    report = labels_report(list(verdicts.values()))
+    assert "1 reviewed document(s), 1 label(s)" in report
+    assert "| reference | 0/1 (0%) / 1/1 (100%) / 0/1 (0%) |" in report
