@@ -14,6 +14,7 @@ from pg_pipeline.aio import (
     arun_status,
     asignal,
 )
+from pg_pipeline.apps import AppError, app_settings
 from pg_pipeline.blobs import (
     BlobNotFound,
     BlobStore,
@@ -85,6 +86,7 @@ __all__ = [
     "EXIT_USAGE",
     "REGISTRY",
     "SCHEDULES",
+    "AppError",
     "BlobNotFound",
     "BlobStore",
     "BlobStoreError",
@@ -129,6 +131,7 @@ __all__ = [
     "aenqueue_once",
     "alive_workers",
     "aoutput_versions",
+    "app_settings",
     "arerun",
     "arun_output",
     "arun_progress",

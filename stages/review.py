@@ -18,8 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from pg_pipeline import inputs
-from pg_pipeline.apps import AppError, app_settings
+from pg_pipeline import AppError, app_settings, inputs
 from pg_pipeline_documents.layout import PageLayout, lines_of
 from pg_pipeline_documents.tender import FieldEvidence, TenderExtraction, TenderFields
 
