@@ -18,8 +18,8 @@ Conn = psycopg.Connection[Any]
 
 
 def test_list_the_open_waits_and_answer_one(env: dict[str, str], conn: Conn, db_url: str) -> None:
-    job_id = enqueue(conn, "review", {"name": "contract.pdf"}, tenant_id="acme")
-    assert drain(db_url, stages=["review"]).waiting == [job_id]
+    job_id = enqueue(conn, "approve", {"name": "contract.pdf"}, tenant_id="acme")
+    assert drain(db_url, stages=["approve"]).waiting == [job_id]
 
     listed = run_cli(env, "runs", "waiting", "--json")
     assert listed.returncode == 0, listed.stderr
@@ -57,7 +57,7 @@ def test_list_the_open_waits_and_answer_one(env: dict[str, str], conn: Conn, db_
     assert f"job {job_id} resumed" in answered.stdout
     again = run_cli(env, "runs", "signal", str(job_id), "review", "--payload", '{"approved": true}')
     assert again.returncode == 1 and "already signalled" in again.stderr
-    assert drain(db_url, stages=["review"]).done == [job_id]
+    assert drain(db_url, stages=["approve"]).done == [job_id]
     shown = json.loads(run_cli(env, "jobs", "show", str(job_id)).stdout)
     assert shown["wait"]["resolution"] == "signalled"
     assert shown["wait"]["payload"] == {"approved": True, "note": "from stdin"}

@@ -80,7 +80,7 @@ def effects(conn: Conn, job_id: int) -> list[str]:
     return [r[0] for r in rows]
 
 
-def waiting_job(db_url: str, conn: Conn, stage: str = "review", **doc: Any) -> int:
+def waiting_job(db_url: str, conn: Conn, stage: str = "approve", **doc: Any) -> int:
     """A job of `stage`, run until it waits (in this process, as a worker runs it)."""
     job_id = enqueue(conn, stage, {"name": "contract.pdf", **doc}, tenant_id="acme")
     drained = drain(db_url, stages=[stage])
@@ -102,8 +102,8 @@ def run_row(conn: Conn, run_id: int) -> tuple[Any, ...] | None:
 def test_a_signal_resumes_the_wait_and_the_stage_returns_its_payload(
     db_url: str, conn: Conn
 ) -> None:
-    job_id = enqueue(conn, "review", {"name": "contract.pdf"}, tenant_id="acme")
-    with workers.running_worker(db_url, ["review"], FAST):
+    job_id = enqueue(conn, "approve", {"name": "contract.pdf"}, tenant_id="acme")
+    with workers.running_worker(db_url, ["approve"], FAST):
         wait_for(lambda: status(conn, job_id) == "waiting", what="the job to wait")
         row = job_row(conn, job_id)
         # No lease, no worker, no slot, and the attempt refunded.
@@ -115,7 +115,7 @@ def test_a_signal_resumes_the_wait_and_the_stage_returns_its_payload(
         )
         task = get_wait(conn, job_id)
         assert task is not None and task.open and task.name == "review"
-        assert (task.run_id, task.tenant_id, task.stage) == (job_id, "acme", "review")
+        assert (task.run_id, task.tenant_id, task.stage) == (job_id, "acme", "approve")
         assert task.proposal == {"approved": True, "note": "looks fine", "score": 5}
         assert task.detail == {"doc": "contract.pdf"}
         assert task.schema["properties"]["approved"]["type"] == "boolean"
@@ -124,7 +124,7 @@ def test_a_signal_resumes_the_wait_and_the_stage_returns_its_payload(
         assert signal(conn, job_id, "review", APPROVE) == job_id
         wait_for(lambda: status(conn, job_id) == "done", what="the resumed job to finish")
 
-    assert run_output(conn, job_id, "review") == {"approved": True, "note": "ship it"}
+    assert run_output(conn, job_id, "approve") == {"approved": True, "note": "ship it"}
     assert RUNS[(job_id, "before")] == 2 and RUNS[(job_id, "after")] == 1
     assert effects(conn, job_id) == ["reviewed contract.pdf: True ship it"]
     attempts = admin.job_attempts(conn, job_id)
@@ -136,10 +136,10 @@ def test_a_signal_resumes_the_wait_and_the_stage_returns_its_payload(
 
 
 def test_a_waiting_job_gives_its_tenant_slot_to_the_next_job(db_url: str, conn: Conn) -> None:
-    # review has tenant_cap=1: the second job can only run once the first holds no slot.
-    first = enqueue(conn, "review", {"name": "a"}, tenant_id="acme")
-    second = enqueue(conn, "review", {"name": "b"}, tenant_id="acme")
-    with workers.running_worker(db_url, ["review"], FAST):
+    # approve has tenant_cap=1: the second job can only run once the first holds no slot.
+    first = enqueue(conn, "approve", {"name": "a"}, tenant_id="acme")
+    second = enqueue(conn, "approve", {"name": "b"}, tenant_id="acme")
+    with workers.running_worker(db_url, ["approve"], FAST):
         wait_for(
             lambda: status(conn, first) == status(conn, second) == "waiting",
             what="both jobs of the capped tenant to wait",
@@ -151,15 +151,15 @@ def test_a_waiting_job_gives_its_tenant_slot_to_the_next_job(db_url: str, conn: 
 
 
 def test_a_wait_survives_a_restart_and_a_new_worker_finishes_it(db_url: str, conn: Conn) -> None:
-    job_id = enqueue(conn, "review", {"name": "contract.pdf"})
-    with workers.running_worker(db_url, ["review"], FAST):
+    job_id = enqueue(conn, "approve", {"name": "contract.pdf"})
+    with workers.running_worker(db_url, ["approve"], FAST):
         wait_for(lambda: status(conn, job_id) == "waiting", what="the job to wait")
     # No worker at all now: the signal lands in the database alone.
     assert signal(conn, job_id, "review", {"approved": False, "note": "typo"}) == job_id
     assert status(conn, job_id) == "queued"
-    with workers.running_worker(db_url, ["review"], FAST):
+    with workers.running_worker(db_url, ["approve"], FAST):
         wait_for(lambda: status(conn, job_id) == "done", what="a new worker to finish it")
-    assert run_output(conn, job_id, "review") == {"approved": False, "note": "typo"}
+    assert run_output(conn, job_id, "approve") == {"approved": False, "note": "typo"}
 
 
 def test_concurrent_signals_resume_the_wait_exactly_once(db_url: str, conn: Conn) -> None:
@@ -187,7 +187,7 @@ def test_concurrent_signals_resume_the_wait_exactly_once(db_url: str, conn: Conn
     refused = [r for r in results if isinstance(r, NoWaitingStep)]
     assert len(refused) == 7
     assert all("already signalled" in str(r) for r in refused), refused
-    with workers.running_worker(db_url, ["review"], FAST):
+    with workers.running_worker(db_url, ["approve"], FAST):
         wait_for(lambda: status(conn, job_id) == "done", what="the job to finish")
     assert RUNS[(job_id, "after")] == 1
     assert len(effects(conn, job_id)) == 1
@@ -239,7 +239,7 @@ def test_a_wait_past_its_deadline_fails_the_job_with_the_wait_named(
     job_id = waiting_job(db_url, conn, timeout_s=0.05)
     wait_for(lambda: WaitTimeouts(pool).run_once(), what="the wait to time out")
     assert status(conn, job_id) == "queued"
-    drained = drain(db_url, stages=["review"])
+    drained = drain(db_url, stages=["approve"])
     assert list(drained.failed) == [job_id]
     error = job_row(conn, job_id)["last_error"]
     assert "WaitTimedOut: wait 'review' of job" in error and "no signal within 0.05 s" in error
@@ -325,14 +325,14 @@ def test_asignal_resumes_on_an_async_connection(db_url: str, conn: Conn) -> None
 
 def test_a_run_waits_then_runs_again_then_ends_done(db_url: str, conn: Conn) -> None:
     run_id = enqueue(conn, "prepare", {"name": "contract.pdf"})
-    drained = drain(db_url, stages=["prepare", "review"])
+    drained = drain(db_url, stages=["prepare", "approve"])
     [review_id] = drained.waiting
     assert run_row(conn, run_id) == ("waiting", 1, 1, False)
     state = run_status(conn, run_id)
     assert state is not None and state.status == "waiting" and not state.ended
     assert signal(conn, run_id, "review", APPROVE) == review_id
     assert run_row(conn, run_id) == ("running", 1, 0, False)
-    assert drain(db_url, stages=["review"]).done == [review_id]
+    assert drain(db_url, stages=["approve"]).done == [review_id]
     assert run_row(conn, run_id) == ("done", 0, 0, True)
 
 
@@ -344,7 +344,7 @@ def test_a_standalone_waiting_job_is_a_waiting_run(db_url: str, conn: Conn) -> N
 
 def test_cancelling_a_waiting_run_cancels_its_wait(db_url: str, conn: Conn) -> None:
     run_id = enqueue(conn, "prepare", {"name": "contract.pdf"})
-    [review_id] = drain(db_url, stages=["prepare", "review"]).waiting
+    [review_id] = drain(db_url, stages=["prepare", "approve"]).waiting
     assert cancel_tree(conn, run_id, None, reason="withdrawn") == [review_id]
     assert status(conn, review_id) == "cancelled"
     assert run_row(conn, run_id) == ("cancelled", 0, 0, True)
@@ -361,7 +361,7 @@ def test_cancelling_a_waiting_job_alone_cancels_its_wait(db_url: str, conn: Conn
     assert task is not None and task.resolution == "cancelled"
     # Retried by an operator, it waits again, with a fresh deadline.
     assert admin.retry_job(conn, job_id) == admin.Change.DONE
-    assert drain(db_url, stages=["review"]).waiting == [job_id]
+    assert drain(db_url, stages=["approve"]).waiting == [job_id]
     again = get_wait(conn, job_id)
     assert again is not None and again.open
     assert signal(conn, job_id, "review", APPROVE) == job_id
@@ -389,7 +389,7 @@ def test_no_waiting_step_says_why(db_url: str, conn: Conn) -> None:
     signal(conn, job_id, "review", APPROVE)
     with pytest.raises(NoWaitingStep, match="already signalled at"):
         signal(conn, job_id, "review", APPROVE)
-    drain(db_url, stages=["review"])
+    drain(db_url, stages=["approve"])
     with pytest.raises(NoWaitingStep, match="already signalled"):
         signal(conn, job_id, "review", APPROVE)
     done = enqueue(conn, "prepare", {"name": "x"})
@@ -410,7 +410,7 @@ def test_bad_arguments_are_refused_before_anything_is_sent(conn: Conn) -> None:
 def test_the_status_and_the_job_s_detail_show_the_wait(db_url: str, conn: Conn) -> None:
     job_id = waiting_job(db_url, conn)
     [waiting] = read_status(conn).waiting
-    assert (waiting.stage, waiting.name, waiting.waiting) == ("review", "review", 1)
+    assert (waiting.stage, waiting.name, waiting.waiting) == ("approve", "review", 1)
     assert read_status(conn, tenant="other").waiting == []
     assert read_status(conn).runs["waiting"] == 0  # a job alone has no run row
     detail = admin.get_job(conn, job_id)
@@ -429,17 +429,17 @@ def test_a_job_retried_after_its_wait_timed_out_waits_again(
 ) -> None:
     job_id = waiting_job(db_url, conn, timeout_s=0.05)
     wait_for(lambda: WaitTimeouts(pool).run_once(), what="the wait to time out")
-    assert list(drain(db_url, stages=["review"]).failed) == [job_id]
+    assert list(drain(db_url, stages=["approve"]).failed) == [job_id]
     assert admin.retry_job(conn, job_id) == admin.Change.DONE
-    assert drain(db_url, stages=["review"]).waiting == [job_id]
+    assert drain(db_url, stages=["approve"]).waiting == [job_id]
     assert signal(conn, job_id, "review", APPROVE) == job_id
-    assert drain(db_url, stages=["review"]).done == [job_id]
+    assert drain(db_url, stages=["approve"]).done == [job_id]
     # retry --failed alike
     other = waiting_job(db_url, conn, timeout_s=0.05)
     wait_for(lambda: WaitTimeouts(pool).run_once(), what="the wait to time out")
-    assert list(drain(db_url, stages=["review"]).failed) == [other]
-    assert admin.retry_failed(conn, stage="review") == 1
-    assert drain(db_url, stages=["review"]).waiting == [other]
+    assert list(drain(db_url, stages=["approve"]).failed) == [other]
+    assert admin.retry_failed(conn, stage="approve") == 1
+    assert drain(db_url, stages=["approve"]).waiting == [other]
 
 
 def test_retention_deletes_a_runs_waits_with_it_and_keeps_a_waiting_one(
@@ -448,7 +448,7 @@ def test_retention_deletes_a_runs_waits_with_it_and_keeps_a_waiting_one(
     old, recent, kept = (waiting_job(db_url, conn) for _ in range(3))
     for job_id in (old, recent, kept):
         signal(conn, job_id, "review", APPROVE)
-    assert sorted(drain(db_url, stages=["review"]).done) == [old, recent, kept]
+    assert sorted(drain(db_url, stages=["approve"]).done) == [old, recent, kept]
     still = waiting_job(db_url, conn)
     make_past_days(conn, 30)
     for job_id, age in ((old, "30 days"), (recent, "1 hour")):
@@ -475,7 +475,7 @@ def test_the_dashboard_s_job_page_shows_the_wait_and_offers_to_cancel_it(
         assert f"pipeline runs signal {job_id} review" in html
         assert 'id="cancel"' in html
         signal(conn, job_id, "review", {"approved": False, "note": "<b>no</b>"})
-        drain(db_url, stages=["review"])
+        drain(db_url, stages=["approve"])
         html = client.get(f"/jobs/{job_id}").text
         assert "<h2>Wait</h2>" in html and "&lt;b&gt;no&lt;/b&gt;" in html
         listed = client.get("/jobs", params={"status": "waiting"})
