@@ -202,3 +202,38 @@ def test_no_answer_in_time_keeps_the_extracted_fields_unreviewed(
     assert result.status == "timed_out" and result.labels == []
     assert result.fields.contact_email == "procurement@westbrook-city.example"
     assert list(result.flagged) == ["lots", "contact_email"]
+
+
+def test_the_accuracy_benchmark_scores_the_extractor_against_the_reviewed_documents(
+    conn: Conn, db_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from benchmarks.extraction_accuracy import (
+        extract_pages,
+        main,
+        reviewed_documents,
+        score_reviewed,
+    )
+
+    monkeypatch.setenv("PIPELINE_REVIEW_THRESHOLD", "0.82")
+    doc = submit(conn, TENDER, review=True)
+    [task] = list_waits(conn)
+    answer = dict(task.proposal) | {"contact_email": "tenders@westbrook-city.example"}
+    with conn.transaction():
+        pg_pipeline.signal(conn, doc, "review", answer)
+    drain(conn, app=APP, run_id=doc)
+    sure = submit(conn, NO_LOTS, review=False)  # never reviewed: nothing to learn from it
+
+    [reviewed_doc] = reviewed_documents(conn)
+
+    assert reviewed_doc.document == doc and sure != doc
+    assert reviewed_doc.corrected == {"contact_email"} and len(reviewed_doc.pages) == 2
+    verdicts = {v.field: v for v in score_reviewed([reviewed_doc], extract_pages)}
+    # Today's extractor still reads the address the reviewer corrected; the rest was accepted.
+    assert verdicts["contact_email"].labelled and verdicts["contact_email"].outcome == "wrong"
+    assert all(v.outcome == "right" for f, v in verdicts.items() if f != "contact_email")
+    assert reviewed_documents(conn, tenant="acme") == []
+    monkeypatch.setenv("DATABASE_URL", db_url)
+    main(["--labels-from-db"])
+    report = capsys.readouterr().out
+    assert "1 reviewed document(s), 1 label(s)" in report
+    assert "| contact_email | 0/1 (0%) / 1/1 (100%) / 0/1 (0%) |" in report
