@@ -1,7 +1,8 @@
--- Retention, last step: a day detached from the history goes, with the outputs, join rows,
--- dedup keys, attempts, run rows (pipeline.runs) and reruns (run_generations) of its jobs, but for the rows copied into
--- pipeline.job_history_kept (their runs live on). Also finishes a day whose pass stopped between its detach and its drop. Returns
--- what it deleted: zeros when the table is gone already (another pass dropped it).
+-- Retention, last step: a day detached from the history goes, with the outputs, join rows, dedup
+-- keys, attempts, run rows (pipeline.runs) and reruns (run_generations) of its jobs, but for the
+-- rows copied into pipeline.job_history_kept (their runs live on). Also finishes a day whose pass
+-- stopped between its detach and its drop. Returns what it deleted: zeros when the table is gone
+-- already (another pass dropped it).
 CREATE OR REPLACE FUNCTION pipeline.drop_history_partition(
     p_name text, OUT jobs bigint, OUT outputs bigint, OUT joins bigint, OUT keys bigint
 )
