@@ -32,9 +32,9 @@ JOBS = 300
 WORKERS = 3
 SIGNALLERS = 4
 CONCURRENCY = "4"
-KILL_EVERY_S = 0.8  #: mean pause between kills
-STORM_LIMIT_S = 90.0
-SETTLE_S = 45.0
+KILL_EVERY_S = 1.2  #: mean pause between kills: a loaded machine takes a second to start one
+STORM_LIMIT_S = 60.0  #: the kills stop here even if jobs remain; then they must settle
+SETTLE_S = 90.0
 MIN_KILLS = 3
 
 SIGNALS_DDL = """
