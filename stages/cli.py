@@ -46,7 +46,7 @@ from pg_pipeline.commands.api import (
 from pg_pipeline_documents import labels
 from pg_pipeline_documents.errors import DocumentError
 from pg_pipeline_documents.pdfinfo import inspect_pdf
-from pg_pipeline_documents.review import Reviewed
+from pg_pipeline_documents.review import Reviewed, review_enabled, review_settings
 from pg_pipeline_documents.tender import TenderExtraction
 
 STAGE_ORDER = ("upload", "ocr", "extract", "review")
@@ -455,6 +455,11 @@ def wait_for_fields(
 def run(args: argparse.Namespace) -> int:
     # Before anything is stored: the PDF checks run the documents extra's PDFium.
     require_extra(EXTRA, "pipeline submit")
+    try:  # as the workers will read them: said now, before anything is stored
+        review_enabled()
+        review_settings()
+    except RuntimeError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from None
     _, conn = open_db()
     documents: list[tuple[Path, int]] = []
     with conn:

@@ -87,3 +87,14 @@ def test_a_misspelt_review_setting_stops_the_worker_at_start(env: dict[str, str]
 
     assert result.returncode != 0
     assert "PIPELINE_REVIEW_REQUIRED" in result.stderr and "submission_deadline" in result.stderr
+
+
+def test_submit_refuses_a_review_setting_that_cannot_be_right(env: dict[str, str]) -> None:
+    bad = {**env, "PIPELINE_APP": "", "PIPELINE_REVIEW_THRESHOLD": "high"}
+
+    result = run_cli(bad, "submit", str(TENDER), "--review")
+
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "pipeline: PIPELINE_REVIEW_THRESHOLD must be a confidence from 0 to 1, not 'high'"
+    ]
