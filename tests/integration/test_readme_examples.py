@@ -1,6 +1,7 @@
-"""The README's examples of enqueueing from each stack run as written, each in a process of its
-own as an application would run it, against a database of their own: each leaves its jobs and
-its order committed. A code block runs when the line above it is `<!-- example: NAME -->`."""
+"""The README's examples, and docs/stacks.md's of enqueueing from each stack, run as written,
+each in a process of its own as an application would run it, against a database of their own:
+each leaves its jobs and its order committed. A code block runs when the line above it is
+`<!-- example: NAME -->`."""
 
 from __future__ import annotations
 
@@ -34,8 +35,16 @@ with TestClient(app) as client:
 EXPECTED = {"psycopg": (1, 1), "fastapi": (1, 1), "sqlalchemy": (2, 1), "django": (1, 1)}
 
 
+#: Where the marked examples are: the README, and the page its stack examples moved to.
+DOCUMENTS = ("README.md", "docs/stacks.md")
+
+
 def examples() -> dict[str, str]:
-    return {m["name"]: m["code"] for m in MARKED.finditer((REPO / "README.md").read_text())}
+    return {
+        m["name"]: m["code"]
+        for document in DOCUMENTS
+        for m in MARKED.finditer((REPO / document).read_text())
+    }
 
 
 def test_the_readme_marks_an_example_for_every_stack() -> None:
