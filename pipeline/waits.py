@@ -225,7 +225,7 @@ def _pick(where: Mapping[str, Any], rows: Rows) -> tuple[Any, ...] | None:
         jobs = ", ".join(str(row[0]) for row in open_)
         raise NoWaitingStep(
             f"{len(open_)} jobs of run {where['run_id']} wait on {where['name']!r} (jobs {jobs}):"
-            " say which with job_id"
+            " say which job (job_id=, or --job on the command line)"
         )
     row = open_[0]
     if row[5]:  # past its deadline: the timeout service is about to resume it as timed out
@@ -240,17 +240,28 @@ def _why_none(where: Mapping[str, Any], rows: Rows) -> str:
     """Why the run has no wait by that name: it is not there, it ended, or it waits on others."""
     run_id, name = where["run_id"], where["name"]
     if not rows:
-        return f"no run {run_id}"
+        # Another tenant's run is as if it did not exist; say so, as a rerun does.
+        whose = "" if where["tenant"] is None else f" of tenant {where['tenant']!r}"
+        return f"no run {run_id}{whose}"
     status, root_id, waiting_on, run_status = rows[0]
     if root_id is not None:
+        # Both spellings: the caller may be Python code or an operator at the CLI.
         return (
             f"job {run_id} is not a run: it belongs to run {root_id}"
-            f" (signal run {root_id}, with job_id={run_id} to say which job)"
+            f" (signal run {root_id} and say which job: job_id={run_id}, or --job {run_id})"
         )
     state = run_status or ("running" if status in ("queued", "running") else status)
     if state in ("done", "failed", "cancelled"):
         return f"run {run_id} is {state}: nothing of it waits on {name!r}"
     job = "" if where["job_id"] is None else f" (job {where['job_id']})"
+    if where["job_id"] is not None and name in waiting_on:
+        # The run does wait on the name, only not in that job: "not waiting on 'x'; it waits
+        # on 'x'" would contradict itself.
+        return (
+            f"job {where['job_id']} of run {run_id} does not wait on {name!r}: another job of"
+            f" the run does (`pipeline runs waiting` lists them; leave out the job to signal"
+            f" the run's one job waiting on it)"
+        )
     if waiting_on:
         others = ", ".join(repr(n) for n in waiting_on)
         return f"run {run_id}{job} is not waiting on {name!r}; it waits on {others}"

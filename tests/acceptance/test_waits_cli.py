@@ -61,3 +61,27 @@ def test_list_the_open_waits_and_answer_one(env: dict[str, str], conn: Conn, db_
     shown = json.loads(run_cli(env, "jobs", "show", str(job_id)).stdout)
     assert shown["wait"]["resolution"] == "signalled"
     assert shown["wait"]["payload"] == {"approved": True, "note": "from stdin"}
+
+
+def test_a_signal_to_the_wrong_job_says_which_option_names_the_right_one(
+    env: dict[str, str], conn: Conn, db_url: str
+) -> None:
+    run_id = enqueue(conn, "prepare", {"name": "lease.pdf"})
+    [review_id] = drain(db_url, stages=["prepare", "approve"]).waiting
+    answer = ("--payload", '{"approved": true}')
+
+    inner = run_cli(env, "runs", "signal", str(review_id), "review", *answer)
+    assert inner.returncode == 1
+    # The operator is told the option to type, not only the Python keyword.
+    assert f"signal run {run_id} and say which job" in inner.stderr
+    assert f"--job {review_id}" in inner.stderr
+    wrong_job = run_cli(env, "runs", "signal", str(run_id), "review", "--job", str(run_id), *answer)
+    assert wrong_job.returncode == 1
+    assert f"job {run_id} of run {run_id} does not wait on 'review'" in wrong_job.stderr
+    assert "it waits on 'review'" not in wrong_job.stderr
+    other = run_cli(env, "runs", "signal", str(run_id), "review", "--tenant", "acme", *answer)
+    assert other.returncode == 1 and f"no run {run_id} of tenant 'acme'" in other.stderr
+
+    right = run_cli(env, "runs", "signal", str(run_id), "review", "--job", str(review_id), *answer)
+    assert right.returncode == 0, right.stderr
+    assert f"job {review_id} resumed" in right.stdout

@@ -384,8 +384,12 @@ def test_no_waiting_step_says_why(db_url: str, conn: Conn) -> None:
     job_id = waiting_job(db_url, conn)
     with pytest.raises(NoWaitingStep, match="is not waiting on 'approval'; it waits on 'review'"):
         signal(conn, job_id, "approval", APPROVE)
-    with pytest.raises(NoWaitingStep, match="no run"):
+    with pytest.raises(NoWaitingStep, match=f"no run {job_id} of tenant 'other'$"):
         signal(conn, job_id, "review", APPROVE, tenant="other")
+    other = enqueue(conn, "prepare", {"name": "y"})
+    elsewhere = f"job {other} of run {job_id} does not wait on 'review'"
+    with pytest.raises(NoWaitingStep, match=elsewhere):
+        signal(conn, job_id, "review", APPROVE, job_id=other)
     signal(conn, job_id, "review", APPROVE)
     with pytest.raises(NoWaitingStep, match="already signalled at"):
         signal(conn, job_id, "review", APPROVE)
