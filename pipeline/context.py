@@ -10,7 +10,7 @@ import psycopg
 from pydantic import BaseModel
 
 from pg_pipeline.enqueue import JobRequest, insert_row, insert_rows, job_row
-from pg_pipeline.errors import LeaseLost, Waiting, WaitTimedOut
+from pg_pipeline.errors import InvalidWait, LeaseLost, Waiting, WaitTimedOut
 from pg_pipeline.lazy_event import LazyEvent
 from pg_pipeline.outcomes import TransactionStep
 from pg_pipeline.queries import Q
@@ -228,8 +228,12 @@ class Context:
         enqueued or added with on_complete before it is dropped. On that run this returns the
         payload; past the timeout it raises WaitTimedOut, which fails the job unless the stage
         catches it. `proposal` (what the stage suggests) and `detail` (anything a reviewer
-        needs) are stored with the wait for whoever answers it (pg_pipeline.admin.list_waits)."""
-        request = wait_request(name, model, timeout, proposal, detail)
+        needs) are stored with the wait for whoever answers it (pg_pipeline.admin.list_waits).
+        An argument it cannot take raises InvalidWait, which fails the job without retries."""
+        try:
+            request = wait_request(name, model, timeout, proposal, detail)
+        except (TypeError, ValueError) as exc:
+            raise InvalidWait(f"ctx.wait_for: {exc}") from None
         record = None if self._read_wait is None else self._read_wait(self.job_id, request.name)
         if record is not None and record.resolution == "signalled":
             return model.model_validate(record.payload)

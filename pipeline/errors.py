@@ -81,6 +81,12 @@ class WaitTimedOut(Exception):
         self.timeout_s = timeout_s
 
 
+class InvalidWait(PermanentError, ValueError):
+    """Raised by ctx.wait_for called wrongly (a model that is not a pydantic model class, a
+    timeout out of range, a name, proposal or detail that cannot be stored): the stage's code
+    is wrong, and every retry would call it the same way, so the job fails at once."""
+
+
 class InvalidSignal(PipelineError, ValueError):
     """A signal's payload does not fit the schema of the model its wait asked for: the message
     lists each field's error. Nothing was changed."""

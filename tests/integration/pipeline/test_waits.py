@@ -249,6 +249,22 @@ def test_a_wait_past_its_deadline_fails_the_job_with_the_wait_named(
         signal(conn, job_id, "review", APPROVE)
 
 
+@pytest.mark.parametrize("timeout_s", [0, -5, 1e300])
+def test_a_wait_for_called_wrongly_fails_the_job_at_once(
+    db_url: str, conn: Conn, timeout_s: float
+) -> None:
+    job_id = enqueue(conn, "approve", {"name": "x", "timeout_s": timeout_s})
+    drained = drain(db_url, stages=["approve"])
+    assert list(drained.failed) == [job_id], drained
+    error = job_row(conn, job_id)["last_error"]
+    assert error.startswith("InvalidWait: ctx.wait_for: a wait's timeout is"), error
+    # The stage's code is wrong: a retry would call wait_for the same way, so none is made.
+    assert [a.outcome for a in admin.job_attempts(conn, job_id)] == ["failed"]
+    assert conn.execute(
+        "SELECT count(*) FROM pipeline.waits WHERE job_id = %s", (job_id,)
+    ).fetchone() == (0,)
+
+
 def test_a_stage_that_catches_the_timeout_goes_on_with_a_default(
     db_url: str, conn: Conn, pool: Any
 ) -> None:
