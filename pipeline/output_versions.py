@@ -116,7 +116,13 @@ def diff_outputs_plan(
     """Two versions of `stage`'s outputs in the run side by side: `versions` (left, right),
     each a code version or a generation ("generation:N", or just N when no code version is
     spelled so), by default the two newest generations. NoSuchVersion when the run, the stage's
-    outputs or a version is not there, or there is one version only."""
+    outputs or a version is not there, or there is one version only; ValueError for arguments
+    that cannot name one (checked before anything is sent, as a rerun's are)."""
+    if isinstance(run_id, bool) or not isinstance(run_id, int) or run_id < 1:
+        raise ValueError(f"run_id must be a positive integer, not {run_id!r}")
+    # A NUL would reach PostgreSQL and come back as a DataError, not a refusal.
+    if not isinstance(stage, str) or not stage or "\x00" in stage:
+        raise ValueError(f"stage must be a stage's name, not {stage!r}")
     return Plan(_diff(run_id, stage, versions, tenant))
 
 

@@ -73,7 +73,8 @@ def rerun_plan(
     is refused as if it did not exist."""
     if isinstance(run_id, bool) or not isinstance(run_id, int) or run_id < 1:
         raise ValueError(f"run_id must be a positive integer, not {run_id!r}")
-    if not isinstance(from_stage, str) or not from_stage:
+    # A NUL would reach PostgreSQL and come back as a DataError, not a refusal.
+    if not isinstance(from_stage, str) or not from_stage or "\x00" in from_stage:
         raise ValueError(f"from_stage must be a stage's name, not {from_stage!r}")
     return Plan(
         _rerun(run_id, from_stage, tenant, force, REGISTRY if registry is None else registry),
@@ -150,7 +151,8 @@ def _check(
         )
     if active or status != "done":
         advice = (
-            "; retry its failed jobs (`pipeline jobs retry`) instead"
+            # A cancelled run may have no failed job: name the jobs it has.
+            f"; retry its {status} jobs (`pipeline jobs retry`) instead"
             if status in ("failed", "cancelled") and not active
             else ": wait until it is done"
         )

@@ -13,6 +13,7 @@ import pytest
 from pydantic import BaseModel
 
 from pg_pipeline import Context, arerun
+from pg_pipeline.admin.runs import cancel_tree
 from pg_pipeline.enqueue import enqueue
 from pg_pipeline.maintenance.retention import prune
 from pg_pipeline.output_versions import NoSuchVersion, diff_outputs, output_versions
@@ -242,6 +243,20 @@ def test_unknown_stages_stages_that_never_ran_and_other_tenants_runs_are_refused
     assert rerun(conn, run_id, "vb", tenant="acme", registry=V2).created
     with pytest.raises(ValueError, match="run_id must be a positive integer"):
         rerun(conn, 0, "vb")
+    with pytest.raises(ValueError, match="from_stage must be a stage's name"):
+        rerun(conn, run_id, "v\x00b")
+    with pytest.raises(ValueError, match="stage must be a stage's name"):
+        diff_outputs(conn, run_id, "v\x00b")
+    with pytest.raises(ValueError, match="run_id must be a positive integer"):
+        diff_outputs(conn, -1, "vb")
+
+
+def test_a_cancelled_run_is_refused_with_advice_that_fits_it(db_url: str, conn: Conn) -> None:
+    run_id = enqueue(conn, "va", {"text": "stopped"}, registry=V1)
+    drain(db_url, registry=V1, stages=["va"])
+    assert cancel_tree(conn, run_id, None, reason="withdrawn")
+    with pytest.raises(RerunRefused, match=r"is cancelled, not done; retry its cancelled jobs"):
+        rerun(conn, run_id, "va", registry=V2)
 
 
 def test_a_rerun_at_the_stored_version_needs_force(db_url: str, conn: Conn) -> None:
