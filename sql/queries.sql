@@ -178,17 +178,17 @@ WITH gone AS (
 ),
 moved AS (
     INSERT INTO pipeline.job_history
-    SELECT (pipeline.finished_job(job, 'done', NULL)).* FROM gone
+    SELECT h.* FROM gone, pipeline.finished_job(job, 'done', NULL) AS h
     RETURNING id
 ),
 tried AS (
     INSERT INTO pipeline.job_attempts
-    SELECT (pipeline.ended_attempt(job, 'done', NULL, started, logs, dropped)).* FROM gone
+    SELECT a.* FROM gone, pipeline.ended_attempt(job, 'done', NULL, started, logs, dropped) AS a
     -- A first claim done without a line logged has no row: the job's own row says all of it
     -- (claim, worker, end) but the run's start, and the readers (job_attempts in
     -- queries_admin.sql) make its row from it. The hot path's common case then writes nothing
     -- more; a row for it cost the drain benchmark about 14 per cent.
-    WHERE (job).claims > 1 OR logs IS NOT NULL OR dropped > 0
+    WHERE (gone.job).claims > 1 OR gone.logs IS NOT NULL OR gone.dropped > 0
 )
 SELECT id FROM moved;
 
@@ -217,17 +217,17 @@ WITH gone AS (
 ),
 moved AS (
     INSERT INTO pipeline.job_history
-    SELECT (pipeline.finished_job(job, 'done', NULL)).* FROM gone
+    SELECT h.* FROM gone, pipeline.finished_job(job, 'done', NULL) AS h
     RETURNING id
 ),
 tried AS (
     INSERT INTO pipeline.job_attempts
-    SELECT (pipeline.ended_attempt(job, 'done', NULL, started, logs, dropped)).* FROM gone
+    SELECT a.* FROM gone, pipeline.ended_attempt(job, 'done', NULL, started, logs, dropped) AS a
     -- A first claim done without a line logged has no row: the job's own row says all of it
     -- (claim, worker, end) but the run's start, and the readers (job_attempts in
     -- queries_admin.sql) make its row from it. The hot path's common case then writes nothing
     -- more; a row for it cost the drain benchmark about 14 per cent.
-    WHERE (job).claims > 1 OR logs IS NOT NULL OR dropped > 0
+    WHERE (gone.job).claims > 1 OR gone.logs IS NOT NULL OR gone.dropped > 0
 )
 SELECT id FROM moved;
 
@@ -270,9 +270,9 @@ back AS (
 ),
 tried AS (
     INSERT INTO pipeline.job_attempts
-    SELECT (pipeline.ended_attempt(job, %(outcome)s, %(error)s, %(started)s::float8, %(logs)s,
-                                   %(dropped)s)).*
-    FROM held
+    SELECT a.*
+    FROM held, pipeline.ended_attempt(job, %(outcome)s, %(error)s, %(started)s::float8, %(logs)s,
+                                   %(dropped)s) AS a
 )
 SELECT id FROM back;
 
@@ -286,14 +286,14 @@ WITH gone AS (
 ),
 moved AS (
     INSERT INTO pipeline.job_history
-    SELECT (pipeline.finished_job(job, 'failed', %(error)s)).* FROM gone
+    SELECT h.* FROM gone, pipeline.finished_job(job, 'failed', %(error)s) AS h
     RETURNING id
 ),
 tried AS (
     INSERT INTO pipeline.job_attempts
-    SELECT (pipeline.ended_attempt(job, %(outcome)s, %(error)s, %(started)s::float8, %(logs)s,
-                                   %(dropped)s)).*
-    FROM gone
+    SELECT a.*
+    FROM gone, pipeline.ended_attempt(job, %(outcome)s, %(error)s, %(started)s::float8, %(logs)s,
+                                   %(dropped)s) AS a
 )
 SELECT id FROM moved;
 
@@ -334,21 +334,21 @@ gone AS (
 ),
 failed AS (
     INSERT INTO pipeline.job_history
-    SELECT (pipeline.finished_job(
+    SELECT h.*
+    FROM gone, pipeline.finished_job(
                job, 'failed',
                'released at worker shutdown on its final attempt, ' || (job).releases + 1
                    || ' releases in all',
-               released => true)).*
-    FROM gone
+               released => true) AS h
     RETURNING id, status
 ),
 tried AS (
     -- The attempt was given back, whatever became of the job (the fail above says so itself).
     INSERT INTO pipeline.job_attempts
-    SELECT (pipeline.ended_attempt(
+    SELECT a.*
+    FROM held, pipeline.ended_attempt(
                job, 'given_back',
-               'released at worker shutdown' || CASE WHEN free THEN '' ELSE ' (charged)' END)).*
-    FROM held
+               'released at worker shutdown' || CASE WHEN free THEN '' ELSE ' (charged)' END) AS a
 )
 SELECT id, status FROM requeued
 UNION ALL
@@ -417,17 +417,18 @@ gone AS (
 ),
 failed AS (
     INSERT INTO pipeline.job_history
-    SELECT (pipeline.finished_job(job, 'failed', 'lease expired on final attempt',
-                                  lost => true)).*
-    FROM gone
+    SELECT h.*
+    FROM gone, pipeline.finished_job(job, 'failed', 'lease expired on final attempt',
+                                  lost => true) AS h
     RETURNING id, type, status
 ),
 tried AS (
     -- The attempt was lost with its worker, and with it what the worker held of it: its
     -- start and its log lines.
     INSERT INTO pipeline.job_attempts
-    SELECT (pipeline.ended_attempt(job, 'lost', 'lease expired: its worker died or stalled')).*
-    FROM expired
+    SELECT a.*
+    FROM expired,
+         pipeline.ended_attempt(job, 'lost', 'lease expired: its worker died or stalled') AS a
 )
 SELECT id, type, status FROM requeued
 UNION ALL

@@ -405,16 +405,16 @@ WITH gone AS (
 ),
 cancelled AS (
     INSERT INTO pipeline.job_history
-    SELECT (pipeline.finished_job(job, 'cancelled', coalesce(%(reason)s, 'cancelled'))).*
-    FROM gone
+    SELECT h.*
+    FROM gone, pipeline.finished_job(job, 'cancelled', coalesce(%(reason)s, 'cancelled')) AS h
     RETURNING id, claims
 ),
 tried AS (
     -- A running job's attempt ends here; its worker's lines of it are not written (its
     -- fenced writes find the job gone).
     INSERT INTO pipeline.job_attempts
-    SELECT (pipeline.ended_attempt(job, 'cancelled', coalesce(%(reason)s, 'cancelled'))).*
-    FROM gone
+    SELECT a.*
+    FROM gone, pipeline.ended_attempt(job, 'cancelled', coalesce(%(reason)s, 'cancelled')) AS a
     WHERE status = 'running'
 )
 SELECT id, pg_notify('pipeline_cancel', id::text || ':' || claims::text) IS NULL AS notified
@@ -449,15 +449,15 @@ gone AS (
 ),
 cancelled AS (
     INSERT INTO pipeline.job_history
-    SELECT (pipeline.finished_job(job, 'cancelled', coalesce(%(reason)s, 'cancelled'))).*
-    FROM gone
+    SELECT h.*
+    FROM gone, pipeline.finished_job(job, 'cancelled', coalesce(%(reason)s, 'cancelled')) AS h
     RETURNING id, claims
 ),
 tried AS (
     -- The running ones' attempts end here, as in `cancel`.
     INSERT INTO pipeline.job_attempts
-    SELECT (pipeline.ended_attempt(job, 'cancelled', coalesce(%(reason)s, 'cancelled'))).*
-    FROM gone
+    SELECT a.*
+    FROM gone, pipeline.ended_attempt(job, 'cancelled', coalesce(%(reason)s, 'cancelled')) AS a
     WHERE status = 'running'
 )
 -- Only the jobs that were running have a worker to tell.
@@ -498,8 +498,8 @@ gone AS (
     RETURNING j AS job
 )
 INSERT INTO pipeline.job_history
-SELECT (pipeline.finished_job(job, 'cancelled', coalesce(%(reason)s, 'cancelled'))).*
-FROM gone
+SELECT h.*
+FROM gone, pipeline.finished_job(job, 'cancelled', coalesce(%(reason)s, 'cancelled')) AS h
 RETURNING id;
 
 -- name: schedule_tenant

@@ -47,9 +47,9 @@ recorded AS (
 tried AS (
     -- The attempt as the claim counted it: the refund above is the next claim's to take.
     INSERT INTO pipeline.job_attempts
-    SELECT (pipeline.ended_attempt(job, 'waiting', NULL, %(started)s::float8, %(logs)s,
-                                   %(dropped)s)).*
-    FROM held
+    SELECT a.*
+    FROM held, pipeline.ended_attempt(job, 'waiting', NULL, %(started)s::float8, %(logs)s,
+                                   %(dropped)s) AS a
 )
 SELECT id FROM parked;
 

@@ -3,19 +3,17 @@
 -- an UPDATE that requeues it), how the attempt ended, and what the worker sent of it: when it
 -- began to run it (epoch seconds), the lines the stage logged and how many were dropped (NULL
 -- when it sent nothing). The one place that maps an attempt: every statement that ends one
--- inserts `(pipeline.ended_attempt(job, ...)).*`.
+-- inserts `SELECT a.* FROM x, pipeline.ended_attempt(x.job, ...) AS a`.
 --
 -- Inlined by the planner, for the reasons and with the qualified names of
 -- sql/functions/finished_job.sql.
 CREATE OR REPLACE FUNCTION pipeline.ended_attempt(
     job pipeline.active_jobs, outcome text, error text,
     started double precision DEFAULT NULL, logs text DEFAULT NULL, dropped integer DEFAULT NULL
-) RETURNS pipeline.job_attempts
+) RETURNS SETOF pipeline.job_attempts
 LANGUAGE sql STABLE PARALLEL SAFE
 AS $$
-    SELECT ROW(
-        job.id, job.claims, job.attempts, job.worker_id, job.started_at,
-        pg_catalog.to_timestamp(started), pg_catalog.now(), outcome, error, logs,
-        coalesce(dropped, 0)
-    )::pipeline.job_attempts
+    SELECT job.id, job.claims, job.attempts, job.worker_id, job.started_at,
+           pg_catalog.to_timestamp(started), pg_catalog.now(), outcome, error, logs,
+           coalesce(dropped, 0)
 $$;
