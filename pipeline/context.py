@@ -7,10 +7,10 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 import psycopg
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from pg_pipeline.enqueue import JobRequest, insert_row, insert_rows, job_row
-from pg_pipeline.errors import InvalidWait, LeaseLost, Waiting, WaitTimedOut
+from pg_pipeline.errors import InvalidWait, LeaseLost, PermanentError, Waiting, WaitTimedOut
 from pg_pipeline.lazy_event import LazyEvent
 from pg_pipeline.outcomes import TransactionStep
 from pg_pipeline.queries import Q
@@ -236,7 +236,15 @@ class Context:
             raise InvalidWait(f"ctx.wait_for: {exc}") from None
         record = None if self._read_wait is None else self._read_wait(self.job_id, request.name)
         if record is not None and record.resolution == "signalled":
-            return model.model_validate(record.payload)
+            try:
+                return model.model_validate(record.payload)
+            except ValidationError as exc:
+                # The signal checked the payload against the JSON schema only; a validator of
+                # the model refused it. Say so, naming the wait, rather than pydantic alone.
+                raise PermanentError(
+                    f"the answer signalled to wait {request.name!r} of job {self.job_id} fits"
+                    f" the JSON schema of {model.__name__} but not the model: {exc}"
+                ) from None
         if record is not None and record.resolution == "timed_out":
             waited = (record.deadline - record.created_at).total_seconds()
             raise WaitTimedOut(

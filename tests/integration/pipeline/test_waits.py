@@ -265,6 +265,18 @@ def test_a_wait_for_called_wrongly_fails_the_job_at_once(
     ).fetchone() == (0,)
 
 
+def test_an_answer_the_model_refuses_fails_the_job_naming_the_wait(db_url: str, conn: Conn) -> None:
+    job_id = waiting_job(db_url, conn, stage="code_review")
+    assert signal(conn, job_id, "code", {"code": "lower"}) == job_id  # fits the JSON schema
+    assert list(drain(db_url, stages=["code_review"]).failed) == [job_id]
+    error = job_row(conn, job_id)["last_error"]
+    assert error.startswith(
+        f"PermanentError: the answer signalled to wait 'code' of job {job_id} fits the JSON"
+        " schema of Code but not the model"
+    ), error
+    assert "a code is upper case" in error
+
+
 def test_a_stage_that_catches_the_timeout_goes_on_with_a_default(
     db_url: str, conn: Conn, pool: Any
 ) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from pg_pipeline import Context, WaitTimedOut, stage
 from tests.support.apps.jobs_app import record_effect
@@ -69,3 +69,21 @@ def two_reviews(doc: Doc, ctx: Context) -> Verdict:
     first = ctx.wait_for("first", Review, timeout=doc.timeout_s)
     second = ctx.wait_for("second", Review, timeout=doc.timeout_s)
     return Verdict(approved=first.approved and second.approved, note=f"{first.note}+{second.note}")
+
+
+class Code(BaseModel):
+    code: str
+
+    @field_validator("code")
+    @classmethod
+    def upper_case(cls, value: str) -> str:
+        # A rule the JSON schema cannot say: a signal passes it, the stage's model refuses it.
+        if not value.isupper():
+            raise ValueError("a code is upper case")
+        return value
+
+
+@stage("code_review", lease=30)
+def code_review(doc: Doc, ctx: Context) -> Verdict:
+    answer = ctx.wait_for("code", Code, timeout=doc.timeout_s)
+    return Verdict(approved=True, note=answer.code)
