@@ -245,18 +245,36 @@ FROM pipeline.jobs
 WHERE parent_id = %(id)s AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s);
 
 -- name: runs_list
--- The newest runs (root jobs with descendants) from their stored status (pipeline.runs, kept
--- by sql/functions/count_runs.sql), newest first through runs_pkey, or runs_status with a
--- status, or runs_tenant with a tenant; the root's stage by id.
-SELECT r.run_id, j.type, r.tenant_id, r.status, r.created_at, r.finished_at,
-       r.active + r.done + r.failed + r.cancelled AS jobs, r.active, r.done, r.failed,
-       r.cancelled, r.blocked_job_id, r.blocked_reason
-FROM pipeline.runs AS r
-LEFT JOIN LATERAL (SELECT type FROM pipeline.jobs WHERE id = r.run_id LIMIT 1) AS j ON true
-WHERE (%(tenant)s::text IS NULL OR r.tenant_id = %(tenant)s)
-  AND (%(status)s::text IS NULL OR r.status = %(status)s)
-  AND (%(before)s::bigint IS NULL OR r.run_id < %(before)s)
-ORDER BY r.run_id DESC
+-- The newest runs, newest first: runs of more than one job from their stored status
+-- (pipeline.runs, kept by sql/functions/count_runs.sql) through runs_pkey, or runs_status with
+-- a status, or runs_tenant with a tenant, the root's stage by id; merged with the waiting jobs
+-- alone in their run (no runs row: their run's status is their own), through jobs_waiting,
+-- because a single approval job is the commonest durable wait and the status filter would
+-- otherwise hide it. Single queued or running jobs are every standalone job, and single failed
+-- ones live in the history: neither is listed (`pipeline jobs list` shows them).
+(SELECT r.run_id, j.type, r.tenant_id, r.status, r.created_at, r.finished_at,
+        r.active + r.done + r.failed + r.cancelled AS jobs, r.active, r.done, r.failed,
+        r.cancelled, r.blocked_job_id, r.blocked_reason
+ FROM pipeline.runs AS r
+ LEFT JOIN LATERAL (SELECT type FROM pipeline.jobs WHERE id = r.run_id LIMIT 1) AS j ON true
+ WHERE (%(tenant)s::text IS NULL OR r.tenant_id = %(tenant)s)
+   AND (%(status)s::text IS NULL OR r.status = %(status)s)
+   AND (%(before)s::bigint IS NULL OR r.run_id < %(before)s)
+ ORDER BY r.run_id DESC
+ LIMIT %(limit)s)
+UNION ALL
+(SELECT a.id, a.type, a.tenant_id, 'waiting', a.created_at, NULL::timestamptz, 1, 1, 0, 0, 0,
+        NULL::bigint, NULL::text
+ FROM pipeline.active_jobs AS a
+ WHERE a.status = 'waiting' AND a.root_id IS NULL
+   AND (%(status)s::text IS NULL OR %(status)s = 'waiting')
+   AND (%(tenant)s::text IS NULL OR a.tenant_id = %(tenant)s)
+   AND (%(before)s::bigint IS NULL OR a.id < %(before)s)
+   -- A root that enqueued children before it waited has a runs row: listed above.
+   AND NOT EXISTS (SELECT FROM pipeline.runs AS o WHERE o.run_id = a.id)
+ ORDER BY a.id DESC
+ LIMIT %(limit)s)
+ORDER BY run_id DESC
 LIMIT %(limit)s;
 
 -- name: run_status

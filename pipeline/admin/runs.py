@@ -108,8 +108,10 @@ def list_runs(
     status: str | None = None,
     limit: int = RUNS_LIMIT,
 ) -> list[RunSummary]:
-    """The newest runs with more than one job, below `before` (a run id) when set, in
-    `status` when set, from their stored status."""
+    """The newest runs, below `before` (a run id) when set, in `status` when set: runs of more
+    than one job from their stored status, and waiting jobs alone in their run (one job, active
+    and waiting), which is how a single approval job waits. Other jobs alone are not runs here:
+    every standalone job is one (`pipeline jobs list` lists them)."""
     rows = conn.execute(
         Q["runs_list"],
         {"tenant": tenant, "before": before, "status": status, "limit": limit},

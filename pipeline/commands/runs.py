@@ -49,7 +49,11 @@ def add_commands(sub: Subcommands) -> None:
             "--tenant", type=tenant_arg, help="only this tenant's runs (every query is scoped)"
         )
 
-    ls = verbs.add_parser("list", help="the newest runs of more than one job, with their status")
+    ls = verbs.add_parser(
+        "list",
+        help="the newest runs of more than one job, and jobs waiting alone, with their status "
+        "(other single jobs are not listed: see `pipeline jobs list`, e.g. --status failed)",
+    )
     ls.add_argument("--status", choices=admin.RUN_STATUSES)
     tenant_option(ls)
     ls.add_argument(

@@ -62,3 +62,25 @@ def test_list_show_and_cancel_a_failed_run(env: dict[str, str], conn: Conn) -> N
     assert after["stages"]["page"] == {"failed": 1, "cancelled": 1}
     row = conn.execute("SELECT status, last_error FROM pipeline.jobs WHERE id = %s", (queued,))
     assert row.fetchone() == ("cancelled", "bad scan")
+
+
+def test_a_job_waiting_alone_is_listed_and_shown_as_a_waiting_run(
+    env: dict[str, str], conn: Conn
+) -> None:
+    [(job,)] = conn.execute(
+        "INSERT INTO pipeline.active_jobs (type, tenant_id, status)"
+        " VALUES ('approve', 'acme', 'waiting') RETURNING id"
+    ).fetchall()
+    run, _, _ = failed_run(conn, "acme")
+
+    listed = run_cli(env, "runs", "list", "--status", "waiting", "--tenant", "acme", "--json")
+    assert listed.returncode == 0, listed.stderr
+    [row] = json.loads(listed.stdout)
+    assert (row["id"], row["status"], row["jobs"], row["active"]) == (job, "waiting", 1, 1)
+    every = json.loads(run_cli(env, "runs", "list", "--json").stdout)
+    assert [(r["id"], r["status"]) for r in every] == [(run, "failed"), (job, "waiting")]
+    other = run_cli(env, "runs", "list", "--status", "waiting", "--tenant", "globex", "--json")
+    assert json.loads(other.stdout) == [], other.stderr
+    shown = run_cli(env, "runs", "show", str(job))
+    assert shown.returncode == 0, shown.stderr
+    assert f"run {job}: waiting" in shown.stdout

@@ -11,6 +11,7 @@ from psycopg_pool import ConnectionPool
 import tests.support.apps.pipeline_app  # noqa: F401  registers the pipeline stages
 from pg_pipeline import enqueue
 from pg_pipeline.admin.jobs import Change, retry_job
+from pg_pipeline.admin.runs import list_runs, read_run
 from pg_pipeline.context import Context
 from pg_pipeline.maintenance.retention import prune
 from pg_pipeline.stage import REGISTRY
@@ -214,8 +215,6 @@ def test_concurrent_finishers_of_one_fan_out_count_every_page_once(
 def test_a_job_that_failed_alone_blocks_the_then_stage_its_workers_recorded(
     conn: Conn, pool: ConnectionPool
 ) -> None:
-    from pg_pipeline.admin.runs import read_run
-
     conn.execute(
         "INSERT INTO pipeline.stages (name, version, then_stage, max_attempts, lease_seconds,"
         " priority, recorded_by, hostname) VALUES ('assemble', 'v1', 'publish', 1, 30, 0, %s,"
@@ -242,12 +241,19 @@ def test_the_runs_list_reads_an_index_in_order_among_many_runs(conn: Conn) -> No
         " created_at) SELECT g, 't' || g % 50, CASE WHEN g % 1000 = 0 THEN 'failed'"
         " ELSE 'done' END, 0, 2, (g % 1000 = 0)::int, now() FROM generate_series(1, 200000) g"
     )
-    conn.execute("ANALYZE pipeline.runs")
+    # A queued backlog and a few jobs waiting alone, which the list merges in by jobs_waiting.
+    conn.execute(
+        "INSERT INTO pipeline.active_jobs (type, tenant_id, status) SELECT 'page', 't' || g % 50,"
+        " CASE WHEN g % 5000 = 0 THEN 'waiting' ELSE 'queued' END"
+        " FROM generate_series(1, 50000) g"
+    )
+    conn.execute("ANALYZE pipeline.runs, pipeline.active_jobs")
     base = {"tenant": None, "status": None, "before": None, "limit": 30}
     # A tenant of 2% of the runs may be read down the primary key too: 1,500 rows for 30.
     for params, indexes in [
         (base, ["runs_pkey"]),
         (base | {"status": "failed"}, ["runs_status"]),
+        (base | {"status": "waiting"}, ["runs_status"]),
         (base | {"tenant": "t7"}, ["runs_tenant", "runs_pkey"]),
         (base | {"before": 100_000}, ["runs_pkey"]),
     ]:
@@ -255,3 +261,99 @@ def test_the_runs_list_reads_an_index_in_order_among_many_runs(conn: Conn) -> No
         plan = "\n".join(str(r[0]) for r in rows)
         assert "Seq Scan on runs" not in plan, (params, plan)
         assert any(f"{index} on runs" in plan for index in indexes), (params, plan)
+        assert "Seq Scan on active_jobs" not in plan, (params, plan)
+        if params["status"] in (None, "waiting"):
+            assert "jobs_waiting on active_jobs" in plan, (params, plan)
+
+
+def waiting_alone(conn: Conn, tenant: str | None = "acme") -> int:
+    """A root job without descendants, waiting (as a single approval job waits)."""
+    [(job,)] = conn.execute(
+        "INSERT INTO pipeline.active_jobs (type, tenant_id, status) VALUES ('approve', %s,"
+        " 'waiting') RETURNING id",
+        (tenant,),
+    ).fetchall()
+    return int(job)
+
+
+def two_job_run(conn: Conn, tenant: str | None = "acme", *, waiting: bool = False) -> int:
+    """A root and its child, queued or (waiting) both waiting: a run with a runs row."""
+    [(root,)] = conn.execute(
+        "INSERT INTO pipeline.active_jobs (type, tenant_id) VALUES ('split', %s) RETURNING id",
+        (tenant,),
+    ).fetchall()
+    conn.execute(
+        "INSERT INTO pipeline.active_jobs (type, tenant_id, parent_id, root_id)"
+        " VALUES ('page', %s, %s, %s)",
+        (tenant, root, root),
+    )
+    if waiting:
+        conn.execute(
+            "UPDATE pipeline.active_jobs SET status = 'waiting' WHERE id = %s OR root_id = %s",
+            (root, root),
+        )
+    return int(root)
+
+
+def listed(conn: Conn, tenant: str | None = None, **kw: Any) -> list[tuple[int, str]]:
+    return [(r.id, r.status) for r in list_runs(conn, tenant, kw.pop("before", None), **kw)]
+
+
+def test_a_job_waiting_alone_is_a_waiting_run_in_the_list(conn: Conn) -> None:
+    run = two_job_run(conn)
+    alone = waiting_alone(conn)
+    enqueue(conn, "split", {"pages": 1})  # a queued job alone: every standalone job, not listed
+    # A root that waits after enqueueing a child has a runs row: listed once, from it.
+    root_waits = two_job_run(conn)
+    conn.execute("UPDATE pipeline.active_jobs SET status = 'waiting' WHERE id = %s", (root_waits,))
+
+    assert listed(conn) == [(root_waits, "running"), (alone, "waiting"), (run, "running")]
+    assert listed(conn, status="waiting") == [(alone, "waiting")]
+    assert listed(conn, status="running") == [(root_waits, "running"), (run, "running")]
+    assert listed(conn, status="done") == []
+    [row] = list_runs(conn, None, None, status="waiting")
+    assert (row.type, row.tenant_id, row.finished_at, row.blocked_job_id) == (
+        "approve",
+        "acme",
+        None,
+        None,
+    )
+    assert (row.jobs, row.active, row.done, row.failed, row.cancelled) == (1, 1, 0, 0, 0)
+    # Its run, shown, says waiting too (a job alone: the run is the job).
+    shown = read_run(conn, alone, None)
+    assert shown is not None and shown.status == "waiting"
+
+
+def test_the_runs_list_pages_through_runs_and_jobs_waiting_alone_newest_first(
+    conn: Conn,
+) -> None:
+    made = [
+        (two_job_run(conn), "running"),
+        (waiting_alone(conn), "waiting"),
+        (two_job_run(conn, waiting=True), "waiting"),
+        (waiting_alone(conn), "waiting"),
+        (waiting_alone(conn), "waiting"),
+        (two_job_run(conn), "running"),
+        (waiting_alone(conn), "waiting"),
+    ]
+    newest_first = sorted(made, reverse=True)
+    for status in (None, "waiting"):
+        expected = [m for m in newest_first if status in (None, m[1])]
+        pages: list[list[tuple[int, str]]] = []
+        before = None
+        while page := listed(conn, status=status, before=before, limit=2):
+            pages.append(page)
+            before = page[-1][0]
+        assert [len(p) for p in pages][:-1] == [2] * (len(pages) - 1), (status, pages)
+        assert [row for p in pages for row in p] == expected, status
+
+
+def test_jobs_waiting_alone_are_listed_to_their_tenant_only(conn: Conn) -> None:
+    acme = waiting_alone(conn, "acme")
+    globex = waiting_alone(conn, "globex")
+    untenanted = waiting_alone(conn, None)
+
+    assert listed(conn, "acme") == [(acme, "waiting")]
+    assert listed(conn, "globex", status="waiting") == [(globex, "waiting")]
+    assert listed(conn) == [(untenanted, "waiting"), (globex, "waiting"), (acme, "waiting")]
+    assert read_run(conn, acme, "globex") is None
