@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
@@ -10,9 +12,9 @@ import psycopg
 from pydantic import BaseModel, ValidationError
 
 from pg_pipeline.enqueue import JobRequest, insert_row, insert_rows, job_row
-from pg_pipeline.errors import InvalidWait, LeaseLost, PermanentError, Waiting, WaitTimedOut
+from pg_pipeline.errors import InvalidWait, LeaseLost, Waiting, WaitTimedOut
 from pg_pipeline.lazy_event import LazyEvent
-from pg_pipeline.outcomes import TransactionStep
+from pg_pipeline.outcomes import MAX_ERROR_CHARS, TransactionStep
 from pg_pipeline.queries import Q
 from pg_pipeline.stage import Registry
 from pg_pipeline.store import ClaimedJob
@@ -227,7 +229,9 @@ class Context:
         from the top, so what it does before this call must be safe to repeat, and what it
         enqueued or added with on_complete before it is dropped. On that run this returns the
         payload; past the timeout it raises WaitTimedOut, which fails the job unless the stage
-        catches it. `proposal` (what the stage suggests) and `detail` (anything a reviewer
+        catches it. A payload `model` refuses (a validator the JSON schema could not say) does
+        not fail the job: the wait opens again, the refusal in the job's last_error, for a
+        better signal. `proposal` (what the stage suggests) and `detail` (anything a reviewer
         needs) are stored with the wait for whoever answers it (pg_pipeline.admin.list_waits).
         An argument it cannot take raises InvalidWait, which fails the job without retries."""
         try:
@@ -240,10 +244,17 @@ class Context:
                 return model.model_validate(record.payload)
             except ValidationError as exc:
                 # The signal checked the payload against the JSON schema only; a validator of
-                # the model refused it. Say so, naming the wait, rather than pydantic alone.
-                raise PermanentError(
-                    f"the answer signalled to wait {request.name!r} of job {self.job_id} fits"
-                    f" the JSON schema of {model.__name__} but not the model: {exc}"
+                # the model refused it. A person's bad answer must not fail the job for good
+                # (nor can a retry mend it: the answer stays): wait again, for a better one,
+                # the refusal recorded as the job's last_error, naming the wait and the answer.
+                answer = json.dumps(record.payload, ensure_ascii=False)
+                refusal = (
+                    f"AnswerRefused: the answer signalled to wait {request.name!r} of job"
+                    f" {self.job_id} fits the JSON schema of {model.__name__} but not the"
+                    f" model, so the wait is open again: {exc}\nThe answer: {answer}"
+                )
+                raise Waiting(
+                    dataclasses.replace(request, refusal=refusal[:MAX_ERROR_CHARS])
                 ) from None
         if record is not None and record.resolution == "timed_out":
             waited = (record.deadline - record.created_at).total_seconds()

@@ -12,6 +12,11 @@ caller needs no model class), resolves the wait and queues the job, in the calle
 transaction; the deadline does the same through the timeout service
 (pipeline/maintenance/waits.py). Either way the stage runs again from the top, and this time
 wait_for finds the wait resolved: it returns the payload as the model, or raises WaitTimedOut.
+An answer the JSON schema let through but the model refuses (a validator) does not fail the
+job: a person's mistake must not end it for good. wait_for waits again instead, the refusal
+(which answer, pydantic's message) carried in the request to the job's last_error and the
+attempt's row, and the `wait` statement reopens the wait, keeping its deadline while it is
+still ahead.
 So the code before a wait_for runs again on resume, and must be safe to repeat. A job may wait
 on several names one after another: each one's resolution is kept, per (job, name).
 
@@ -56,6 +61,8 @@ class WaitRequest:
     timeout_s: float
     proposal: str | None = None  #: JSON text, or None
     detail: str | None = None  #: JSON text, or None
+    #: Why a signalled answer was refused (the model's validators), when this waits again
+    refusal: str | None = None
 
 
 @dataclass(frozen=True)
@@ -153,6 +160,7 @@ def wait_params(request: WaitRequest) -> dict[str, Any]:
         "proposal": request.proposal,
         "detail": request.detail,
         "timeout_s": request.timeout_s,
+        "refusal": request.refusal,
     }
 
 

@@ -13,7 +13,11 @@
 -- back through jobs_free_slot, its lease and worker are cleared) for 'waiting', its attempt is
 -- refunded (a resume must never fail a job for having waited), the attempt's row says
 -- 'waiting', and the wait is recorded, open, with its deadline. A wait of the same name that
--- was cancelled (the job was retried after a cancel) opens again.
+-- was cancelled (the job was retried after a cancel) opens again. So does one whose signalled
+-- answer the stage's model refused (%(refusal)s set: ctx.wait_for): the refusal is the job's
+-- last_error and the attempt's error, and the wait keeps its first deadline (and age) while
+-- that is still ahead; past it, the person who answered wrongly gets the stage's full timeout
+-- again, from now, rather than a wait the timeout service would end at once.
 WITH held AS (
     SELECT j AS job, j.id, j.type, j.tenant_id, coalesce(j.root_id, j.id) AS run_id
     FROM pipeline.active_jobs AS j
@@ -26,7 +30,7 @@ parked AS (
         attempts = j.attempts - 1,
         leased_until = NULL,
         worker_id = NULL,
-        last_error = NULL
+        last_error = %(refusal)s::text
     FROM held
     WHERE j.id = held.id
     RETURNING j.id
@@ -41,14 +45,18 @@ recorded AS (
     ON CONFLICT (job_id, name) DO UPDATE
     SET run_id = EXCLUDED.run_id, tenant_id = EXCLUDED.tenant_id, stage = EXCLUDED.stage,
         schema = EXCLUDED.schema, proposal = EXCLUDED.proposal, detail = EXCLUDED.detail,
-        created_at = now(), deadline = EXCLUDED.deadline, resolved_at = NULL,
-        resolution = NULL, payload = NULL
+        created_at = CASE WHEN %(refusal)s::text IS NOT NULL AND w.deadline > now()
+                          THEN w.created_at ELSE now() END,
+        deadline = CASE WHEN %(refusal)s::text IS NOT NULL AND w.deadline > now()
+                        THEN w.deadline ELSE EXCLUDED.deadline END,
+        resolved_at = NULL, resolution = NULL, payload = NULL
 ),
 tried AS (
     -- The attempt as the claim counted it: the refund above is the next claim's to take.
     INSERT INTO pipeline.job_attempts
     SELECT a.*
-    FROM held, pipeline.ended_attempt(job, 'waiting', NULL, %(started)s::float8, %(logs)s,
+    FROM held, pipeline.ended_attempt(job, 'waiting', %(refusal)s::text,
+                                   %(started)s::float8, %(logs)s,
                                    %(dropped)s) AS a
 )
 SELECT id FROM parked;
@@ -140,8 +148,12 @@ RETURNING j.id, j.type, resolved.name, pg_notify('pipeline_jobs', j.type) IS NUL
 -- name: waits_open
 -- Open waits, oldest first, through waits_open; a tenant and a name narrow them.
 SELECT job_id, run_id, tenant_id, stage, name, schema, proposal, detail, created_at, deadline,
-       resolved_at, resolution, payload
-FROM pipeline.waits
+       resolved_at, resolution, payload,
+       -- Why the model refused the answer signalled last, while the wait is open again for it:
+       -- the job's last_error (the `wait` statement clears it on a first wait). By the key.
+       (SELECT j.last_error FROM pipeline.active_jobs AS j
+        WHERE j.id = w.job_id AND j.status = 'waiting' AND w.resolved_at IS NULL) AS last_refusal
+FROM pipeline.waits AS w
 WHERE resolved_at IS NULL
   AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
   AND (%(name)s::text IS NULL OR name = %(name)s)
@@ -151,8 +163,11 @@ LIMIT %(limit)s;
 -- name: waits_of_job
 -- A job's waits, the open one first, then the latest resolved: by the primary key.
 SELECT job_id, run_id, tenant_id, stage, name, schema, proposal, detail, created_at, deadline,
-       resolved_at, resolution, payload
-FROM pipeline.waits
+       resolved_at, resolution, payload,
+       -- As in waits_open.
+       (SELECT j.last_error FROM pipeline.active_jobs AS j
+        WHERE j.id = w.job_id AND j.status = 'waiting' AND w.resolved_at IS NULL) AS last_refusal
+FROM pipeline.waits AS w
 WHERE job_id = %(job_id)s AND (%(name)s::text IS NULL OR name = %(name)s)
   AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
 ORDER BY resolved_at IS NOT NULL, resolved_at DESC, created_at DESC

@@ -37,6 +37,9 @@ class WaitTask:
     resolved_at: datetime | None
     resolution: str | None  #: 'signalled', 'timed_out', 'cancelled'; None while open
     payload: Any  #: what the signal delivered (JSON), or None
+    #: While open again: why the stage's model refused the answer signalled last (which
+    #: answer, pydantic's message), as the job's last_error says; else None
+    last_refusal: str | None = None
 
     @property
     def open(self) -> bool:

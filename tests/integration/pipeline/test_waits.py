@@ -265,16 +265,44 @@ def test_a_wait_for_called_wrongly_fails_the_job_at_once(
     ).fetchone() == (0,)
 
 
-def test_an_answer_the_model_refuses_fails_the_job_naming_the_wait(db_url: str, conn: Conn) -> None:
+def test_an_answer_the_model_refuses_reopens_the_wait_and_a_good_one_then_finishes(
+    db_url: str, conn: Conn
+) -> None:
     job_id = waiting_job(db_url, conn, stage="code_review")
+    first = get_wait(conn, job_id, "code")
+    assert first is not None and first.open and first.last_refusal is None
     assert signal(conn, job_id, "code", {"code": "lower"}) == job_id  # fits the JSON schema
-    assert list(drain(db_url, stages=["code_review"]).failed) == [job_id]
-    error = job_row(conn, job_id)["last_error"]
+    # The model's validator refuses it: the job waits again, it does not fail.
+    assert drain(db_url, stages=["code_review"]).waiting == [job_id]
+    row = job_row(conn, job_id)
+    assert (row["status"], row["attempts"], row["holds_slot"]) == ("waiting", 0, False)
+    error = row["last_error"]
     assert error.startswith(
-        f"PermanentError: the answer signalled to wait 'code' of job {job_id} fits the JSON"
-        " schema of Code but not the model"
+        f"AnswerRefused: the answer signalled to wait 'code' of job {job_id} fits the JSON"
+        " schema of Code but not the model, so the wait is open again"
     ), error
-    assert "a code is upper case" in error
+    assert "a code is upper case" in error and 'The answer: {"code": "lower"}' in error
+    state = run_status(conn, job_id)
+    assert state is not None and state.status == "waiting"
+    # The wait is open again, as first recorded: same deadline, the refusal beside it.
+    again = get_wait(conn, job_id, "code")
+    assert again is not None and again.open and again.payload is None
+    assert (again.created_at, again.deadline) == (first.created_at, first.deadline)
+    assert again.last_refusal == error
+    assert [(t.job_id, t.last_refusal) for t in list_waits(conn)] == [(job_id, error)]
+    attempts = admin.job_attempts(conn, job_id)
+    assert [(a.outcome, a.error) for a in attempts] == [("waiting", None), ("waiting", error)]
+
+    assert signal(conn, job_id, "code", {"code": "LGTM"}) == job_id
+    assert drain(db_url, stages=["code_review"]).done == [job_id]
+    assert run_output(conn, job_id, "code_review") == {"approved": True, "note": "LGTM"}
+    assert job_row(conn, job_id)["status"] == "done"
+    done = get_wait(conn, job_id, "code")
+    assert done is not None and done.resolution == "signalled" and done.payload == {"code": "LGTM"}
+    assert done.last_refusal is None and list_waits(conn) == []
+    # Exactly once: the resolved wait takes no second answer.
+    with pytest.raises(NoWaitingStep, match="already signalled"):
+        signal(conn, job_id, "code", {"code": "AGAIN"})
 
 
 def test_a_stage_that_catches_the_timeout_goes_on_with_a_default(
