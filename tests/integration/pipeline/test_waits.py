@@ -18,8 +18,10 @@ from starlette.testclient import TestClient
 
 import tests.support.apps.waits_app  # noqa: F401  registers the wait stages
 from pg_pipeline import (
+    Context,
     InvalidSignal,
     NoWaitingStep,
+    PermanentError,
     WorkerSettings,
     asignal,
     dashboard,
@@ -303,6 +305,31 @@ def test_an_answer_the_model_refuses_reopens_the_wait_and_a_good_one_then_finish
     # Exactly once: the resolved wait takes no second answer.
     with pytest.raises(NoWaitingStep, match="already signalled"):
         signal(conn, job_id, "code", {"code": "AGAIN"})
+
+
+def test_a_job_failed_by_a_refused_answer_before_reopening_waits_again_when_retried(
+    db_url: str, conn: Conn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    job_id = waiting_job(db_url, conn, stage="code_review")
+    assert signal(conn, job_id, "code", {"code": "lower"}) == job_id
+    # As before waits reopened: wait_for failed the job for good, its wait kept as signalled.
+    with monkeypatch.context() as patched:
+        patched.setattr(Context, "wait_for", _fail_for_good)
+        assert list(drain(db_url, stages=["code_review"]).failed) == [job_id]
+    kept = get_wait(conn, job_id, "code")
+    assert kept is not None and kept.resolution == "signalled"
+    # A retry runs the stage again, which now finds the answer refused and waits for another.
+    assert admin.retry_job(conn, job_id) == admin.Change.DONE
+    assert drain(db_url, stages=["code_review"]).waiting == [job_id]
+    reopened = get_wait(conn, job_id, "code")
+    assert reopened is not None and reopened.open
+    assert reopened.last_refusal is not None and "a code is upper case" in reopened.last_refusal
+    assert signal(conn, job_id, "code", {"code": "OK"}) == job_id
+    assert drain(db_url, stages=["code_review"]).done == [job_id]
+
+
+def _fail_for_good(self: Context, *args: Any, **kwargs: Any) -> Any:
+    raise PermanentError("the answer fits the JSON schema but not the model")
 
 
 def test_a_stage_that_catches_the_timeout_goes_on_with_a_default(
