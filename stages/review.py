@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -331,10 +331,17 @@ def _words(text: str) -> set[str]:
     return {w.casefold() for w in _WORD.findall(text)}
 
 
-def snippet(pages: Sequence[str], ev: FieldEvidence) -> str | None:
-    """The lines around the one the value was read from, as the page's text has them: the
-    evidence quotes the line as the extractor normalised it, which the page's own text is
-    searched for (the line sharing most words with it, on the evidence's page when it has one)."""
+_LineT = TypeVar("_LineT")
+#: Least share of words a page's line must have in common with the evidence to be its line.
+MIN_LINE_LIKENESS = 0.3
+
+
+def _evidence_line(
+    ev: FieldEvidence, pages: Sequence[Sequence[tuple[str, _LineT]] | None]
+) -> tuple[int, _LineT] | None:
+    """The line of the pages (each a list of (its text, the line)) that shares most words with
+    the evidence, on the evidence's page when it names one: (0-based page, the line), or None.
+    The evidence quotes the line as the extractor normalised it, hence words, not text."""
     source = (ev.source or ev.rejected or "").split(" | ")[0]
     wanted = _words(source)
     if not wanted:
@@ -342,18 +349,28 @@ def snippet(pages: Sequence[str], ev: FieldEvidence) -> str | None:
     candidates = (
         [ev.page - 1] if ev.page is not None and 0 < ev.page <= len(pages) else range(len(pages))
     )
-    best: tuple[float, int, int] | None = None
+    best: tuple[float, int, _LineT] | None = None
     for index in candidates:
-        for number, line in enumerate(pages[index].splitlines()):
-            have = _words(line)
+        for text, line in pages[index] or ():
+            have = _words(text)
             if not have:
                 continue
             score = len(wanted & have) / len(wanted | have)
             if best is None or score > best[0]:
-                best = (score, index, number)
-    if best is None or best[0] < 0.3:
+                best = (score, index, line)
+    if best is None or best[0] < MIN_LINE_LIKENESS:
         return None
-    _, index, number = best
+    return best[1], best[2]
+
+
+def snippet(pages: Sequence[str], ev: FieldEvidence) -> str | None:
+    """The lines around the one the value was read from, as the page's text has them."""
+    found = _evidence_line(
+        ev, [[(line, number) for number, line in enumerate(p.splitlines())] for p in pages]
+    )
+    if found is None:
+        return None
+    index, number = found
     lines = pages[index].splitlines()
     around = lines[max(0, number - SNIPPET_LINES) : number + SNIPPET_LINES + 1]
     return "\n".join(line.rstrip()[:SNIPPET_LINE_CHARS] for line in around).strip("\n")
@@ -371,30 +388,18 @@ def evidence_region(
     """Where on which page the value was read: (0-based page, the band of the page to draw,
     the line to outline), found as the snippet is, among the layout's visual lines; None when
     the page has no layout or no line like it."""
-    source = (ev.source or ev.rejected or "").split(" | ")[0]
-    wanted = _words(source)
-    if not wanted:
-        return None
-    candidates = (
-        [ev.page - 1]
-        if ev.page is not None and 0 < ev.page <= len(layouts)
-        else range(len(layouts))
+    found = _evidence_line(
+        ev,
+        [
+            None
+            if layout is None
+            else [(" ".join(span.text for span in line), line) for line in lines_of(layout.spans)]
+            for layout in layouts
+        ],
     )
-    best: tuple[float, int, list[Any]] | None = None
-    for index in candidates:
-        layout = layouts[index]
-        if layout is None:
-            continue
-        for line in lines_of(layout.spans):
-            have = _words(" ".join(span.text for span in line))
-            if not have:
-                continue
-            score = len(wanted & have) / len(wanted | have)
-            if best is None or score > best[0]:
-                best = (score, index, line)
-    if best is None or best[0] < 0.3:
+    if found is None:
         return None
-    _, index, line = best
+    index, line = found
     layout = layouts[index]
     assert layout is not None
     mark = (
