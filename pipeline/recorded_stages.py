@@ -129,6 +129,12 @@ def current(versions: Sequence[RecordedStage]) -> list[RecordedStage]:
     return live or list(versions[:1])
 
 
+def schema_error_reason(error: Any) -> str:
+    """One jsonschema error as a reason an operator reads: the field it is about, and why."""
+    where = ".".join(str(p) for p in error.absolute_path)
+    return f"{'field ' + repr(where) if where else 'payload'}: {error.message}"
+
+
 def check_payload(name: str, versions: Sequence[RecordedStage], payload: Any) -> None:
     """InvalidPayload unless `payload` (JSON values, as it will be stored) matches the input
     schema of one of the stage's current versions; a version without a schema takes anything."""
@@ -139,8 +145,7 @@ def check_payload(name: str, versions: Sequence[RecordedStage], payload: Any) ->
         error = best_match(_validator(version).iter_errors(payload))
         if error is None:
             return
-        where = ".".join(str(p) for p in error.absolute_path)
-        reasons.append(f"{'field ' + repr(where) if where else 'payload'}: {error.message}")
+        reasons.append(schema_error_reason(error))
     several = " (matching no version workers run)" if len(reasons) > 1 else ""
     raise InvalidPayload(
         f"invalid payload for stage {name!r}, as workers recorded it{several}: "

@@ -43,6 +43,7 @@ from pydantic_core import PydanticSerializationError, to_jsonable_python
 from pg_pipeline.errors import InvalidSignal, NoWaitingStep
 from pg_pipeline.plans import Plan, Rows, Statement, Steps, sync_api
 from pg_pipeline.queries import Q
+from pg_pipeline.recorded_stages import schema_error_reason
 from pg_pipeline.validation import max_payload_bytes, storable_json
 
 #: Longest wait name: a name is a label an operator types (`pipeline runs signal RUN NAME`).
@@ -283,12 +284,9 @@ def _check_payload(where: Mapping[str, Any], job_id: int, schema: Any, text: str
         key=lambda e: [str(p) for p in e.absolute_path],
     )
     if errors:
-        reasons = []
-        for error in errors:
-            path = ".".join(str(p) for p in error.absolute_path)
-            reasons.append(f"{'field ' + repr(path) if path else 'payload'}: {error.message}")
         raise InvalidSignal(
-            f"the payload does not fit {_what(where, job_id)}: " + "; ".join(reasons)
+            f"the payload does not fit {_what(where, job_id)}: "
+            + "; ".join(schema_error_reason(error) for error in errors)
         )
 
 
