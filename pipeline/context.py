@@ -18,6 +18,7 @@ from pg_pipeline.outcomes import MAX_ERROR_CHARS, TransactionStep
 from pg_pipeline.queries import Q
 from pg_pipeline.stage import Registry
 from pg_pipeline.store import ClaimedJob
+from pg_pipeline.usage import Counters, Usage
 from pg_pipeline.validation import InvalidJob
 from pg_pipeline.waits import WaitReader, wait_request
 
@@ -63,6 +64,7 @@ class Context:
         self.registry = registry
         self._steps: list[TransactionStep] = []
         self._fanned_out = False
+        self._usage = Usage()
 
     @classmethod
     def for_job(
@@ -265,6 +267,23 @@ class Context:
                 timeout_s=waited,
             )
         raise Waiting(request)
+
+    def usage(self, **counters: int | float | str) -> None:
+        """Report what this attempt consumed, kept with the attempt whatever its end (done,
+        retried, failed) and summed per run, stage, tenant and day (docs/usage.md).
+
+        A number adds up within the attempt (`ctx.usage(pages=1)` per page); a text is a label,
+        the last one wins (`model="gpt-4o-mini"`). Names are identifiers; `wall_s` and `cpu_s`
+        are the worker's own measures: report the CPU of child processes the stage ran as
+        `child_cpu_s`, which the worker adds to cpu_s. A negative, NaN or infinite number, a
+        bool, or a name that is no identifier raises ValueError naming the counter, and none
+        of the call's counters is kept."""
+        self._usage.add(counters)
+
+    def usage_counters(self) -> Counters:
+        """What the stage reported in this attempt so far: numbers as floats, labels as str
+        (without the worker's wall_s and cpu_s)."""
+        return self._usage.counters()
 
     def on_complete(self, step: TransactionStep) -> None:
         """Run `step(conn)` inside the completing transaction, after the fence held."""
