@@ -109,7 +109,10 @@ def _rerun(conn: psycopg.Connection[Any], args: argparse.Namespace) -> None:
         made = rerun(conn, args.id, args.stage, tenant=args.tenant, force=args.force)
     except SameVersion as exc:
         raise CliError(f"{exc} (--force)") from None
-    except (RerunRefused, UnknownStage) as exc:
+    except UnknownStage as exc:
+        # A name no worker ever ran is a typo, said as such, like every command's (exit 2).
+        raise CliError(str(exc), EXIT_USAGE) from None
+    except RerunRefused as exc:
         raise CliError(str(exc)) from None
     if args.json:
         print(printable_json(dataclasses.asdict(made), indent=2, default=_json_value))

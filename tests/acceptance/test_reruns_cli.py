@@ -30,6 +30,9 @@ def test_rerun_a_finished_run_from_a_stage_at_a_new_version_and_diff_the_outputs
     assert drain(db_url, stages=["vread", "vextract"], run_id=run_id).ok  # at version "1"
     env = {**env, "PIPELINE_APP": APP}
 
+    # A stage the code does not know is a typo (exit 2).
+    typo = run_cli(env, "runs", "rerun", str(run_id), "--from", "vextrct", "--app", APP)
+    assert typo.returncode == 2 and "unknown stage 'vextrct'" in typo.stderr, typo.stderr
     one = run_cli(env, "runs", "diff", str(run_id), "--stage", "vextract")
     assert one.returncode == 1 and "has one output version only" in one.stderr, one.stderr
     same = run_cli(env, "runs", "rerun", str(run_id), "--from", "vextract", "--app", APP)
