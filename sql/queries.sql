@@ -201,19 +201,24 @@ SELECT id FROM moved;
 -- for no longer than the caller's lock_timeout: then the caller settles the batch one by one.
 -- A capped tenant's slot counter is not one: the slots go back into pipeline.freed_slots.
 -- FOR UPDATE is the lock the DELETE takes anyway.
+--
+-- Each job is locked by a LATERAL subquery of its own, which the planner cannot flatten (it
+-- locks rows): its only plan is a probe of the primary key per job. Written as a join of the
+-- table with the arrays, the planner was free to read the whole table instead, and did
+-- whenever the statistics made the hot table look small or its running jobs few (a hash join
+-- over a sequential scan, or a scan of the table joined to every job of the batch): a hot
+-- table holds few rows, and autovacuum analyzes it every few thousand jobs.
 WITH gone AS (
     DELETE FROM pipeline.active_jobs AS j
-    USING (SELECT j.id, done.started, done.logs, done.dropped
-           FROM pipeline.active_jobs AS j
-           JOIN ROWS FROM (unnest(%(ids)s::bigint[]), unnest(%(claims)s::integer[]),
-                           unnest(%(started)s::float8[]), unnest(%(logs)s::text[]),
-                           unnest(%(dropped)s::integer[]))
-                AS done(id, claims, started, logs, dropped)
-             ON j.id = done.id AND j.claims = done.claims
-           WHERE j.status IS NOT DISTINCT FROM 'running'
-           FOR UPDATE OF j SKIP LOCKED) AS free
+    USING ROWS FROM (unnest(%(ids)s::bigint[]), unnest(%(claims)s::integer[]),
+                     unnest(%(started)s::float8[]), unnest(%(logs)s::text[]),
+                     unnest(%(dropped)s::integer[])) AS done(id, claims, started, logs, dropped)
+    CROSS JOIN LATERAL (SELECT j.id FROM pipeline.active_jobs AS j
+                        WHERE j.id = done.id AND j.claims = done.claims
+                          AND j.status IS NOT DISTINCT FROM 'running'
+                        FOR UPDATE OF j SKIP LOCKED) AS free
     WHERE j.id = free.id
-    RETURNING j AS job, free.started, free.logs, free.dropped
+    RETURNING j AS job, done.started, done.logs, done.dropped
 ),
 moved AS (
     INSERT INTO pipeline.job_history

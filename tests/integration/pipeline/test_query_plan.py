@@ -164,3 +164,36 @@ def test_the_claim_seeks_tenants_in_jobs_ready_beside_a_big_queued_backlog(
         scans = set(re.findall(r"Scan using (\w+) on active_jobs", plan))
         assert scans <= {"jobs_ready", "jobs_ready_untenanted", "active_jobs_pkey"}, scans
         assert "Seq Scan on active_jobs" not in plan, plan
+
+
+def test_the_acknowledgement_probes_each_job_by_key_whatever_the_statistics_say(
+    conn: psycopg.Connection[Any],
+) -> None:
+    # The hot table as a drain leaves it between two autovacuum analyses: a few thousand jobs,
+    # which the statistics say are all queued, and a batch of them running. A join of the table
+    # with the batch's arrays was planned as a scan of the whole table (joined to every job of
+    # the batch, or hashed), on every acknowledgement.
+    conn.execute(
+        "INSERT INTO pipeline.active_jobs (type, payload) "
+        "SELECT 'noop', '{}' FROM generate_series(1, 5000)"
+    )
+    conn.execute("ANALYZE pipeline.active_jobs")
+    fences = conn.execute(
+        "UPDATE pipeline.active_jobs SET status = 'running', claims = 1, leased_until = now() + "
+        "interval '1h' "
+        "WHERE id IN (SELECT id FROM pipeline.active_jobs ORDER BY id LIMIT 200) "
+        "RETURNING id, claims"
+    ).fetchall()
+    params = {
+        "ids": [f[0] for f in fences],
+        "claims": [f[1] for f in fences],
+        "started": None,
+        "logs": None,
+        "dropped": None,
+    }
+    for mode in ("force_custom_plan", "force_generic_plan"):
+        conn.execute(f"SET plan_cache_mode = {mode}")  # type: ignore[arg-type]
+        plan = nested_plans(conn, Q["acknowledge"], params)
+        assert "Seq Scan on active_jobs" not in plan, (mode, plan)
+        assert "Index Scan using active_jobs_pkey on active_jobs" in plan, (mode, plan)
+    conn.execute("RESET plan_cache_mode")
