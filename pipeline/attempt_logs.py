@@ -1,5 +1,6 @@
 """The lines a stage logs while a job runs, kept per attempt and written with the attempt's
-end (pipeline.job_attempts.logs), never a statement per line.
+end (pipeline.job_attempts.logs), never a statement per line; with them, what the attempt
+consumed (pipeline/usage.py).
 
 `running()` (pipeline/logs.py) opens a buffer for the claim when the run starts and closes it
 when the run ends; `AttemptLogHandler`, on the root logger, appends each record logged in that
@@ -25,6 +26,10 @@ from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
+from psycopg.types.json import Jsonb
+
+from pg_pipeline.usage import Counters, Usage
+
 #: bytes of log lines kept per attempt (UTF-8); the lines past it are counted, not kept
 ATTEMPT_LOG_CAP = 64 * 1024
 LINE_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -37,6 +42,11 @@ class AttemptLog(NamedTuple):
     started: float  #: when the run began, seconds since the epoch
     text: str | None  #: the kept lines, newline-separated; None when the stage logged none
     dropped: int  #: lines past the cap
+    #: what the attempt consumed (pipeline/usage.py): seconds, CPU seconds, the counters the
+    #: stage reported (None: none)
+    wall_s: float | None = None
+    cpu_s: float | None = None
+    usage: Counters | None = None
 
 
 class _Buffer:
@@ -64,13 +74,14 @@ class _Buffer:
             self.lines.append(line)
             self.size += size
 
-    def snapshot(self) -> AttemptLog:
+    def snapshot(self, usage: Usage | None) -> AttemptLog:
+        wall, cpu, counters = (None, None, None) if usage is None else usage.measures()
         if self.lines is None and not self.dropped:
             # Nothing logged yet: a line that comes meanwhile missed the snapshot either way.
-            return AttemptLog(self.started, None, 0)
+            return AttemptLog(self.started, None, 0, wall, cpu, counters)
         with self.lock:
             text = "\n".join(self.lines) if self.lines else None
-            return AttemptLog(self.started, text, self.dropped)
+            return AttemptLog(self.started, text, self.dropped, wall, cpu, counters)
 
 
 #: The buffers of the runs going on, by claim. Without a lock: an item's assignment, lookup and
@@ -102,10 +113,18 @@ class collecting:
             _buffers.pop(self._fence, None)
 
 
-def snapshot(fence: tuple[int, int]) -> AttemptLog | None:
-    """The claim's lines so far; None when no run of it is going on in this process."""
+def snapshot(fence: tuple[int, int], usage: Usage | None = None) -> AttemptLog | None:
+    """The claim's lines so far, with `usage`'s measures; None when no run of it is going on in
+    this process."""
     buffer = _buffers.get(fence)
-    return None if buffer is None else buffer.snapshot()
+    return None if buffer is None else buffer.snapshot(usage)
+
+
+def _reals(values: list[float | None]) -> str | None:
+    """Numbers as one array literal, like the start times; None when all are."""
+    if all(v is None for v in values):
+        return None
+    return "{" + ",".join(["NULL" if v is None else repr(v) for v in values]) + "}"
 
 
 def params(logs: Mapping[int, AttemptLog | None], ids: list[int]) -> dict[str, Any]:
@@ -116,18 +135,36 @@ def params(logs: Mapping[int, AttemptLog | None], ids: list[int]) -> dict[str, A
     started = ",".join(["NULL" if a is None else repr(a[0]) for a in got])
     texts = [None if a is None else a[1] for a in got]
     dropped = [0 if a is None else a[2] for a in got]
+    usage = [None if a is None or a[5] is None else Jsonb(a[5]) for a in got]
     return {
         "started": "{" + started + "}",
         "logs": texts if any(t is not None for t in texts) else None,
         "dropped": dropped if any(dropped) else None,
+        "wall_s": _reals([None if a is None else a[3] for a in got]),
+        "cpu_s": _reals([None if a is None else a[4] for a in got]),
+        "usage": usage if any(u is not None for u in usage) else None,
     }
 
 
 def one_params(log: AttemptLog | None) -> dict[str, Any]:
-    """The single-job statements' parameters (`retry_later`, `fail`)."""
+    """The single-job statements' parameters (`retry_later`, `fail`, `wait`)."""
     if log is None:
-        return {"started": None, "logs": None, "dropped": 0}
-    return {"started": log.started, "logs": log.text, "dropped": log.dropped}
+        return {
+            "started": None,
+            "logs": None,
+            "dropped": 0,
+            "wall_s": None,
+            "cpu_s": None,
+            "usage": None,
+        }
+    return {
+        "started": log.started,
+        "logs": log.text,
+        "dropped": log.dropped,
+        "wall_s": log.wall_s,
+        "cpu_s": log.cpu_s,
+        "usage": None if log.usage is None else Jsonb(log.usage),
+    }
 
 
 class AttemptLogHandler(logging.Handler):

@@ -64,7 +64,9 @@ class Context:
         self.registry = registry
         self._steps: list[TransactionStep] = []
         self._fanned_out = False
-        self._usage = Usage()
+        #: What this attempt consumed: what the stage reports (usage()) and what the worker
+        #: measures of its run, written with the attempt's end.
+        self.usage_record = Usage()
 
     @classmethod
     def for_job(
@@ -278,12 +280,12 @@ class Context:
         `child_cpu_s`, which the worker adds to cpu_s. A negative, NaN or infinite number, a
         bool, or a name that is no identifier raises ValueError naming the counter, and none
         of the call's counters is kept."""
-        self._usage.add(counters)
+        self.usage_record.add(counters)
 
     def usage_counters(self) -> Counters:
         """What the stage reported in this attempt so far: numbers as floats, labels as str
         (without the worker's wall_s and cpu_s)."""
-        return self._usage.counters()
+        return self.usage_record.counters()
 
     def on_complete(self, step: TransactionStep) -> None:
         """Run `step(conn)` inside the completing transaction, after the fence held."""

@@ -4,6 +4,7 @@ for what an outcome becomes, and the completer for the write."""
 from __future__ import annotations
 
 import inspect
+import time
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -27,6 +28,7 @@ from pg_pipeline.outcomes import (
 from pg_pipeline.stage import StageSpec
 from pg_pipeline.store import ClaimedJob
 from pg_pipeline.tracing import record_error
+from pg_pipeline.usage import CpuOfSteps
 
 #: What most runs of a no-op or side-effect-only stage produce: one shared, since a frozen
 #: dataclass per job was a measurable part of such a job's cost to the worker.
@@ -60,7 +62,23 @@ def run_job(
 
     A job whose output is already stored is not called again: an earlier run of this very job
     committed its work, and redoing it would redo its side effects. Never raises.
+
+    Measures the run into ctx.usage_record: its seconds, and the CPU of this thread (the
+    stage's, for a sync stage) plus that of an async stage's steps on the loop's thread.
     """
+    usage = ctx.usage_record
+    began = usage.began = time.perf_counter()
+    cpu_began = time.thread_time()
+    try:
+        return _run_job(spec, job, ctx, job_output)
+    finally:
+        usage.cpu_s = time.thread_time() - cpu_began + usage.steps_cpu_s
+        usage.wall_s = time.perf_counter() - began
+
+
+def _run_job(
+    spec: StageSpec, job: ClaimedJob, ctx: Context, job_output: JobOutputReader | None
+) -> RunResult:
     model = validated(spec, job)
     if isinstance(model, Unfit):
         return model
@@ -77,7 +95,8 @@ def run_job(
             if stored is not None:
                 return Succeeded(spec.output_model.model_validate(stored), reused=True, part=part)
         if inspect.iscoroutinefunction(spec.fn):
-            result = run_coroutine(spec.fn(model, ctx), ctx.lost_lease, f"job {job.id}")
+            timed = CpuOfSteps(spec.fn(model, ctx), ctx.usage_record)
+            result = run_coroutine(timed.run(), ctx.lost_lease, f"job {job.id}")
         else:
             result = spec.fn(model, ctx)
         if spec.output_model is not None and result is not None:

@@ -164,7 +164,9 @@ class _Drain:
         if self.retry_now and isinstance(transition, Retry):
             transition = dataclasses.replace(transition, delay_s=0.0)
         until = time.monotonic() + job.lease_seconds
-        return transition, self.completer.apply_now(job, transition, until=until)
+        return transition, self.completer.apply_now(
+            job, transition, until=until, usage=ctx.usage_record
+        )
 
     def _left(self, run_id: int) -> int:
         with self.pool.connection() as conn:

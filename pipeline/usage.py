@@ -21,7 +21,9 @@ from collections.abc import Coroutine, Generator
 from typing import Any
 
 #: measured by the worker, never reported by a stage
-RESERVED = frozenset({"wall_s", "cpu_s"})
+MEASURED = frozenset({"wall_s", "cpu_s"})
+#: money, which reports and budgets (pipeline.tenant_usage) compute from the price table
+COST = "cost"
 #: CPU seconds of child processes the stage ran: kept as reported, and added to cpu_s
 CHILD_CPU = "child_cpu_s"
 #: characters in a counter's name: PostgreSQL's identifier length, so a name fits a label too
@@ -40,10 +42,15 @@ def counter_name(name: str) -> str:
             f"usage counter {name!r}: a name is an identifier of letters, digits and _"
             f" (at most {NAME_MAX} characters, not starting with a digit)"
         )
-    if name in RESERVED:
+    if name in MEASURED:
         raise ValueError(
             f"usage counter {name!r} is measured by the worker itself; report child"
             f" processes' CPU as {CHILD_CPU}"
+        )
+    if name == COST:
+        raise ValueError(
+            f"usage counter {name!r} is the money the price table makes of the counters;"
+            " report what is priced (tokens_in, pages) or a money counter of your own (usd)"
         )
     return name
 
@@ -65,13 +72,35 @@ def counter_value(name: str, value: object) -> float | str:
 
 
 class Usage:
-    """One attempt's reported counters. Thread-safe: a stage may report from threads of its own."""
+    """One attempt's usage: the counters its stage reported (thread-safe: a stage may report
+    from threads of its own), and the run's seconds and CPU as the worker measured them
+    (pipeline/executor.run_job)."""
 
-    __slots__ = ("_counters", "_lock")
+    __slots__ = ("_counters", "_lock", "began", "cpu_s", "steps_cpu_s", "wall_s")
 
     def __init__(self) -> None:
         self._counters: Counters = {}
         self._lock = threading.Lock()
+        self.began: float | None = None  #: time.perf_counter() when the run began
+        self.wall_s: float | None = None  #: seconds the run took, once it is over
+        self.cpu_s: float | None = None  #: CPU seconds of the stage's thread or steps
+        self.steps_cpu_s = 0.0  #: CPU seconds of an async stage's steps (CpuOfSteps)
+
+    def measures(self) -> tuple[float | None, float | None, Counters | None]:
+        """(wall_s, cpu_s, reported counters or None) for the attempt's row: cpu_s with the
+        children's CPU added; a run still going (a timeout settles it) counts its seconds so
+        far and has no CPU figure (another thread cannot read the stage thread's)."""
+        wall = self.wall_s
+        if wall is None and self.began is not None:
+            wall = time.perf_counter() - self.began
+        if not self._counters:
+            return wall, self.cpu_s, None
+        counters = self.counters()
+        cpu = self.cpu_s
+        child = counters.get(CHILD_CPU)
+        if isinstance(child, float):
+            cpu = child if cpu is None else cpu + child
+        return wall, cpu, counters
 
     def add(self, counters: dict[str, Any]) -> None:
         """Add numbers, set labels; nothing is kept when one of them is refused."""
@@ -97,25 +126,20 @@ class Usage:
         return bool(self._counters)
 
 
-def measured(counters: Counters, wall_s: float, cpu_s: float | None) -> Counters:
-    """What an attempt's row keeps: the reported counters, wall_s, and cpu_s with the children's
-    CPU added (cpu_s left out when the worker could not measure it)."""
-    row: Counters = {**counters, "wall_s": wall_s}
-    if cpu_s is not None:
-        child = counters.get(CHILD_CPU, 0.0)
-        row["cpu_s"] = cpu_s + (child if isinstance(child, float) else 0.0)
-    return row
-
-
 class CpuOfSteps:
-    """Wraps a coroutine to count the CPU its steps take on the thread that runs them: an async
-    stage shares its loop's thread with others, so the thread's CPU is not the stage's."""
+    """Wraps a coroutine to count the CPU its steps take on the thread that runs them (into
+    `usage.steps_cpu_s`): an async stage shares its loop's thread with others, so the thread's
+    CPU is not the stage's."""
 
-    __slots__ = ("_coroutine", "cpu_s")
+    __slots__ = ("_coroutine", "_usage")
 
-    def __init__(self, coroutine: Coroutine[Any, Any, Any]) -> None:
+    def __init__(self, coroutine: Coroutine[Any, Any, Any], usage: Usage) -> None:
         self._coroutine = coroutine
-        self.cpu_s = 0.0
+        self._usage = usage
+
+    @property
+    def cpu_s(self) -> float:
+        return self._usage.steps_cpu_s
 
     def __await__(self) -> Generator[Any, Any, Any]:
         coroutine = self._coroutine
@@ -128,7 +152,7 @@ class CpuOfSteps:
             except StopIteration as stop:
                 return stop.value
             finally:
-                self.cpu_s += time.thread_time() - began
+                self._usage.steps_cpu_s += time.thread_time() - began
             try:
                 sent, thrown = (yield step), None
             except BaseException as exc:  # a cancel: passed into the stage's coroutine

@@ -172,18 +172,24 @@ WITH gone AS (
     DELETE FROM pipeline.active_jobs AS j
     USING ROWS FROM (unnest(%(ids)s::bigint[]), unnest(%(claims)s::integer[]),
                      unnest(%(started)s::float8[]), unnest(%(logs)s::text[]),
-                     unnest(%(dropped)s::integer[])) AS done(id, claims, started, logs, dropped)
+                     unnest(%(dropped)s::integer[]), unnest(%(wall_s)s::real[]),
+                     unnest(%(cpu_s)s::real[]), unnest(%(usage)s::jsonb[]))
+          AS done(id, claims, started, logs, dropped, wall_s, cpu_s, usage)
     WHERE j.id = done.id AND j.claims = done.claims AND j.status IS NOT DISTINCT FROM 'running'
-    RETURNING j AS job, done.started, done.logs, done.dropped
+    RETURNING j AS job, done.started, done.logs, done.dropped, done.wall_s, done.cpu_s, done.usage
 ),
 moved AS (
     INSERT INTO pipeline.job_history
-    SELECT h.* FROM gone, pipeline.finished_job(job, 'done', NULL) AS h
+    SELECT h.*
+    FROM gone, pipeline.finished_job(job, 'done', NULL, wall_s => wall_s, cpu_s => cpu_s,
+                                     usage => usage) AS h
     RETURNING id
 ),
 tried AS (
     INSERT INTO pipeline.job_attempts
-    SELECT a.* FROM gone, pipeline.ended_attempt(job, 'done', NULL, started, logs, dropped) AS a
+    SELECT a.*
+    FROM gone, pipeline.ended_attempt(job, 'done', NULL, started, logs, dropped, wall_s, cpu_s,
+                                      usage) AS a
     -- A first claim done without a line logged has no row: the job's own row says all of it
     -- (claim, worker, end) but the run's start, and the readers (job_attempts in
     -- queries_admin.sql) make its row from it. The hot path's common case then writes nothing
@@ -212,22 +218,28 @@ WITH gone AS (
     DELETE FROM pipeline.active_jobs AS j
     USING ROWS FROM (unnest(%(ids)s::bigint[]), unnest(%(claims)s::integer[]),
                      unnest(%(started)s::float8[]), unnest(%(logs)s::text[]),
-                     unnest(%(dropped)s::integer[])) AS done(id, claims, started, logs, dropped)
+                     unnest(%(dropped)s::integer[]), unnest(%(wall_s)s::real[]),
+                     unnest(%(cpu_s)s::real[]), unnest(%(usage)s::jsonb[]))
+          AS done(id, claims, started, logs, dropped, wall_s, cpu_s, usage)
     CROSS JOIN LATERAL (SELECT j.id FROM pipeline.active_jobs AS j
                         WHERE j.id = done.id AND j.claims = done.claims
                           AND j.status IS NOT DISTINCT FROM 'running'
                         FOR UPDATE OF j SKIP LOCKED) AS free
     WHERE j.id = free.id
-    RETURNING j AS job, done.started, done.logs, done.dropped
+    RETURNING j AS job, done.started, done.logs, done.dropped, done.wall_s, done.cpu_s, done.usage
 ),
 moved AS (
     INSERT INTO pipeline.job_history
-    SELECT h.* FROM gone, pipeline.finished_job(job, 'done', NULL) AS h
+    SELECT h.*
+    FROM gone, pipeline.finished_job(job, 'done', NULL, wall_s => wall_s, cpu_s => cpu_s,
+                                     usage => usage) AS h
     RETURNING id
 ),
 tried AS (
     INSERT INTO pipeline.job_attempts
-    SELECT a.* FROM gone, pipeline.ended_attempt(job, 'done', NULL, started, logs, dropped) AS a
+    SELECT a.*
+    FROM gone, pipeline.ended_attempt(job, 'done', NULL, started, logs, dropped, wall_s, cpu_s,
+                                      usage) AS a
     -- A first claim done without a line logged has no row: the job's own row says all of it
     -- (claim, worker, end) but the run's start, and the readers (job_attempts in
     -- queries_admin.sql) make its row from it. The hot path's common case then writes nothing
@@ -277,7 +289,8 @@ tried AS (
     INSERT INTO pipeline.job_attempts
     SELECT a.*
     FROM held, pipeline.ended_attempt(job, %(outcome)s, %(error)s, %(started)s::float8, %(logs)s,
-                                   %(dropped)s) AS a
+                                   %(dropped)s, %(wall_s)s::real, %(cpu_s)s::real,
+                                   %(usage)s::jsonb) AS a
 )
 SELECT id FROM back;
 
@@ -291,14 +304,17 @@ WITH gone AS (
 ),
 moved AS (
     INSERT INTO pipeline.job_history
-    SELECT h.* FROM gone, pipeline.finished_job(job, 'failed', %(error)s) AS h
+    SELECT h.*
+    FROM gone, pipeline.finished_job(job, 'failed', %(error)s, wall_s => %(wall_s)s::real,
+                                     cpu_s => %(cpu_s)s::real, usage => %(usage)s::jsonb) AS h
     RETURNING id
 ),
 tried AS (
     INSERT INTO pipeline.job_attempts
     SELECT a.*
     FROM gone, pipeline.ended_attempt(job, %(outcome)s, %(error)s, %(started)s::float8, %(logs)s,
-                                   %(dropped)s) AS a
+                                   %(dropped)s, %(wall_s)s::real, %(cpu_s)s::real,
+                                   %(usage)s::jsonb) AS a
 )
 SELECT id FROM moved;
 

@@ -57,7 +57,8 @@ tried AS (
     SELECT a.*
     FROM held, pipeline.ended_attempt(job, 'waiting', %(refusal)s::text,
                                    %(started)s::float8, %(logs)s,
-                                   %(dropped)s) AS a
+                                   %(dropped)s, %(wall_s)s::real, %(cpu_s)s::real,
+                                   %(usage)s::jsonb) AS a
 )
 SELECT id FROM parked;
 

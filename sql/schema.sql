@@ -342,7 +342,12 @@ CREATE TABLE pipeline.job_history (
     crash_reclaims integer    NOT NULL DEFAULT 0,
     releases      integer     NOT NULL DEFAULT 0,
     holds_slot    boolean     NOT NULL DEFAULT false,
-    traceparent   text
+    traceparent   text,
+    -- What the job's last attempt consumed (0023): its seconds, its CPU (both measured by the
+    -- worker) and the counters its stage reported (NULL: none). See pipeline.job_attempts.
+    wall_s        real,
+    cpu_s         real,
+    usage         jsonb
 ) PARTITION BY RANGE (finished_at);
 -- On the parent, so that every partition has them. Not unique: a unique index on a partitioned
 -- table must hold the partition key; the id is unique because it comes from active_jobs' identity
@@ -389,7 +394,10 @@ CREATE TABLE pipeline.job_history_kept (
     crash_reclaims integer    NOT NULL,
     releases      integer     NOT NULL,
     holds_slot    boolean     NOT NULL,
-    traceparent   text
+    traceparent   text,
+    wall_s        real,
+    cpu_s         real,
+    usage         jsonb
 );
 CREATE INDEX job_history_kept_run ON pipeline.job_history_kept (root_id) WHERE root_id IS NOT NULL;
 
@@ -401,19 +409,19 @@ CREATE VIEW pipeline.jobs AS
 SELECT id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
        leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id,
        join_id, created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases,
-       holds_slot, traceparent
+       holds_slot, traceparent, NULL::real AS wall_s, NULL::real AS cpu_s, NULL::jsonb AS usage
 FROM pipeline.active_jobs
 UNION ALL
 SELECT id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
        leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id,
        join_id, created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases,
-       holds_slot, traceparent
+       holds_slot, traceparent, wall_s, cpu_s, usage
 FROM pipeline.job_history
 UNION ALL
 SELECT id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
        leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id,
        join_id, created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases,
-       holds_slot, traceparent
+       holds_slot, traceparent, wall_s, cpu_s, usage
 FROM pipeline.job_history_kept;
 
 -- A child finished (an insert here) or retried (a delete here or from the kept rows): its
@@ -596,6 +604,13 @@ CREATE TABLE pipeline.job_attempts (
     error        text,
     logs         text,
     logs_dropped integer     NOT NULL DEFAULT 0,
+    -- What the attempt consumed (0023, pipeline/usage.py): seconds it ran and CPU it took
+    -- (with its children's), measured by the worker, and the counters its stage reported
+    -- with ctx.usage (numbers and labels; NULL: none). NULL seconds: no worker said (a
+    -- reclaim, a cancel).
+    wall_s       real,
+    cpu_s        real,
+    usage        jsonb,
     CONSTRAINT job_attempts_pkey PRIMARY KEY (job_id, claims)
 );
 
@@ -863,3 +878,46 @@ FROM pipeline.schedules;
 COMMENT ON VIEW pipeline.schedule_next IS
     'Every schedule with its next fire time and seconds until it (negative: due, not fired yet).';
 
+-- Usage summed per UTC day, tenant, stage and counter (wall_s and cpu_s among the counters):
+-- what `pipeline usage`, the dashboard, the metrics and budgets (pipeline.tenant_usage) read,
+-- a few rows a day whatever the history holds. Kept by statement-level triggers on the
+-- attempts and the history (sql/functions/roll_up_usage.sql), in the transaction that ends
+-- each attempt. Only ever added to: what an attempt consumed stays consumed when its job is
+-- retried or pruned. Shards as in pipeline.finished_by_minute: each backend adds to its own
+-- (its pid modulo 8), so concurrent finishers never wait on one row; readers sum them.
+-- attempts: how many attempts added to the row. tenant_id NULL: untenanted jobs.
+CREATE TABLE pipeline.usage_by_day (
+    day       date             NOT NULL,
+    tenant_id text,
+    stage     text             NOT NULL,
+    counter   text             NOT NULL,
+    shard     smallint         NOT NULL,
+    amount    double precision NOT NULL,
+    attempts  bigint           NOT NULL,
+    -- A tenant's counter since a day (tenant_usage, in the claim of a tenant with a budget):
+    -- one range of this key.
+    CONSTRAINT usage_by_day_key
+        UNIQUE NULLS NOT DISTINCT (tenant_id, counter, day, stage, shard)
+) WITH (fillfactor = 70);
+-- Reports of a window across tenants (`pipeline usage --since`, the metrics).
+CREATE INDEX usage_by_day_day ON pipeline.usage_by_day (day);
+
+CREATE TRIGGER job_history_roll_up_usage
+    AFTER INSERT ON pipeline.job_history
+    REFERENCING NEW TABLE AS changed
+    FOR EACH STATEMENT
+    EXECUTE FUNCTION pipeline.roll_up_usage();
+CREATE TRIGGER job_attempts_roll_up_usage
+    AFTER INSERT ON pipeline.job_attempts
+    REFERENCING NEW TABLE AS changed
+    FOR EACH STATEMENT
+    EXECUTE FUNCTION pipeline.roll_up_usage();
+
+-- What a unit of a counter costs (`pipeline usage prices set`), in one currency: reports show
+-- money where a counter has a price.
+CREATE TABLE pipeline.prices (
+    counter    text             NOT NULL CONSTRAINT prices_pkey PRIMARY KEY,
+    price      double precision NOT NULL CONSTRAINT prices_price_check CHECK (price >= 0),
+    currency   text             NOT NULL,
+    updated_at timestamptz      NOT NULL DEFAULT now()
+);

@@ -52,6 +52,7 @@ from pg_pipeline.outcomes import (
 from pg_pipeline.queries import Q
 from pg_pipeline.reconnecting import Backoff, retry_db
 from pg_pipeline.store import ClaimedJob, JobStore
+from pg_pipeline.usage import Usage
 
 log = logging.getLogger(__name__)
 
@@ -151,10 +152,13 @@ class Completer:
 
     # -- one job ------------------------------------------------------------------------------
 
-    def apply(self, job: ClaimedJob, transition: Transition, *, until: float) -> Settled:
+    def apply(
+        self, job: ClaimedJob, transition: Transition, *, until: float, usage: Usage | None = None
+    ) -> Settled:
         """Write the transition, fenced; `until` (monotonic) bounds retries on outages. The
-        attempt's log lines so far go with it (taken now: the run is over, or stuck)."""
-        log_ = attempt_logs.snapshot(job.fence)
+        attempt's log lines so far and its `usage` go with it (taken now: the run is over, or
+        stuck)."""
+        log_ = attempt_logs.snapshot(job.fence, usage)
         if isinstance(transition, Complete) and transition.plain:
             self._acks.put(_Ack(job, until, log_))
             return Settled.BATCHED
@@ -501,11 +505,13 @@ class Completer:
             return self._fail_refused(ack.job, Complete(), reason, lease, ack.log)[0]
         return Settled.DONE if confirmed else Settled.LOST
 
-    def apply_now(self, job: ClaimedJob, transition: Transition, *, until: float) -> Settled:
+    def apply_now(
+        self, job: ClaimedJob, transition: Transition, *, until: float, usage: Usage | None = None
+    ) -> Settled:
         """Like apply, but a plain completion is written at once instead of batched."""
         if isinstance(transition, Complete) and transition.plain:
-            return self._complete_now(job, until, attempt_logs.snapshot(job.fence))
-        return self.apply(job, transition, until=until)
+            return self._complete_now(job, until, attempt_logs.snapshot(job.fence, usage))
+        return self.apply(job, transition, until=until, usage=usage)
 
     def _complete_now(self, job: ClaimedJob, until: float, log_: AttemptLog | None) -> Settled:
         settled: Settled

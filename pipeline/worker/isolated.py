@@ -84,7 +84,8 @@ def _run_alone(dsn: str, module: str, stage_name: str, job: ClaimedJob) -> Settl
             JobStore(pool), halt=threading.Event(), retry_max_s=CHILD_RETRY_MAX_S, batch_max=1
         )
         transition = decide(spec, job, outcome)
-        return completer.apply_now(job, transition, until=time.monotonic() + job.lease_seconds)
+        until = time.monotonic() + job.lease_seconds
+        return completer.apply_now(job, transition, until=until, usage=ctx.usage_record)
     finally:
         pool.close()
 

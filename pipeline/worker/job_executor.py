@@ -137,7 +137,9 @@ class JobExecutor:
         transition = decide(entry.spec, entry.job, outcome)
         error = transition.error if isinstance(transition, Retry | Fail) else None
         self._observe(entry, RUN_RESULTS[type(transition)], took, span, error)
-        self.completer.apply(entry.job, transition, until=entry.lease_until)
+        self.completer.apply(
+            entry.job, transition, until=entry.lease_until, usage=entry.ctx.usage_record
+        )
 
     def _observe(
         self,

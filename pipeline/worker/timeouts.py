@@ -42,7 +42,9 @@ class Timeouts:
             self.runners.replace(entry)
             outcome = TimedOut(entry.spec.timeout_s or 0.0)
             transition = decide(entry.spec, entry.job, outcome)
-            self.completer.apply(entry.job, transition, until=entry.lease_until)
+            self.completer.apply(
+                entry.job, transition, until=entry.lease_until, usage=entry.ctx.usage_record
+            )
         deadline = self.table.next_deadline()
         if deadline is None:
             return None

@@ -6,6 +6,9 @@
 -- ...) AS h`, so a column added to both tables is added here alone. The fence stays in each
 -- statement's DELETE.
 --
+-- wall_s, cpu_s, usage: what its last attempt consumed, as the worker sent it (NULL when it
+-- sent nothing: a cancel, a reclaim).
+--
 -- A failed job keeps no worker; the others keep the one that ran them (or was running them
 -- when cancelled). `released`: it failed being given back at a worker's stop (one release
 -- more); `lost`: its lease expired (a suspect from now on). Both are due again as they end.
@@ -20,7 +23,8 @@
 -- search_path, hence every name, type and operator qualified here.
 CREATE OR REPLACE FUNCTION pipeline.finished_job(
     job pipeline.active_jobs, status text, last_error text,
-    released boolean DEFAULT false, lost boolean DEFAULT false
+    released boolean DEFAULT false, lost boolean DEFAULT false,
+    wall_s real DEFAULT NULL, cpu_s real DEFAULT NULL, usage jsonb DEFAULT NULL
 ) RETURNS SETOF pipeline.job_history
 LANGUAGE sql STABLE PARALLEL SAFE
 AS $$
@@ -32,5 +36,6 @@ AS $$
         CASE WHEN status OPERATOR(pg_catalog.=) 'failed' THEN NULL ELSE job.worker_id END,
         last_error, job.dedup_key, job.parent_id, job.root_id, job.join_id, job.created_at,
         job.started_at, pg_catalog.now(), job.claims, job.suspect OR lost, job.crash_reclaims,
-        job.releases OPERATOR(pg_catalog.+) released::integer, false, job.traceparent
+        job.releases OPERATOR(pg_catalog.+) released::integer, false, job.traceparent, wall_s,
+        cpu_s, usage
 $$;

@@ -110,7 +110,15 @@ def test_claim_uses_the_partial_index_with_a_million_finished_rows(
         "RETURNING id, claims"
     ).fetchall()
     fence = {"ids": [f[0] for f in fences], "claims": [f[1] for f in fences]}
-    tried = {"started": None, "logs": None, "dropped": None}  # what the attempts' rows take
+    # what the attempts' rows take
+    tried = {
+        "started": None,
+        "logs": None,
+        "dropped": None,
+        "wall_s": None,
+        "cpu_s": None,
+        "usage": None,
+    }
     one = {
         "id": fences[0][0],
         "claims": fences[0][1],

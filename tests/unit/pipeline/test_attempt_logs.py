@@ -65,4 +65,26 @@ def test_a_run_that_logs_nothing_sends_no_lines() -> None:
 def test_batched_params_keep_the_order_of_the_ids() -> None:
     logs = {1: AttemptLog(1.5, "one", 0), 3: AttemptLog(3.5, None, 4)}
     got = attempt_logs.params(logs, [3, 2, 1])
-    assert got == {"started": "{3.5,NULL,1.5}", "logs": [None, None, "one"], "dropped": [4, 0, 0]}
+    assert got == {
+        "started": "{3.5,NULL,1.5}",
+        "logs": [None, None, "one"],
+        "dropped": [4, 0, 0],
+        "wall_s": None,
+        "cpu_s": None,
+        "usage": None,
+    }
+
+
+def test_batched_params_carry_each_attempts_usage_and_null_for_none() -> None:
+    logs = {
+        1: AttemptLog(1.5, None, 0, 0.25, 0.125, None),
+        3: AttemptLog(3.5, None, 0, 2.0, None, {"pages": 3.0, "model": "m"}),
+    }
+    got = attempt_logs.params(logs, [3, 2, 1])
+    assert got["wall_s"] == "{2.0,NULL,0.25}"
+    assert got["cpu_s"] == "{NULL,NULL,0.125}"
+    assert [None if u is None else u.obj for u in got["usage"]] == [
+        {"pages": 3.0, "model": "m"},
+        None,
+        None,
+    ]

@@ -7,7 +7,7 @@ import pytest
 
 from pg_pipeline.context import Context
 from pg_pipeline.stage import Registry
-from pg_pipeline.usage import CpuOfSteps, measured
+from pg_pipeline.usage import CpuOfSteps, Usage
 
 
 def make_context() -> Context:
@@ -102,10 +102,31 @@ def test_reports_from_threads_all_add_up() -> None:
     assert ctx.usage_counters() == {"calls": 8000.0}
 
 
-def test_measured_adds_the_childrens_cpu_to_cpu_s() -> None:
-    row = measured({"child_cpu_s": 2.0, "model": "m"}, 5.0, 0.5)
-    assert row == {"child_cpu_s": 2.0, "model": "m", "wall_s": 5.0, "cpu_s": 2.5}
-    assert measured({}, 1.0, None) == {"wall_s": 1.0}
+def test_the_measures_add_the_childrens_cpu_to_cpu_s() -> None:
+    usage = Usage()
+    usage.add({"child_cpu_s": 2, "model": "m"})
+    usage.wall_s, usage.cpu_s = 5.0, 0.5
+    assert usage.measures() == (5.0, 2.5, {"child_cpu_s": 2.0, "model": "m"})
+
+
+def test_nothing_reported_measures_no_counters() -> None:
+    usage = Usage()
+    usage.wall_s, usage.cpu_s = 1.0, 0.25
+    assert usage.measures() == (1.0, 0.25, None)
+
+
+def test_a_run_still_going_counts_its_seconds_so_far_and_no_cpu() -> None:
+    usage = Usage()
+    usage.began = time.perf_counter() - 2.0
+    usage.add({"child_cpu_s": 1})
+    wall, cpu, _ = usage.measures()
+    assert wall is not None and 2.0 <= wall < 10.0
+    assert cpu == 1.0  # the children's, which the stage reported; its own thread's is unknown
+
+
+def test_cost_is_the_price_tables_and_cannot_be_reported() -> None:
+    with pytest.raises(ValueError, match="'cost' is the money the price table makes"):
+        make_context().usage(cost=1)
 
 
 def _spin(seconds: float) -> None:
@@ -126,7 +147,7 @@ def test_the_cpu_of_a_coroutines_steps_leaves_out_what_others_run_meanwhile() ->
         _spin(0.2)  # on the same thread, between busy's two steps
 
     async def both() -> str:
-        timed = CpuOfSteps(busy())
+        timed = CpuOfSteps(busy(), Usage())
         result, _ = await asyncio.gather(timed.run(), other())
         assert 0.09 <= timed.cpu_s < 0.2
         return str(result)
@@ -145,7 +166,7 @@ def test_a_cancel_reaches_the_wrapped_coroutine() -> None:
             raise
 
     async def main() -> None:
-        task = asyncio.ensure_future(CpuOfSteps(waits()).run())
+        task = asyncio.ensure_future(CpuOfSteps(waits(), Usage()).run())
         await asyncio.sleep(0)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
