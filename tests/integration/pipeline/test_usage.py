@@ -210,3 +210,62 @@ def test_a_worker_measures_the_cpu_of_sync_and_async_stages(db_url: str, conn: C
     _, wall_s, cpu_s, usage = history_row(conn, async_id)
     assert usage == {"tokens_in": 101.0, "tokens_out": 20.0}
     assert 0.2 <= cpu_s < 1.0 and wall_s >= 0.25  # its sleep is wall time, not CPU
+
+
+# -- pipeline.tenant_usage: the budgets' read ---------------------------------------------------
+
+
+def tenant_usage(conn: Conn, tenant: str, stage: str | None, counter: str, since: str) -> float:
+    row = conn.execute(
+        "SELECT pipeline.tenant_usage(%s, %s, %s, %s::timestamptz)",
+        (tenant, stage, counter, since),
+    ).fetchone()
+    assert row is not None
+    return float(row[0])
+
+
+def add(conn: Conn, day: str, tenant: str | None, stage: str, counter: str, amount: float) -> None:
+    conn.execute(
+        "SELECT pipeline.add_usage(ARRAY[%s::date], ARRAY[%s::text], ARRAY[%s], ARRAY[%s],"
+        " ARRAY[%s::float8], ARRAY[1::bigint])",
+        (day, tenant, stage, counter, amount),
+    )
+
+
+def test_tenant_usage_sums_a_tenants_counter_since_a_day_in_a_stage_or_all(conn: Conn) -> None:
+    add(conn, "2026-11-30", "acme", "ocr", "pages", 100)
+    add(conn, "2026-12-01", "acme", "ocr", "pages", 10)
+    add(conn, "2026-12-01", "acme", "ocr", "pages", 5)  # the same row, added to
+    add(conn, "2026-12-02", "acme", "extract", "pages", 1)
+    add(conn, "2026-12-02", "other", "ocr", "pages", 1000)
+    add(conn, "2026-12-02", None, "ocr", "pages", 1000)
+    assert tenant_usage(conn, "acme", None, "pages", "2026-12-01T00:00:00Z") == 16
+    assert tenant_usage(conn, "acme", "ocr", "pages", "2026-12-01T00:00:00Z") == 15
+    # A time inside a day counts the whole day: the rollup keeps days.
+    assert tenant_usage(conn, "acme", "ocr", "pages", "2026-11-30T23:00:00Z") == 115
+    assert tenant_usage(conn, "acme", None, "tokens_in", "2026-11-01T00:00:00Z") == 0
+    assert tenant_usage(conn, "nobody", None, "pages", "2026-11-01T00:00:00Z") == 0
+
+
+def test_tenant_usage_of_cost_prices_every_priced_counter(conn: Conn) -> None:
+    add(conn, "2026-12-02", "acme", "ocr", "pages", 10)
+    add(conn, "2026-12-02", "acme", "extract", "tokens_in", 1000)
+    add(conn, "2026-12-02", "acme", "extract", "cpu_s", 3)  # no price: no money
+    assert tenant_usage(conn, "acme", None, "cost", "2026-12-01T00:00:00Z") == 0
+    conn.execute(
+        "INSERT INTO pipeline.prices (counter, price, currency)"
+        " VALUES ('pages', 0.01, 'EUR'), ('tokens_in', 0.000002, 'EUR')"
+    )
+    assert tenant_usage(conn, "acme", None, "cost", "2026-12-01T00:00:00Z") == pytest.approx(0.102)
+    assert tenant_usage(conn, "acme", "ocr", "cost", "2026-12-01T00:00:00Z") == pytest.approx(0.1)
+
+
+def test_tenant_usage_reads_one_range_of_the_rollups_key(conn: Conn) -> None:
+    plan = "\n".join(
+        r[0]
+        for r in conn.execute(
+            "EXPLAIN (COSTS OFF) SELECT sum(amount) FROM pipeline.usage_by_day"
+            " WHERE tenant_id = 'acme' AND counter = 'pages' AND day >= '2026-12-01'"
+        )
+    )
+    assert "usage_by_day_key" in plan and "Seq Scan" not in plan
