@@ -198,6 +198,9 @@ def test_the_acknowledgement_probes_each_job_by_key_whatever_the_statistics_say(
         "started": None,
         "logs": None,
         "dropped": None,
+        "wall_s": None,
+        "cpu_s": None,
+        "usage": None,
     }
     for mode in ("force_custom_plan", "force_generic_plan"):
         conn.execute(f"SET plan_cache_mode = {mode}")  # type: ignore[arg-type]
