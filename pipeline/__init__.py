@@ -47,6 +47,7 @@ from pg_pipeline.errors import (
     WaitTimedOut,
 )
 from pg_pipeline.extras import MissingExtra, needs_extra, require_extra
+from pg_pipeline.limits import Limit
 from pg_pipeline.migrate import migrate
 from pg_pipeline.output_versions import (
     NoSuchVersion,
@@ -101,6 +102,7 @@ __all__ = [
     "InvalidWait",
     "JobRequest",
     "LeaseLost",
+    "Limit",
     "LocalBlobStore",
     "MissingExtra",
     "NoSuchVersion",

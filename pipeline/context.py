@@ -180,6 +180,7 @@ class Context:
                     "then_max_attempts": nxt.get("max_attempts"),
                     "then_lease_seconds": nxt.get("lease_seconds"),
                     "then_traceparent": nxt.get("traceparent"),
+                    "then_limits": nxt.get("limits"),
                 },
             )
             insert_rows(conn, child_rows)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple, Protocol
 
@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from pg_pipeline import recorded_stages as recorded
 from pg_pipeline.errors import InvalidPayload, UnknownStage
+from pg_pipeline.limits import charges_json, recorded_charges
 from pg_pipeline.plans import Plan, Statement, Steps, execute, sync_api
 from pg_pipeline.queries import Q
 from pg_pipeline.stage import (
@@ -71,7 +72,26 @@ def job_row(request: JobRequest, registry: Registry, *, validate: bool = True) -
             payload_json = storable_json(_plain(request.payload))
     except ValueError as exc:
         raise _unstorable(request.type, exc) from None
-    return _row(request, payload_json, spec)
+    row = _row(request, payload_json, spec)
+    if spec.limits:
+        model = _once(lambda: spec.validate(request.payload))
+        payload = json.loads(payload_json)
+        row["limits"] = charges_json(
+            [limit.charge(payload, model, row["tenant_id"]) for limit in spec.limits]
+        )
+    return row
+
+
+def _once(make: Callable[[], BaseModel]) -> Callable[[], BaseModel]:
+    """`make`, called at most once: a limit's callables share one validated payload."""
+    made: list[BaseModel] = []
+
+    def get() -> BaseModel:
+        if not made:
+            made.append(make())
+        return made[0]
+
+    return get
 
 
 def _row(request: JobRequest, payload_json: str, spec: _HasDefaults) -> dict[str, Any]:
@@ -95,6 +115,7 @@ def _row(request: JobRequest, payload_json: str, spec: _HasDefaults) -> dict[str
         "root_id": request.root_id,
         "join_id": request.join_id,
         "traceparent": current_traceparent(),
+        "limits": None,  # the rate-limit charges (pipeline/limits.py): JSON text, or None
     }
 
 
@@ -170,7 +191,13 @@ def _recorded_row(
         recorded.check_payload(request.type, found[request.type], json.loads(payload_json))
     version = recorded.defaults(found, request.type)
     defaults = _Defaults() if version is None else version
-    return _row(request, payload_json, defaults)
+    row = _row(request, payload_json, defaults)
+    if version is not None and version.limits:
+        charges = recorded_charges(
+            request.type, version.limits, json.loads(payload_json), row["tenant_id"]
+        )
+        row["limits"] = charges_json(charges)
+    return row
 
 
 def enqueue_plan(
@@ -322,6 +349,7 @@ _COLUMNS = (
     ("root_id", "root_ids"),
     ("join_id", "join_ids"),
     ("traceparent", "traceparents"),
+    ("limits", "limits_each"),
 )
 
 

@@ -58,6 +58,8 @@ class RecordedStage:
     #: the stage's code version (StageSpec.code_version) as the last worker to record it runs
     #: it; None when recorded before code versions were
     code_version: str | None = None
+    #: the stage's limits as recorded (Limit.recorded()); None when it has none
+    limits: list[dict[str, Any]] | None = None
 
 
 def record_of(spec: StageSpec) -> dict[str, Any]:
@@ -73,6 +75,7 @@ def record_of(spec: StageSpec) -> dict[str, Any]:
         "priority": spec.priority,
         "tenant_cap": spec.tenant_cap,
         "code_version": spec.code_version,
+        "limits": [limit.recorded() for limit in spec.limits] or None,
     }
 
 

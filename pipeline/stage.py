@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 
 from pg_pipeline import inputs
 from pg_pipeline.errors import InvalidPayload, PermanentError, RetryableError, UnknownStage
+from pg_pipeline.limits import Limit, check_limits
 from pg_pipeline.retry_delays import BACKOFF_BASE_S, BACKOFF_CAP_S
 from pg_pipeline.schema_fit import misfits
 from pg_pipeline.validation import InvalidJob
@@ -60,8 +61,11 @@ class StageSpec:
     # @stage(version=...): the version of what the stage does, recorded with every output it
     # stores; None means a fingerprint of the function's code (code_version).
     declared_version: str | None = None
+    # Rate limits every job of the stage is charged against at enqueue (pipeline/limits.py).
+    limits: tuple[Limit, ...] = ()
 
     def __post_init__(self) -> None:
+        check_limits(self.name, self.limits)
         if self.declared_version is not None:
             try:
                 check_code_version(self.declared_version)
@@ -345,6 +349,7 @@ def stage(
     isolation: Isolation = "thread",
     tenant_cap: int | None = None,
     version: str | None = None,
+    limits: Iterable[Limit] = (),
     registry: Registry | None = None,
 ) -> Callable[[F], F]:
     """Register `fn(job: Model, ctx: Context) -> Output | None` as the stage `name`; `fn` may
@@ -356,9 +361,11 @@ def stage(
     tenant_cap=N lets one tenant hold at most N running jobs of this stage across all workers.
     version="2" names the version of what the stage does (default: a fingerprint of its code,
     StageSpec.code_version); every output is stored with it, and `pipeline runs rerun` keeps
-    the outputs of each version apart. A returned output is stored under (run, stage,
-    part(job)) in the completing transaction; with then="next", it also becomes the input of a
-    "next" job enqueued in that transaction.
+    the outputs of each version apart. limits=[Limit("llm-tokens", key=..., units=...)]
+    charges every job against rate limits at enqueue; a claim admits it only while the
+    limit's window has room (pipeline/limits.py, docs/limits.md). A returned output is stored
+    under (run, stage, part(job)) in the completing transaction; with then="next", it also
+    becomes the input of a "next" job enqueued in that transaction.
     """
 
     def register(fn: F) -> F:
@@ -383,6 +390,7 @@ def stage(
             isolation=isolation,
             tenant_cap=tenant_cap,
             declared_version=version,
+            limits=tuple(limits),
         )
         (registry if registry is not None else REGISTRY).add(spec)
         return fn

@@ -290,8 +290,38 @@ class JobStore:
     def record_stages(self, worker: WorkerInfo, specs: Iterable[StageSpec]) -> None:
         """Record the worker's stages (pg_pipeline.recorded_stages), for code that enqueues them
         by name or names them without importing them."""
+        specs = list(specs)
         with self.pool.connection() as conn:
             record_stages(conn, specs, worker.id, socket.gethostname())
+        self.record_limit_defaults(specs)
+
+    def record_limit_defaults(self, specs: Iterable[StageSpec]) -> None:
+        """The default capacities the stages' limits declare (Limit(capacity=, per=)), for
+        the limits no operator has set (docs/limits.md)."""
+        defaults = {
+            limit.name: {"name": limit.name, "units": limit.capacity, "per": limit.per}
+            for spec in specs
+            for limit in spec.limits
+            if limit.capacity is not None
+        }
+        if defaults:
+            with self.pool.connection() as conn:
+                params = {"defaults": Jsonb(list(defaults.values()))}
+                conn.execute(Q["record_limit_defaults"], params)
+
+    def correct_limits(self, job: ClaimedJob, actual: Mapping[str, int]) -> None:
+        """Correct the job's rate-limit charges by what it really used (units by limit);
+        nothing when its claim is no longer running."""
+        params = {"id": job.id, "claims": job.claim, "actual": Jsonb(dict(actual))}
+        with self.pool.connection() as conn:
+            conn.execute(Q["limit_correct"], params)
+
+    def limit_wait(self, names: Sequence[str]) -> float | None:
+        """Seconds until a window of the limits `names` lets more in; None when none holds
+        anything."""
+        with self.pool.connection() as conn:
+            row = conn.execute(Q["limit_wait"], {"names": list(names)}).fetchone()
+        return None if row is None or row[0] is None else max(0.0, float(row[0]))
 
     def unregister_worker(self, worker_id: uuid.UUID) -> None:
         with self.pool.connection() as conn:

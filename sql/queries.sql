@@ -33,12 +33,12 @@ WITH key AS (
 )
 INSERT INTO pipeline.active_jobs (id, type, tenant_id, payload, priority, max_attempts,
                                   lease_seconds, run_after, dedup_key, parent_id, root_id, join_id,
-                                  traceparent)
+                                  traceparent, limits)
 OVERRIDING SYSTEM VALUE
 SELECT coalesce((SELECT job_id FROM key), nextval('pipeline.active_jobs_id_seq')), %(type)s,
        %(tenant_id)s, %(payload)s::jsonb, %(priority)s, %(max_attempts)s, %(lease_seconds)s,
        coalesce(%(run_after)s, now()), %(dedup_key)s, %(parent_id)s, %(root_id)s, %(join_id)s,
-       %(traceparent)s
+       %(traceparent)s, %(limits)s::jsonb
 WHERE %(dedup_key)s::text IS NULL OR EXISTS (SELECT FROM key)
 RETURNING id;
 
@@ -67,16 +67,18 @@ WITH b AS MATERIALIZED (
            coalesce(b.parent_id, %(parent_id)s::bigint) AS parent_id,
            coalesce(b.root_id, %(root_id)s::bigint) AS root_id,
            coalesce(b.join_id, %(join_id)s::bigint) AS join_id,
-           coalesce(b.traceparent, %(traceparent)s::text) AS traceparent
+           coalesce(b.traceparent, %(traceparent)s::text) AS traceparent,
+           coalesce(b.limits, %(limits)s::text)::jsonb AS limits
     FROM ROWS FROM (unnest(%(types)b::text[]), unnest(%(tenant_ids)b::text[]),
                     jsonb_array_elements(%(payloads)s::jsonb), unnest(%(priorities)b::smallint[]),
                     unnest(%(max_attempts_each)b::integer[]),
                     unnest(%(lease_seconds_each)b::integer[]),
                     unnest(%(run_afters)b::timestamptz[]), unnest(%(dedup_keys)b::text[]),
                     unnest(%(parent_ids)b::bigint[]), unnest(%(root_ids)b::bigint[]),
-                    unnest(%(join_ids)b::bigint[]), unnest(%(traceparents)b::text[]))
+                    unnest(%(join_ids)b::bigint[]), unnest(%(traceparents)b::text[]),
+                    unnest(%(limits_each)b::text[]))
          AS b(type, tenant_id, payload, priority, max_attempts, lease_seconds,
-              run_after, dedup_key, parent_id, root_id, join_id, traceparent)
+              run_after, dedup_key, parent_id, root_id, join_id, traceparent, limits)
 ),
 key AS (
     INSERT INTO pipeline.dedup_keys (type, dedup_key, job_id)
@@ -86,10 +88,10 @@ key AS (
 )
 INSERT INTO pipeline.active_jobs (id, type, tenant_id, payload, priority, max_attempts,
                                   lease_seconds, run_after, dedup_key, parent_id, root_id, join_id,
-                                  traceparent)
+                                  traceparent, limits)
 OVERRIDING SYSTEM VALUE
 SELECT id, type, tenant_id, payload, priority, max_attempts, lease_seconds, run_after,
-       dedup_key, parent_id, root_id, join_id, traceparent
+       dedup_key, parent_id, root_id, join_id, traceparent, limits
 FROM b
 WHERE dedup_key IS NULL OR id IN (SELECT job_id FROM key)
 ORDER BY id
@@ -100,7 +102,7 @@ RETURNING id;
 -- speculative insertion cost a fifth of the statement.
 INSERT INTO pipeline.active_jobs (type, tenant_id, payload, priority, max_attempts,
                                   lease_seconds, run_after, parent_id, root_id, join_id,
-                                  traceparent)
+                                  traceparent, limits)
 SELECT coalesce(b.type, %(type)s::text), coalesce(b.tenant_id, %(tenant_id)s::text), b.payload,
        coalesce(b.priority, %(priority)s::smallint),
        coalesce(b.max_attempts, %(max_attempts)s::integer),
@@ -108,15 +110,16 @@ SELECT coalesce(b.type, %(type)s::text), coalesce(b.tenant_id, %(tenant_id)s::te
        coalesce(b.run_after, %(run_after)s::timestamptz, now()),
        coalesce(b.parent_id, %(parent_id)s::bigint),
        coalesce(b.root_id, %(root_id)s::bigint), coalesce(b.join_id, %(join_id)s::bigint),
-       coalesce(b.traceparent, %(traceparent)s::text)
+       coalesce(b.traceparent, %(traceparent)s::text),
+       coalesce(b.limits, %(limits)s::text)::jsonb
 FROM ROWS FROM (unnest(%(types)b::text[]), unnest(%(tenant_ids)b::text[]),
                 jsonb_array_elements(%(payloads)s::jsonb), unnest(%(priorities)b::smallint[]),
                 unnest(%(max_attempts_each)b::integer[]), unnest(%(lease_seconds_each)b::integer[]),
                 unnest(%(run_afters)b::timestamptz[]), unnest(%(parent_ids)b::bigint[]),
                 unnest(%(root_ids)b::bigint[]), unnest(%(join_ids)b::bigint[]),
-                unnest(%(traceparents)b::text[]))
+                unnest(%(traceparents)b::text[]), unnest(%(limits_each)b::text[]))
      AS b(type, tenant_id, payload, priority, max_attempts, lease_seconds,
-          run_after, parent_id, root_id, join_id, traceparent)
+          run_after, parent_id, root_id, join_id, traceparent, limits)
 RETURNING id;
 
 -- name: claim
@@ -470,19 +473,21 @@ ON CONFLICT (id) DO UPDATE SET last_seen = now();
 -- already there takes this worker's settings and time, a new one is added beside the others.
 INSERT INTO pipeline.stages AS s (name, version, input_schema, output_schema, then_stage,
                                   max_attempts, lease_seconds, priority, tenant_cap,
-                                  recorded_by, hostname, code_version)
+                                  recorded_by, hostname, code_version, limits)
 SELECT r.name, r.version, r.input_schema, r.output_schema, r.then_stage, r.max_attempts,
-       r.lease_seconds, r.priority, r.tenant_cap, %(worker_id)s, %(hostname)s, r.code_version
+       r.lease_seconds, r.priority, r.tenant_cap, %(worker_id)s, %(hostname)s, r.code_version,
+       r.limits
 FROM jsonb_to_recordset(%(stages)s::jsonb) AS r(
     name text, version text, input_schema jsonb, output_schema jsonb, then_stage text,
     max_attempts integer, lease_seconds integer, priority smallint, tenant_cap integer,
-    code_version text)
+    code_version text, limits jsonb)
 ON CONFLICT (name, version) DO UPDATE
 SET input_schema = EXCLUDED.input_schema, output_schema = EXCLUDED.output_schema,
     code_version = EXCLUDED.code_version,
     then_stage = EXCLUDED.then_stage, max_attempts = EXCLUDED.max_attempts,
     lease_seconds = EXCLUDED.lease_seconds, priority = EXCLUDED.priority,
-    tenant_cap = EXCLUDED.tenant_cap, recorded_by = EXCLUDED.recorded_by,
+    tenant_cap = EXCLUDED.tenant_cap, limits = EXCLUDED.limits,
+    recorded_by = EXCLUDED.recorded_by,
     hostname = EXCLUDED.hostname, updated_at = now();
 
 -- name: recorded_stages
@@ -493,7 +498,7 @@ SELECT s.name, s.version, s.input_schema, s.output_schema, s.then_stage, s.max_a
        EXISTS (SELECT FROM pipeline.workers AS w
                WHERE w.stage_versions ->> s.name = s.version
                  AND w.last_seen > now() - make_interval(secs => %(alive_s)s)) AS live,
-       s.code_version
+       s.code_version, s.limits
 FROM pipeline.stages AS s
 WHERE %(names)s::text[] IS NULL OR s.name = ANY(%(names)s::text[])
 ORDER BY s.name, s.updated_at DESC, s.version;
@@ -528,9 +533,11 @@ LISTEN pipeline_cancel;
 
 -- name: insert_join
 INSERT INTO pipeline.joins (id, root_id, total, then_type, then_payload, then_tenant_id,
-                       then_priority, then_max_attempts, then_lease_seconds, then_traceparent)
+                       then_priority, then_max_attempts, then_lease_seconds, then_traceparent,
+                       then_limits)
 VALUES (%(id)s, %(root_id)s, %(total)s, %(then_type)s, %(then_payload)s::jsonb, %(then_tenant_id)s,
-        %(then_priority)s, %(then_max_attempts)s, %(then_lease_seconds)s, %(then_traceparent)s);
+        %(then_priority)s, %(then_max_attempts)s, %(then_lease_seconds)s, %(then_traceparent)s,
+        %(then_limits)s::jsonb);
 
 -- name: save_output
 -- Runs inside the completing transaction. The first output under a key stays: a second

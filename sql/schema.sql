@@ -48,7 +48,10 @@ CREATE TABLE pipeline.active_jobs (
     -- The W3C traceparent of the OpenTelemetry span current when the job was enqueued
     -- (pipeline/tracing.py): a worker that traces runs the job in a child span of it. NULL
     -- when nothing was traced, which costs the row a bit of its null bitmap.
-    traceparent   text
+    traceparent   text,
+    -- The job's rate-limit charges, [{"name", "key", "units"}] (0024, docs/limits.md); NULL for
+    -- a stage without limits.
+    limits        jsonb
 );
 
 -- Only ready rows are indexed for the claim: millions of finished rows never enter it. By
@@ -116,6 +119,8 @@ CREATE TABLE pipeline.stages (
     -- The version of the stage's code (StageSpec.code_version) the last worker to record this
     -- row runs: what a rerun (pipeline/reruns.py) expects to make. NULL: recorded before 0021.
     code_version  text,
+    -- The stage's limits as recorded (Limit.recorded()); NULL: none (0024).
+    limits        jsonb,
     CONSTRAINT stages_pkey PRIMARY KEY (name, version)
 );
 
@@ -191,7 +196,9 @@ CREATE TABLE pipeline.joins (
     created_at         timestamptz NOT NULL DEFAULT now(),
     finished_at        timestamptz,
     -- The then job's traceparent, as a job's (pipeline/tracing.py): the fanning-out job's span.
-    then_traceparent   text
+    then_traceparent   text,
+    -- The then job's rate-limit charges, as a job's `limits` (0024).
+    then_limits        jsonb
 );
 
 -- A child finishes by moving into pipeline.job_history, and a retry moves it back out: the
@@ -218,6 +225,32 @@ CREATE TABLE pipeline.tenant_caps (
     cap        integer     NOT NULL CONSTRAINT tenant_caps_cap_check CHECK (cap >= 0),
     updated_at timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (tenant_id, stage)
+);
+
+-- Rate limits (0024, docs/limits.md): capacities per (limit, key or '*'); the row a claim
+-- locks per key while it charges the key's window; what each key consumed per second.
+CREATE TABLE pipeline.rate_limits (
+    name        text        NOT NULL,
+    key         text        NOT NULL DEFAULT '*',
+    units       bigint      NOT NULL CONSTRAINT rate_limits_units_check CHECK (units >= 0),
+    per_seconds integer     NOT NULL
+                CONSTRAINT rate_limits_per_seconds_check CHECK (per_seconds BETWEEN 1 AND 86400),
+    source      text        NOT NULL DEFAULT 'set'
+                CONSTRAINT rate_limits_source_check CHECK (source IN ('set', 'code')),
+    updated_at  timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (name, key)
+);
+CREATE TABLE pipeline.rate_limit_keys (
+    name text NOT NULL,
+    key  text NOT NULL,
+    PRIMARY KEY (name, key)
+);
+CREATE TABLE pipeline.rate_limit_used (
+    name   text   NOT NULL,
+    key    text   NOT NULL,
+    second bigint NOT NULL,
+    units  bigint NOT NULL,
+    PRIMARY KEY (name, key, second)
 );
 
 -- running: jobs of (tenant, stage) holding a slot now. served_at: the last claim that served

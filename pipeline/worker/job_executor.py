@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -66,6 +67,11 @@ CHILD_RESULTS = {
 _CHILD_FAILED = (Settled.QUEUED, Settled.FAILED)
 
 
+class LimitCorrections(Protocol):
+    def correct_limits(self, job: ClaimedJob, actual: Mapping[str, int]) -> None:
+        """Correct the job's rate-limit charges by what it used (pipeline/store.py)."""
+
+
 class RunMetrics(Protocol):
     def ran(self, stage: str, result: str, seconds: float) -> None:
         """One run of a job of `stage` took `seconds` and ended as `result`."""
@@ -84,6 +90,8 @@ class JobExecutor:
     versions: StageVersions  #: whether a payload this worker rejects is left to another worker
     metrics: RunMetrics | None = None  #: told how long each run took, by stage and result
     tracer: JobTracer | None = None  #: a span per run, when OpenTelemetry is set up
+    #: where a run's usage corrects its rate-limit charges (Limit(actual=...))
+    limits: LimitCorrections | None = None
 
     def dispatch(self, job: ClaimedJob) -> None:
         """A claimed job: hold it, and queue it for a runner."""
@@ -133,6 +141,8 @@ class JobExecutor:
             # The child process settled it, and logged its line.
             self.completer.publish(entry.job, ran, logged=True)
             return
+        if entry.spec.limits and self.limits is not None:
+            self._correct_limits(entry)
         outcome: Outcome = LostWhileRunning(ran) if entry.ctx.lost_lease.is_set() else ran
         transition = decide(entry.spec, entry.job, outcome)
         error = transition.error if isinstance(transition, Retry | Fail) else None
@@ -156,6 +166,23 @@ class JobExecutor:
                 span.ended(result, error)
         except Exception:  # a metric or a span must not keep a job from settling
             log.exception("job %s: recording its run failed", entry.job.id)
+
+    def _correct_limits(self, entry: InFlight) -> None:
+        """Before the job settles (the correction is fenced by its running claim): its
+        charges amended by what the stage reported, whatever the run's end. A failure here
+        leaves the estimate standing, never the job unsettled."""
+        assert self.limits is not None
+        try:
+            counters = entry.ctx.usage_counters()
+            actual = {
+                limit.name: units
+                for limit in entry.spec.limits
+                if (units := limit.actual_units(counters)) is not None
+            }
+            if actual:
+                self.limits.correct_limits(entry.job, actual)
+        except Exception:
+            log.exception("job %s: correcting its rate-limit charges failed", entry.job.id)
 
     def let_go(self, entry: InFlight) -> None:
         """A runner failed on this job (a bug of ours): free its slot and stop heartbeating

@@ -30,6 +30,9 @@ FIRST_RETRY_S = 0.1
 #: how long announcements go unheeded after the first claim one woke for nothing; it doubles
 #: with each such claim in a row, up to the poll interval (see Producer.run)
 FIRST_DEAF_S = 0.01
+#: how late after a rate limit's window moves a blocked worker claims again: the database's
+#: clock and ours differ by a little
+LIMIT_WAKE_LATE_S = 0.02
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,8 @@ class ClaimPlan:
     #: completions waiting to be confirmed (see InFlightTable.settling) at which claiming stops
     #: until they are: jobs claimed beyond that would only queue behind them
     settling_max: int = 1000
+    #: the rate limits the stages declare: a short claim asks when their windows let more in
+    limit_names: tuple[str, ...] = ()
 
     @classmethod
     def for_worker(
@@ -63,6 +68,9 @@ class ClaimPlan:
             settings.db_retry_max_s,
             # two full acknowledgement batches: one being written, one waiting for it
             settling_max=2 * settings.ack_batch_max,
+            limit_names=tuple(
+                sorted({limit.name for spec in specs.values() for limit in spec.limits})
+            ),
         )
 
 
@@ -120,6 +128,7 @@ class Producer:
         backoff = Backoff(plan.retry_max_s, first_s=FIRST_RETRY_S)
         while not self._stopping.is_set():
             wake.clear()
+            nap = plan.poll_interval_s
             ahead = self.prefetch.extra()
             free = self.table.free(ahead)
             want = min(free, plan.batch_max)
@@ -167,7 +176,23 @@ class Producer:
                     self.executor.dispatch(job)
                 if len(jobs) == want and want < free:
                     continue  # a full batch and slots left: more may be ready right now
-            wake.wait(plan.poll_interval_s)
+                if self.short and plan.limit_names:
+                    nap = self._until_limits_allow(nap)
+            wake.wait(nap)
+
+    def _until_limits_allow(self, nap: float) -> float:
+        """How long to sleep after a short claim when the stages have rate limits: until a
+        window next lets more in, if sooner than `nap` (docs/limits.md). Jobs a limit holds
+        back are ready, so no announcement comes when the window opens: the poll would find
+        them late, and claiming in a loop would be a storm of empty claims."""
+        try:
+            wait = self.store.limit_wait(self.plan.limit_names)
+        except psycopg.Error as exc:
+            if not outage(exc):
+                raise
+            return nap
+        # A moment past the second the window moves at, so that the claim sees it moved.
+        return nap if wait is None else min(nap, wait + LIMIT_WAKE_LATE_S)
 
     def _backed_up(self) -> bool:
         """Whether completions wait for their acknowledgement in such numbers (a lock, a slow

@@ -145,6 +145,7 @@ class Worker:
             metrics=self.metrics,
             # Decided once, after the apps' modules (which may set OpenTelemetry up) loaded.
             tracer=job_tracer(),
+            limits=self.store,
         )
         self.producer = Producer(
             self.store,

@@ -6,7 +6,9 @@
 --   pipeline.claim_groups  which groups of ready work, in what order (group selection);
 --   pipeline.lock_slots    how many a capped group may take, under its counter's lock;
 --   pipeline.claim_pick    which jobs of each group (picking);
---   pipeline.take_slots    the counters raised by what was taken (with lock_slots: cap accounting).
+--   pipeline.take_slots    the counters raised by what was taken (with lock_slots: cap accounting);
+--   pipeline.admit_limited which picked jobs a rate limit leaves queued (only when a picked job
+--                          carries charges: the plain claim skips it).
 -- Each group gets a fair share of the batch on a first pass, all groups in one go; what is left
 -- goes to the groups one at a time, in their order, on a second. A capped group never takes more
 -- than its free slots.
@@ -38,6 +40,8 @@ DECLARE
     capped_ids bigint[];
     picked_from integer[];  -- for each job picked, its group's position in the batch
     first_picked_from integer[] := '{}';
+    limited boolean;  -- a picked job carries rate-limit charges
+    refused bigint[];  -- of the picked jobs, those a rate limit leaves queued
     got integer;
 BEGIN
     groups := ARRAY(SELECT g FROM pipeline.claim_groups(p_types, p_cap_stages, p_caps) AS g);
@@ -80,9 +84,21 @@ BEGIN
         rooms := CASE WHEN capped THEN pipeline.lock_slots(batch, takes) ELSE takes END;
         SELECT array_agg(p.id),
                coalesce(array_agg(p.id) FILTER (WHERE (batch[p.group_at]).cap IS NOT NULL), '{}'),
-               array_agg(p.group_at)
-        INTO ids, capped_ids, picked_from
+               array_agg(p.group_at), bool_or(p.limited)
+        INTO ids, capped_ids, picked_from, limited
         FROM pipeline.claim_pick(batch, rooms) AS p;
+        IF limited THEN
+            -- Rate limits, before the claim: a refused job stays queued, without an attempt,
+            -- a slot or a mark of service (docs/limits.md).
+            refused := pipeline.admit_limited(ids);
+            IF cardinality(refused) > 0 THEN
+                SELECT array_agg(k.id ORDER BY k.o), array_agg(k.g ORDER BY k.o)
+                INTO ids, picked_from
+                FROM unnest(ids, picked_from) WITH ORDINALITY AS k(id, g, o)
+                WHERE k.id <> ALL (refused);
+                capped_ids := ARRAY(SELECT unnest(capped_ids) EXCEPT SELECT unnest(refused));
+            END IF;
+        END IF;
         IF step = 0 THEN
             first_picked_from := coalesce(picked_from, '{}');
         END IF;

@@ -33,9 +33,10 @@ BEGIN
     END IF;
     IF j.failed = 0 AND j.then_type IS NOT NULL AND j.then_job_id IS NULL THEN
         INSERT INTO pipeline.active_jobs (type, tenant_id, payload, priority, max_attempts,
-                                          lease_seconds, parent_id, root_id, traceparent)
+                                          lease_seconds, parent_id, root_id, traceparent, limits)
         VALUES (j.then_type, j.then_tenant_id, j.then_payload, j.then_priority,
-                j.then_max_attempts, j.then_lease_seconds, j.id, j.root_id, j.then_traceparent)
+                j.then_max_attempts, j.then_lease_seconds, j.id, j.root_id, j.then_traceparent,
+                j.then_limits)
         RETURNING id INTO next_id;
     END IF;
     UPDATE pipeline.joins SET then_job_id = coalesce(then_job_id, next_id), finished_at = now()
