@@ -37,6 +37,7 @@ from pg_pipeline_documents.errors import DocumentError, OcrTimeout
 from pg_pipeline_documents.extract import extract_fields
 from pg_pipeline_documents.extract_llm import BASE_URL_ENV, LLM_FEATURE
 from pg_pipeline_documents.layout import PageLayout
+from pg_pipeline_documents.llm_limits import llm_token_limits
 from pg_pipeline_documents.ocr_engine import ocr_page, page_region
 from pg_pipeline_documents.ocr_language import DEFAULT_LANGUAGE, SAMPLE_CHARS, document_language
 from pg_pipeline_documents.pdfinfo import inspect_pdf
@@ -283,6 +284,9 @@ def ocr(job: OcrPage, ctx: Context) -> PageResult:
     timeout=EXTRACT_TIMEOUT_S,
     priority=10,
     permanent=(DocumentError,),
+    # The endpoint's tokens per minute, when an LLM is configured (pipeline_documents'
+    # llm_limits.py): a document waits queued rather than spend an attempt on a 429.
+    limits=llm_token_limits(),
 )
 def extract(job: Extract, ctx: Context) -> TenderExtraction:
     pages = [PageResult.model_validate(out) for _, out in ctx.outputs("ocr")]
