@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from pg_pipeline import Context, stage
+from pg_pipeline import Context, Limit, stage
 
 
 class Empty(BaseModel):
@@ -13,4 +13,13 @@ class Empty(BaseModel):
 
 @stage("bench_noop", lease=60)
 def bench_noop(job: Empty, ctx: Context) -> None:
+    return None
+
+
+#: the limit bench_limited's jobs are charged to, one unit per job, per tenant (benchmarks/flow.py)
+BENCH_LIMIT = "bench-units"
+
+
+@stage("bench_limited", lease=60, limits=[Limit(BENCH_LIMIT, key="tenant")])
+def bench_limited(job: Empty, ctx: Context) -> None:
     return None
