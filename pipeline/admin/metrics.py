@@ -21,15 +21,17 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from psycopg_pool import ConnectionPool
 
+from pg_pipeline.admin.limits import LimitUse, limit_rows
 from pg_pipeline.admin.runs import runs_by_status
 from pg_pipeline.admin.status import (
+    LIMITS_LIMIT,
     StageStatus,
     TenantRunning,
     WorkerStatus,
@@ -63,6 +65,7 @@ class _Snapshot:
     most_overdue_s: float  #: of the unpaused schedules; 0 when none is overdue
     query_s: float
     runs: dict[str, int]  #: runs of more than one job by stored status
+    limits: list[LimitUse] = field(default_factory=list)  #: rate limits by (limit, key)
 
 
 class QueueCollector(Collector):
@@ -122,12 +125,19 @@ class QueueCollector(Collector):
                 # Unpaused schedules come first, most overdue first: one row tells.
                 soonest, _ = read_schedules(conn, 1)
                 runs = runs_by_status(conn, None)
+                limits = limit_rows(conn, limit=LIMITS_LIMIT)
         except Exception as exc:  # a scrape must answer: the outage shows as up == 0
             log.warning("metrics: cannot read the monitoring views: %s", exc)
             return None
         overdue = [-s.due_in_s for s in soonest if not s.paused and s.due_in_s < 0]
         return _Snapshot(
-            stages, tenants, workers, max(overdue, default=0.0), time.monotonic() - started, runs
+            stages,
+            tenants,
+            workers,
+            max(overdue, default=0.0),
+            time.monotonic() - started,
+            runs,
+            limits,
         )
 
     # -- shaping --------------------------------------------------------------------------------
@@ -181,6 +191,12 @@ class QueueCollector(Collector):
         f["overdue"].add_metric([], snapshot.most_overdue_s)
         for status, n in snapshot.runs.items():
             f["runs"].add_metric([status], n)
+        for r in snapshot.limits:
+            labels = [r.name, r.key]
+            f["limit_used"].add_metric(labels, r.used)
+            f["limit_waiting"].add_metric(labels, r.waiting)
+            if r.capacity is not None:
+                f["limit_capacity"].add_metric(labels, r.capacity)
 
 
 def merge_stages(rest: list[StageStatus]) -> StageStatus:
@@ -288,6 +304,24 @@ def _families() -> dict[str, GaugeMetricFamily]:
             "Runs of more than one job by their stored status; failed: a job of the run failed "
             "for good, so it cannot end done.",
             "status",
+        ),
+        "limit_capacity": gauge(
+            "pipeline_rate_limit_capacity",
+            "Units a rate limit's key may take per window (docs/limits.md).",
+            "limit",
+            "key",
+        ),
+        "limit_used": gauge(
+            "pipeline_rate_limit_used",
+            "Units charged to a rate limit's key in its window now.",
+            "limit",
+            "key",
+        ),
+        "limit_waiting": gauge(
+            "pipeline_rate_limit_waiting",
+            "Queued jobs charged to a rate limit's key.",
+            "limit",
+            "key",
         ),
         "overdue": gauge(
             "pipeline_schedule_overdue_seconds",

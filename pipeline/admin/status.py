@@ -24,6 +24,7 @@ from uuid import UUID
 
 import psycopg
 
+from pg_pipeline.admin.limits import LimitUse, limit_rows
 from pg_pipeline.admin.runs import runs_by_status
 from pg_pipeline.queries import Q
 
@@ -165,6 +166,8 @@ class WaitingStage:
 
 #: (stage, wait name) pairs `pipeline status` lists at most
 WAITING_LIMIT = 100
+#: (limit, key) rows a snapshot lists at most
+LIMITS_LIMIT = 100
 
 
 @dataclass(frozen=True)
@@ -189,6 +192,8 @@ class Status:
     runs: dict[str, int] = field(default_factory=dict)
     #: jobs waiting for input, by stage and wait name
     waiting: list[WaitingStage] = field(default_factory=list)
+    #: rate limits by (limit, key): none when scoped to a tenant (docs/limits.md)
+    limits: list[LimitUse] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready object whose keys are a stable interface for scripts: times in ISO 8601,
@@ -215,6 +220,7 @@ class Status:
                 "notes": self.notes,
                 "runs": self.runs,
                 "waiting": [asdict(w) for w in self.waiting],
+                "limits": [asdict(r) | {"full": r.full} for r in self.limits],
             }
         )
         return shaped
@@ -334,6 +340,7 @@ def snapshot_status(
         tenant=tenant,
         runs=runs_by_status(conn, tenant),
         waiting=read_waiting(conn, tenant),
+        limits=limit_rows(conn, limit=LIMITS_LIMIT) if tenant is None else [],
     )
 
 

@@ -45,6 +45,7 @@ def render(status: Status) -> str:
     lines += _expired(status)
     lines += _failures(status)
     lines += _tenants(status)
+    lines += _limits(status)
     lines += _workers(status)
     lines += _schedules(status)
     lines += [f"note: {printable(note)}" for note in status.notes]
@@ -203,6 +204,28 @@ def _tenants(status: Status) -> list[str]:
         "",
         f"tenants at or near their cap ({scope}; * a default cap from the workers' code)",
         *_table(("tenant", "stage", "running", "cap", "queued"), rows, "  "),
+    ]
+
+
+def _limits(status: Status) -> list[str]:
+    """Rate limits with a capacity: what their windows hold, and the jobs they hold back."""
+    rows = [
+        (
+            r.name,
+            r.key,
+            f"{r.used}/{r.capacity} per {r.per_seconds} s",
+            str(r.waiting),
+            "full" if r.full else "",
+        )
+        for r in status.limits
+        if r.capacity is not None and (r.used or r.waiting)
+    ]
+    if not rows:
+        return []
+    return [
+        "",
+        "rate limits (`pipeline limits list` for all):",
+        *_table(("limit", "key", "used", "waiting", ""), rows, "  "),
     ]
 
 

@@ -21,6 +21,7 @@ from pg_pipeline.dashboard.database import POOL_SIZE, STATEMENT_TIMEOUT_S
 from pg_pipeline.dashboard.handler import POLL_S, Dashboard, Handler, Settings
 from pg_pipeline.dashboard.pages.job_actions import JobActions
 from pg_pipeline.dashboard.pages.jobs import JobPages
+from pg_pipeline.dashboard.pages.limits import LimitsPage
 from pg_pipeline.dashboard.pages.login import LoginPage
 from pg_pipeline.dashboard.pages.overview import OverviewPage
 from pg_pipeline.dashboard.pages.reruns import RunVersions
@@ -114,7 +115,7 @@ def app(
     versions = RunVersions(dashboard)
     schedule_list, workers = SchedulesPage(dashboard), WorkersPage(dashboard)
     schedules, login, errors = ScheduleActions(dashboard), LoginPage(dashboard), Handler(dashboard)
-    review = ReviewPages(dashboard)
+    review, limits = ReviewPages(dashboard), LimitsPage(dashboard)
     both = ["GET", "POST"]
     starlette = Starlette(
         routes=[
@@ -134,6 +135,7 @@ def app(
             Route("/review/{job_id}", review.show, methods=["GET"]),
             Route("/review/{job_id}", review.answer, methods=["POST"]),
             Route("/tenants", tenants.show),
+            Route("/limits", limits.show),
             Route("/workers", workers.show),
             Route("/login", login.sign_in, methods=both),
             Route("/logout", login.sign_out, methods=["POST"]),

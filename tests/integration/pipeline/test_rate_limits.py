@@ -256,3 +256,31 @@ def test_a_fan_outs_then_job_is_charged_when_the_join_enqueues_it(db_url: str, c
 
 def limit_rows_waiting(conn: Conn) -> bool:
     return any(r.key == "then" and r.waiting == 1 for r in limit_rows(conn))
+
+
+def test_status_and_metrics_show_what_the_windows_hold_and_the_jobs_they_hold_back(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from pg_pipeline.admin.metrics import QueueCollector
+    from pg_pipeline.admin.status import read_status
+    from pg_pipeline.commands.status import render
+
+    set_limit(conn, UNITS, 4, per=60)
+    enqueue_many(conn, [JobRequest("limited", {"units": 2}) for _ in range(3)])
+    assert len(claim(JobStore(pool))) == 2
+    status = read_status(conn)
+    (row,) = [r for r in status.limits if r.key == "k"]
+    assert (row.used, row.capacity, row.waiting, row.full) == (4, 4, 1, True)
+    assert [r["full"] for r in status.to_json()["limits"] if r["key"] == "k"] == [True]
+    line = next(x for x in render(status).splitlines() if "4/4 per 60 s" in x)
+    assert line.split() == [UNITS, "k", "4/4", "per", "60", "s", "1", "full"]
+    assert read_status(conn, tenant="acme").limits == []
+
+    registry = CollectorRegistry()
+    registry.register(QueueCollector(pool))
+    text = generate_latest(registry).decode()
+    assert f'pipeline_rate_limit_used{{key="k",limit="{UNITS}"}} 4.0' in text
+    assert f'pipeline_rate_limit_capacity{{key="k",limit="{UNITS}"}} 4.0' in text
+    assert f'pipeline_rate_limit_waiting{{key="k",limit="{UNITS}"}} 1.0' in text

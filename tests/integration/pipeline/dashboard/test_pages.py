@@ -537,3 +537,33 @@ def test_a_query_over_its_time_is_a_page_that_says_so(
     assert page.status_code == 503
     assert "Too slow" in page.text and "narrow the filters" in page.text
     assert 'http-equiv="refresh"' not in page.text
+
+
+def test_limits_page_shows_each_keys_window_and_waiting_jobs(
+    client: TestClient, conn: Conn
+) -> None:
+    conn.execute(
+        "INSERT INTO pipeline.rate_limits (name, key, units, per_seconds) "
+        "VALUES ('llm-tokens', '*', 1000, 60)"
+    )
+    conn.execute(
+        "INSERT INTO pipeline.rate_limit_used (name, key, second, units) "
+        "VALUES ('llm-tokens', 'api-1', floor(extract(epoch FROM now())), 900)"
+    )
+    job = insert(conn, "extract")
+    conn.execute(
+        "UPDATE pipeline.active_jobs SET limits = "
+        """'[{"name": "llm-tokens", "key": "api-1", "units": 300}]' WHERE id = %s""",
+        (job,),
+    )
+
+    html = client.get("/limits").text
+
+    row = re.search(r'<tr data-limit="llm-tokens" data-key="api-1">(.*?)</tr>', html, re.S)
+    assert row is not None
+    cells = re.findall(r'<td class="n">([^<]*)</td>', row[1])
+    assert cells == ["900", "1000", "60 s", "1"]
+    assert 'aria-label="900 of 1000"' in row[1]
+    # Scoped to a tenant: only the keys named after it, never another key's traffic.
+    scoped = client.get("/limits?tenant=acme").text
+    assert "data-key=" not in scoped

@@ -169,6 +169,7 @@ def test_an_empty_snapshot_serialises_to_the_stable_json_keys() -> None:
         "notes": [],
         "runs": {},
         "waiting": [],
+        "limits": [],
     }
 
 
