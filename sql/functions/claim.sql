@@ -8,7 +8,8 @@
 --   pipeline.claim_pick    which jobs of each group (picking);
 --   pipeline.take_slots    the counters raised by what was taken (with lock_slots: cap accounting);
 --   pipeline.admit_limited which picked jobs a rate limit leaves queued (only when a picked job
---                          carries charges: the plain claim skips it).
+--                          carries charges: the plain claim skips it), and
+--   pipeline.pick_past_blocked what each of their groups takes instead, past the blocked keys.
 -- Each group gets a fair share of the batch on a first pass, all groups in one go; what is left
 -- goes to the groups one at a time, in their order, on a second. A capped group never takes more
 -- than its free slots.
@@ -42,6 +43,8 @@ DECLARE
     first_picked_from integer[] := '{}';
     limited boolean;  -- a picked job carries rate-limit charges
     refused bigint[];  -- of the picked jobs, those a rate limit leaves queued
+    more bigint[];  -- jobs picked past a blocked key, and their groups' positions
+    more_from integer[];
     got integer;
 BEGIN
     groups := ARRAY(SELECT g FROM pipeline.claim_groups(p_types, p_cap_stages, p_caps) AS g);
@@ -92,6 +95,22 @@ BEGIN
             -- a slot or a mark of service (docs/limits.md).
             refused := pipeline.admit_limited(ids);
             IF cardinality(refused) > 0 THEN
+                -- The refused jobs' places go to jobs further on in their groups that other
+                -- keys are charged to (pipeline.pick_past_blocked), if those are admitted.
+                SELECT array_agg(p.id), array_agg(p.group_at) INTO more, more_from
+                FROM pipeline.pick_past_blocked(
+                    batch, ids, refused,
+                    ARRAY(SELECT k.g FROM unnest(ids, picked_from) AS k(id, g)
+                          WHERE k.id = ANY (refused))
+                ) AS p;
+                IF more IS NOT NULL THEN
+                    refused := refused || pipeline.admit_limited(more);
+                    ids := ids || more;
+                    picked_from := picked_from || more_from;
+                    capped_ids := capped_ids || ARRAY(
+                        SELECT k.id FROM unnest(more, more_from) AS k(id, g)
+                        WHERE (batch[k.g]).cap IS NOT NULL);
+                END IF;
                 SELECT array_agg(k.id ORDER BY k.o), array_agg(k.g ORDER BY k.o)
                 INTO ids, picked_from
                 FROM unnest(ids, picked_from) WITH ORDINALITY AS k(id, g, o)

@@ -137,11 +137,11 @@ def test_a_window_lets_more_in_once_its_charges_are_older_than_per(
     conn: Conn, pool: ConnectionPool
 ) -> None:
     store = JobStore(pool)
-    set_limit(conn, UNITS, 2, per=1)
+    set_limit(conn, UNITS, 2, per=2)
     ids = enqueue_many(conn, [JobRequest("limited", {"n": i}) for i in range(4)])
     assert [j.id for j in claim(store)] == ids[:2]
     wait = store.limit_wait([UNITS])
-    assert wait is not None and 0 <= wait <= 1.0
+    assert wait is not None and 0 <= wait <= 2.0
     deadline = time.monotonic() + 5
     got: list[ClaimedJob] = []
     while not got and time.monotonic() < deadline:
@@ -284,3 +284,23 @@ def test_status_and_metrics_show_what_the_windows_hold_and_the_jobs_they_hold_ba
     assert f'pipeline_rate_limit_used{{key="k",limit="{UNITS}"}} 4.0' in text
     assert f'pipeline_rate_limit_capacity{{key="k",limit="{UNITS}"}} 4.0' in text
     assert f'pipeline_rate_limit_waiting{{key="k",limit="{UNITS}"}} 1.0' in text
+
+
+def test_a_blocked_key_holds_back_its_own_jobs_not_those_behind_them(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    """One (stage, tenant) group: ten jobs of a key with room for one, then five of another
+    key. The claim admits one of the first key's and looks past the rest."""
+    store = JobStore(pool)
+    set_limit(conn, UNITS, 100, per=60)
+    set_limit(conn, UNITS, 1, per=60, key="busy")
+    busy = enqueue_many(
+        conn, [JobRequest("limited", {"key": "busy"}, tenant_id="t") for _ in range(10)]
+    )
+    free = enqueue_many(
+        conn, [JobRequest("limited", {"key": "free"}, tenant_id="t") for _ in range(5)]
+    )
+    got = [j.id for j in claim(store, limit=6)]
+    assert got == [busy[0], *free]
+    assert all(row(conn, i) == ("queued", 0, 0, False) for i in busy[1:])
+    assert claim(store) == []
