@@ -114,6 +114,7 @@ class Limit:
         elif isinstance(self.actual, Sequence):
             if not self.actual or not all(isinstance(a, str) and a for a in self.actual):
                 raise ValueError(f"limit {self.name!r}: actual must name usage counters")
+            object.__setattr__(self, "actual", tuple(self.actual))  # a list: hashable as well
         elif self.actual is not None and not callable(self.actual):
             raise ValueError(
                 f"limit {self.name!r}: actual must be a counter's name, names, or a function "
