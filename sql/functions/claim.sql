@@ -7,9 +7,9 @@
 --   pipeline.lock_slots    how many a capped group may take, under its counter's lock;
 --   pipeline.claim_pick    which jobs of each group (picking);
 --   pipeline.take_slots    the counters raised by what was taken (with lock_slots: cap accounting);
---   pipeline.admit_limited which picked jobs a rate limit leaves queued (only when a picked job
---                          carries charges: the plain claim skips it), and
---   pipeline.pick_past_blocked what each of their groups takes instead, past the blocked keys.
+--   pipeline.admit_picks   which picked jobs a rate limit leaves queued, and what their groups
+--                          take instead (only when a picked job carries charges: the plain
+--                          claim skips it).
 -- Each group gets a fair share of the batch on a first pass, all groups in one go; what is left
 -- goes to the groups one at a time, in their order, on a second. A capped group never takes more
 -- than its free slots.
@@ -42,9 +42,6 @@ DECLARE
     picked_from integer[];  -- for each job picked, its group's position in the batch
     first_picked_from integer[] := '{}';
     limited boolean;  -- a picked job carries rate-limit charges
-    refused bigint[];  -- of the picked jobs, those a rate limit leaves queued
-    more bigint[];  -- jobs picked past a blocked key, and their groups' positions
-    more_from integer[];
     got integer;
 BEGIN
     groups := ARRAY(SELECT g FROM pipeline.claim_groups(p_types, p_cap_stages, p_caps) AS g);
@@ -93,30 +90,8 @@ BEGIN
         IF limited THEN
             -- Rate limits, before the claim: a refused job stays queued, without an attempt,
             -- a slot or a mark of service (docs/limits.md).
-            refused := pipeline.admit_limited(ids);
-            IF cardinality(refused) > 0 THEN
-                -- The refused jobs' places go to jobs further on in their groups that other
-                -- keys are charged to (pipeline.pick_past_blocked), if those are admitted.
-                SELECT array_agg(p.id), array_agg(p.group_at) INTO more, more_from
-                FROM pipeline.pick_past_blocked(
-                    batch, ids, refused,
-                    ARRAY(SELECT k.g FROM unnest(ids, picked_from) AS k(id, g)
-                          WHERE k.id = ANY (refused))
-                ) AS p;
-                IF more IS NOT NULL THEN
-                    refused := refused || pipeline.admit_limited(more);
-                    ids := ids || more;
-                    picked_from := picked_from || more_from;
-                    capped_ids := capped_ids || ARRAY(
-                        SELECT k.id FROM unnest(more, more_from) AS k(id, g)
-                        WHERE (batch[k.g]).cap IS NOT NULL);
-                END IF;
-                SELECT array_agg(k.id ORDER BY k.o), array_agg(k.g ORDER BY k.o)
-                INTO ids, picked_from
-                FROM unnest(ids, picked_from) WITH ORDINALITY AS k(id, g, o)
-                WHERE k.id <> ALL (refused);
-                capped_ids := ARRAY(SELECT unnest(capped_ids) EXCEPT SELECT unnest(refused));
-            END IF;
+            SELECT * INTO ids, picked_from, capped_ids
+            FROM pipeline.admit_picks(batch, ids, picked_from, capped_ids);
         END IF;
         IF step = 0 THEN
             first_picked_from := coalesce(picked_from, '{}');

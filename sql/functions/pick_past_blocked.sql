@@ -1,11 +1,11 @@
 -- The claim's look past a blocked key (docs/limits.md, "head of line"): for each group of
 -- p_groups whose picks a rate limit refused (p_refused, each with its group's position in
 -- p_refused_from), as many of its ready jobs as were refused, taken from further on in the
--- group, among the next `lookahead` (100) of its jobs, skipping those the claim picked (p_picked: it
--- holds their locks, which SKIP LOCKED does not skip) and every job charged to a key that
--- refused one. So a key whose window is full holds back its own jobs, not the
--- jobs of other keys queued behind them in the same (stage, tenant) group; past `lookahead` jobs
--- of blocked keys, the group waits for their window like the keys themselves.
+-- group, among the next `lookahead` (100) of its jobs, skipping those the claim picked
+-- (p_picked: it holds their locks, which SKIP LOCKED does not skip) and every job charged to
+-- a key that refused one. So a key whose window is full holds back its own jobs, not the jobs
+-- of other keys queued behind them in the same (stage, tenant) group; past `lookahead` jobs of
+-- blocked keys, the group waits for their window like the keys themselves.
 --
 -- The candidates are read without a lock, in the group's order (one arm per ready index, as
 -- in pipeline.claim_pick), then locked FOR UPDATE SKIP LOCKED: the lock re-checks each one's

@@ -1,0 +1,42 @@
+-- The claim's rate-limit step (docs/limits.md), for a step's picks (p_ids, each with its
+-- group's position in p_groups, p_picked_from; p_capped_ids those of capped groups): the same
+-- three lists less the jobs a limit leaves queued (pipeline.admit_limited), plus what their
+-- groups take instead from further on, past the blocked keys (pipeline.pick_past_blocked),
+-- when admitted. A capped group takes no more than it picked, so never more than its room.
+-- pipeline.claim calls it only when a picked job carries charges.
+CREATE OR REPLACE FUNCTION pipeline.admit_picks(
+    p_groups pipeline.claim_group[], INOUT p_ids bigint[], INOUT p_picked_from integer[],
+    INOUT p_capped_ids bigint[]
+)
+LANGUAGE plpgsql
+-- Qualified names only: the caller's search_path has no say.
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    refused bigint[] := pipeline.admit_limited(p_ids);
+    more bigint[];  -- jobs picked past a blocked key, and their groups' positions
+    more_from integer[];
+BEGIN
+    IF cardinality(refused) = 0 THEN
+        RETURN;
+    END IF;
+    SELECT array_agg(p.id), array_agg(p.group_at) INTO more, more_from
+    FROM pipeline.pick_past_blocked(
+        p_groups, p_ids, refused,
+        ARRAY(SELECT k.g FROM unnest(p_ids, p_picked_from) AS k(id, g) WHERE k.id = ANY (refused))
+    ) AS p;
+    IF more IS NOT NULL THEN
+        refused := refused || pipeline.admit_limited(more);
+        p_ids := p_ids || more;
+        p_picked_from := p_picked_from || more_from;
+        p_capped_ids := p_capped_ids || ARRAY(
+            SELECT k.id FROM unnest(more, more_from) AS k(id, g)
+            WHERE (p_groups[k.g]).cap IS NOT NULL);
+    END IF;
+    SELECT array_agg(k.id ORDER BY k.o), array_agg(k.g ORDER BY k.o)
+    INTO p_ids, p_picked_from
+    FROM unnest(p_ids, p_picked_from) WITH ORDINALITY AS k(id, g, o)
+    WHERE k.id <> ALL (refused);
+    p_capped_ids := ARRAY(SELECT unnest(p_capped_ids) EXCEPT SELECT unnest(refused));
+END
+$$;
