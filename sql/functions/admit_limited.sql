@@ -9,10 +9,13 @@
 -- from S - per + 1 on, later ones included, plus the new charge stay within its capacity
 -- (pipeline.rate_limits: the key's own row, else the limit's '*' row; no row: no limit).
 --
--- Exact across claimers. The key's row in pipeline.rate_limit_keys is locked FOR UPDATE SKIP
--- LOCKED first, so the claims charging one key take turns (a key another claimer holds is
--- left to it: its jobs are refused by this claim, nobody waits); the buckets are read by a
--- later statement, whose snapshot sees every charge committed by the holders before. Proof:
+-- Exact across claimers. The key's row in pipeline.rate_limit_keys is locked first, so the
+-- claims charging one key take turns; the buckets are read by a later statement, whose
+-- snapshot sees every charge committed by the holders before. With p_wait (a claim's first
+-- step) the keys are waited for, all in one statement and one order: a claimer that skipped a
+-- busy key would refuse its jobs and find nothing, while its holder needs a few milliseconds
+-- more. Later steps, which may already hold keys, skip a busy key (FOR UPDATE SKIP LOCKED):
+-- its jobs are refused this time, and nobody waits in a circle. Proof:
 -- take any `per` consecutive seconds W and, of the claims that charged a bucket in W, the one
 -- that held the key's lock last, at second S in W. It summed every bucket from S - per + 1 on,
 -- which covers all of W, and saw every earlier holder's charges to W; no later holder charged
@@ -29,7 +32,7 @@
 --
 -- Order: a key that refuses a job refuses every later job of the claim, so that small jobs do
 -- not starve a large one; jobs charged to other keys go ahead.
-CREATE OR REPLACE FUNCTION pipeline.admit_limited(p_ids bigint[])
+CREATE OR REPLACE FUNCTION pipeline.admit_limited(p_ids bigint[], p_wait boolean)
 RETURNS bigint[]
 LANGUAGE plpgsql
 -- Qualified names only: the caller's search_path has no say.
@@ -79,15 +82,28 @@ BEGIN
 
     -- Lock the keys' rows, making those that are missing (in one order, so that two claimers
     -- making the same ones take turns instead of each waiting for the other).
-    WITH wanted AS (
-        SELECT * FROM unnest(wanted_names, wanted_keys) AS w(name, key)
-    ),
-    locked AS (
-        SELECT k.name, k.key FROM pipeline.rate_limit_keys AS k
-        WHERE (k.name, k.key) IN (SELECT w.name, w.key FROM wanted w)
-        FOR UPDATE OF k SKIP LOCKED
-    )
-    SELECT array_agg(l.name), array_agg(l.key) INTO k_names, k_keys FROM locked l;
+    IF p_wait THEN
+        -- All at once, in one order: claimers waiting so for each other's keys cannot wait in
+        -- a circle, and none of them waits for anything else after.
+        SELECT array_agg(l.name ORDER BY l.name, l.key), array_agg(l.key ORDER BY l.name, l.key)
+        INTO k_names, k_keys
+        FROM (
+            SELECT k.name, k.key FROM pipeline.rate_limit_keys AS k
+            WHERE (k.name, k.key) IN (SELECT * FROM unnest(wanted_names, wanted_keys))
+            ORDER BY k.name, k.key
+            FOR UPDATE OF k
+        ) AS l;
+    ELSE
+        SELECT array_agg(l.name), array_agg(l.key) INTO k_names, k_keys
+        FROM (
+            SELECT k.name, k.key FROM pipeline.rate_limit_keys AS k
+            WHERE (k.name, k.key) IN (SELECT * FROM unnest(wanted_names, wanted_keys))
+            FOR UPDATE OF k SKIP LOCKED
+        ) AS l;
+    END IF;
+    -- A new key's row is made, whatever the step: the insert waits only for another claimer
+    -- making the same row, and two making two new keys the other way round are a deadlock
+    -- Postgres breaks, whose claim the worker retries as a lock failure.
     IF coalesce(array_length(k_names, 1), 0) < array_length(wanted_names, 1) THEN
         WITH made AS (
             INSERT INTO pipeline.rate_limit_keys (name, key)

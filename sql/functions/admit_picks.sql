@@ -3,17 +3,18 @@
 -- three lists less the jobs a limit leaves queued (pipeline.admit_limited), plus what their
 -- groups take instead from further on, past the blocked keys (pipeline.pick_past_blocked),
 -- when admitted. A capped group takes no more than it picked, so never more than its room.
--- pipeline.claim calls it only when a picked job carries charges.
+-- pipeline.claim calls it only when a picked job carries charges; p_first on its first step,
+-- which may wait for a key's lock (pipeline.admit_limited).
 CREATE OR REPLACE FUNCTION pipeline.admit_picks(
     p_groups pipeline.claim_group[], INOUT p_ids bigint[], INOUT p_picked_from integer[],
-    INOUT p_capped_ids bigint[]
+    INOUT p_capped_ids bigint[], p_first boolean
 )
 LANGUAGE plpgsql
 -- Qualified names only: the caller's search_path has no say.
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    refused bigint[] := pipeline.admit_limited(p_ids);
+    refused bigint[] := pipeline.admit_limited(p_ids, p_first);
     more bigint[];  -- jobs picked past a blocked key, and their groups' positions
     more_from integer[];
 BEGIN
@@ -26,7 +27,8 @@ BEGIN
         ARRAY(SELECT k.g FROM unnest(p_ids, p_picked_from) AS k(id, g) WHERE k.id = ANY (refused))
     ) AS p;
     IF more IS NOT NULL THEN
-        refused := refused || pipeline.admit_limited(more);
+        -- It waits for no key: this claim may hold some already.
+        refused := refused || pipeline.admit_limited(more, false);
         p_ids := p_ids || more;
         p_picked_from := p_picked_from || more_from;
         p_capped_ids := p_capped_ids || ARRAY(

@@ -91,7 +91,7 @@ BEGIN
             -- Rate limits, before the claim: a refused job stays queued, without an attempt,
             -- a slot or a mark of service (docs/limits.md).
             SELECT * INTO ids, picked_from, capped_ids
-            FROM pipeline.admit_picks(batch, ids, picked_from, capped_ids);
+            FROM pipeline.admit_picks(batch, ids, picked_from, capped_ids, step = 0);
         END IF;
         IF step = 0 THEN
             first_picked_from := coalesce(picked_from, '{}');
