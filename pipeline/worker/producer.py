@@ -176,12 +176,14 @@ class Producer:
                     self.executor.dispatch(job)
                 if len(jobs) == want and want < free:
                     continue  # a full batch and slots left: more may be ready right now
-                if self.short and plan.limit_names:
+                if not jobs and plan.limit_names:
+                    # Only an empty claim asks: after a short one, the jobs it took wake the
+                    # next claim as they settle, and a drain asks nothing.
                     nap = self._until_limits_allow(nap)
             wake.wait(nap)
 
     def _until_limits_allow(self, nap: float) -> float:
-        """How long to sleep after a short claim when the stages have rate limits: until a
+        """How long to sleep after an empty claim when the stages have rate limits: until a
         window next lets more in, if sooner than `nap` (docs/limits.md). Jobs a limit holds
         back are ready, so no announcement comes when the window opens: the poll would find
         them late, and claiming in a loop would be a storm of empty claims."""

@@ -1,8 +1,8 @@
--- The claim's rate-limit admission (docs/limits.md): of the jobs the claim picked (p_ids, in
--- its order, every one locked by it), those it must leave queued because a limit they are
--- charged to has no room in its window. pipeline.claim calls it only when a picked job carries
--- charges (active_jobs.limits, computed at enqueue), before the UPDATE that claims: a refused
--- job gets no attempt and no slot, and keeps its place.
+-- The claim's rate-limit admission (docs/limits.md): of the jobs the claim picked that carry
+-- charges (p_ids, in its order, every one locked by it, each with its active_jobs.limits in
+-- p_charges, computed at enqueue), those it must leave queued because a limit they are charged
+-- to has no room in its window. pipeline.claim calls it (through pipeline.admit_picks) before
+-- the UPDATE that claims: a refused job gets no attempt and no slot, and keeps its place.
 --
 -- The window: a key's consumption is kept per second (pipeline.rate_limit_used, stamped with
 -- the claim's now()); a claim at second S may charge a key only while the units in its buckets
@@ -32,7 +32,9 @@
 --
 -- Order: a key that refuses a job refuses every later job of the claim, so that small jobs do
 -- not starve a large one; jobs charged to other keys go ahead.
-CREATE OR REPLACE FUNCTION pipeline.admit_limited(p_ids bigint[], p_wait boolean)
+CREATE OR REPLACE FUNCTION pipeline.admit_limited(
+    p_ids bigint[], p_charges jsonb[], p_wait boolean
+)
 RETURNS bigint[]
 LANGUAGE plpgsql
 -- Qualified names only: the caller's search_path has no say.
@@ -67,10 +69,8 @@ BEGIN
            array_agg(jsonb_build_array(e.v ->> 'name', e.v ->> 'key')::text ORDER BY k.o, e.n),
            array_agg((e.v ->> 'units')::bigint ORDER BY k.o, e.n)
     INTO c_ids, c_kids, c_units
-    FROM unnest(p_ids) WITH ORDINALITY AS k(id, o)
-    JOIN pipeline.active_jobs AS j ON j.id = k.id
-    CROSS JOIN LATERAL jsonb_array_elements(j.limits) WITH ORDINALITY AS e(v, n)
-    WHERE j.limits IS NOT NULL;
+    FROM unnest(p_ids, p_charges) WITH ORDINALITY AS k(id, limits, o)
+    CROSS JOIN LATERAL jsonb_array_elements(k.limits) WITH ORDINALITY AS e(v, n);
     total := coalesce(array_length(c_ids, 1), 0);
     IF total = 0 THEN
         RETURN refused;
@@ -166,17 +166,20 @@ BEGIN
         i := last + 1;
     END LOOP;
 
+    -- Buckets no window can cover any more go, of the keys this claim holds (no one else
+    -- deletes), in the statement that charges this second's.
+    WITH gone AS (
+        DELETE FROM pipeline.rate_limit_used AS u
+        USING unnest(k_names, k_keys, pers) AS w(name, key, per)
+        WHERE u.name = w.name AND u.key = w.key
+          AND u.second < now_s - coalesce(w.per, 0) - keep_s
+    )
     INSERT INTO pipeline.rate_limit_used AS u (name, key, second, units)
     SELECT w.name, w.key, now_s, w.n
     FROM unnest(k_names, k_keys, charged, caps) AS w(name, key, n, cap)
     WHERE w.n > 0 AND w.cap IS NOT NULL  -- a key without a capacity is not counted
     ORDER BY w.name, w.key
     ON CONFLICT (name, key, second) DO UPDATE SET units = u.units + EXCLUDED.units;
-    -- Buckets no window can cover any more, of the keys this claim holds (no one else deletes).
-    DELETE FROM pipeline.rate_limit_used AS u
-    USING unnest(k_names, k_keys, pers) AS w(name, key, per)
-    WHERE u.name = w.name AND u.key = w.key
-      AND u.second < now_s - coalesce(w.per, 0) - keep_s;
     RETURN refused;
 END
 $$;

@@ -41,7 +41,8 @@ DECLARE
     capped_ids bigint[];
     picked_from integer[];  -- for each job picked, its group's position in the batch
     first_picked_from integer[] := '{}';
-    limited boolean;  -- a picked job carries rate-limit charges
+    limited_ids bigint[];  -- the picked jobs that carry rate-limit charges, and theirs
+    charges jsonb[];
     got integer;
 BEGIN
     groups := ARRAY(SELECT g FROM pipeline.claim_groups(p_types, p_cap_stages, p_caps) AS g);
@@ -84,14 +85,18 @@ BEGIN
         rooms := CASE WHEN capped THEN pipeline.lock_slots(batch, takes) ELSE takes END;
         SELECT array_agg(p.id),
                coalesce(array_agg(p.id) FILTER (WHERE (batch[p.group_at]).cap IS NOT NULL), '{}'),
-               array_agg(p.group_at), bool_or(p.limited)
-        INTO ids, capped_ids, picked_from, limited
+               array_agg(p.group_at),
+               array_agg(p.id) FILTER (WHERE p.limits IS NOT NULL),
+               array_agg(p.limits) FILTER (WHERE p.limits IS NOT NULL)
+        INTO ids, capped_ids, picked_from, limited_ids, charges
         FROM pipeline.claim_pick(batch, rooms) AS p;
-        IF limited THEN
+        IF limited_ids IS NOT NULL THEN
             -- Rate limits, before the claim: a refused job stays queued, without an attempt,
             -- a slot or a mark of service (docs/limits.md).
             SELECT * INTO ids, picked_from, capped_ids
-            FROM pipeline.admit_picks(batch, ids, picked_from, capped_ids, step = 0);
+            FROM pipeline.admit_picks(
+                batch, ids, picked_from, capped_ids, limited_ids, charges, step = 0
+            );
         END IF;
         IF step = 0 THEN
             first_picked_from := coalesce(picked_from, '{}');

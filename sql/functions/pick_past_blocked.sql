@@ -14,7 +14,7 @@
 CREATE OR REPLACE FUNCTION pipeline.pick_past_blocked(
     p_groups pipeline.claim_group[], p_picked bigint[], p_refused bigint[],
     p_refused_from integer[]
-) RETURNS TABLE (id bigint, group_at integer)
+) RETURNS TABLE (id bigint, group_at integer, limits jsonb)
 LANGUAGE sql
 -- Qualified names only: the caller's search_path has no say.
 SET search_path = pg_catalog, pg_temp
@@ -31,11 +31,11 @@ wanted AS (
     FROM unnest(p_refused_from) AS r(g)
     GROUP BY r.g
 )
-SELECT p.id, w.i
+SELECT p.id, w.i, p.limits
 FROM wanted AS w
 CROSS JOIN LATERAL (SELECT (p_groups[w.i]).*) AS g
 CROSS JOIN LATERAL (
-    SELECT j.id FROM pipeline.active_jobs AS j
+    SELECT j.id, j.limits FROM pipeline.active_jobs AS j
     WHERE j.id IN (
         SELECT a.id FROM (
             SELECT j2.id FROM pipeline.active_jobs AS j2

@@ -46,7 +46,7 @@ CREATE TABLE pipeline.rate_limit_used (
     PRIMARY KEY (name, key, second)
 );
 
--- claim_pick says whether a picked job carries limits (sql/functions/claim_pick.sql): a new
+-- claim_pick returns each picked job's charges (sql/functions/claim_pick.sql): a new
 -- result type, which CREATE OR REPLACE cannot make. IF EXISTS: a database made from scratch
 -- runs this before any function file.
 DROP FUNCTION IF EXISTS pipeline.claim_pick(pipeline.claim_group[], integer[]);
