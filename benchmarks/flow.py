@@ -53,7 +53,7 @@ def reset(conn: Conn) -> None:
     conn.execute(
         "TRUNCATE pipeline.active_jobs, pipeline.job_history, pipeline.job_history_kept, "
         "pipeline.dedup_keys, pipeline.tenant_slots, pipeline.rate_limit_used, "
-        "pipeline.rate_limit_keys, pipeline.rate_limits"
+        "pipeline.rate_limits"
     )
 
 

@@ -45,7 +45,7 @@ WITH queued AS (
 pairs AS (
     SELECT name, key FROM pipeline.rate_limits
     UNION
-    SELECT name, key FROM pipeline.rate_limit_keys
+    SELECT DISTINCT name, key FROM pipeline.rate_limit_used
     UNION
     SELECT name, key FROM queued
 )

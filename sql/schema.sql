@@ -227,8 +227,8 @@ CREATE TABLE pipeline.tenant_caps (
     PRIMARY KEY (tenant_id, stage)
 );
 
--- Rate limits (0024, docs/limits.md): capacities per (limit, key or '*'); the row a claim
--- locks per key while it charges the key's window; what each key consumed per second.
+-- Rate limits (0024, docs/limits.md): capacities per (limit, key or '*'); what each key
+-- consumed per second, charged by a claim under the key's advisory lock.
 CREATE TABLE pipeline.rate_limits (
     name        text        NOT NULL,
     key         text        NOT NULL DEFAULT '*',
@@ -238,11 +238,6 @@ CREATE TABLE pipeline.rate_limits (
     source      text        NOT NULL DEFAULT 'set'
                 CONSTRAINT rate_limits_source_check CHECK (source IN ('set', 'code')),
     updated_at  timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (name, key)
-);
-CREATE TABLE pipeline.rate_limit_keys (
-    name text NOT NULL,
-    key  text NOT NULL,
     PRIMARY KEY (name, key)
 );
 CREATE TABLE pipeline.rate_limit_used (

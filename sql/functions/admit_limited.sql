@@ -9,13 +9,13 @@
 -- from S - per + 1 on, later ones included, plus the new charge stay within its capacity
 -- (pipeline.rate_limits: the key's own row, else the limit's '*' row; no row: no limit).
 --
--- Exact across claimers. The key's row in pipeline.rate_limit_keys is locked first, so the
--- claims charging one key take turns; the buckets are read by a later statement, whose
--- snapshot sees every charge committed by the holders before. With p_wait (a claim's first
--- step) the keys are waited for, all in one statement and one order: a claimer that skipped a
--- busy key would refuse its jobs and find nothing, while its holder needs a few milliseconds
--- more. Later steps, which may already hold keys, skip a busy key (FOR UPDATE SKIP LOCKED):
--- its jobs are refused this time, and nobody waits in a circle. Proof:
+-- Exact across claimers. The key is locked first (a transaction-level advisory lock, held to
+-- the claim's commit), so the claims charging one key take turns; the buckets are read by a
+-- later statement, whose snapshot sees every charge committed by the holders before. With
+-- p_wait (a claim's first step) the keys are waited for, all in one statement and one order:
+-- a claimer that skipped a busy key would refuse its jobs and find nothing, while its holder
+-- needs a millisecond more. Later steps, which may already hold keys, skip a busy key (a try
+-- lock): its jobs are refused this time, and nobody waits in a circle. Proof:
 -- take any `per` consecutive seconds W and, of the claims that charged a bucket in W, the one
 -- that held the key's lock last, at second S in W. It summed every bucket from S - per + 1 on,
 -- which covers all of W, and saw every earlier holder's charges to W; no later holder charged
@@ -45,6 +45,8 @@ DECLARE
     -- Kept longer than any window: a claim whose now() is behind the deleter's by less than this
     -- still finds every bucket its window covers.
     keep_s constant integer := 300;
+    -- The advisory locks' first key: rate limits' keys, among whatever else takes such locks.
+    key_locks constant integer := hashtext('pg_pipeline rate limit keys');
     c_ids bigint[];  -- one entry per (job, charge), in the claim's order
     c_kids text[];
     c_units bigint[];
@@ -80,43 +82,21 @@ BEGIN
     INTO wanted_names, wanted_keys
     FROM (SELECT DISTINCT unnest(c_kids) AS kid) AS w;
 
-    -- Lock the keys' rows, making those that are missing (in one order, so that two claimers
-    -- making the same ones take turns instead of each waiting for the other).
+    -- Lock the keys: a transaction-level advisory lock each, (KEY_LOCKS, a hash of the key),
+    -- which costs no write, unlike a row lock. Two keys that share a hash only take turns.
     IF p_wait THEN
         -- All at once, in one order: claimers waiting so for each other's keys cannot wait in
         -- a circle, and none of them waits for anything else after.
-        SELECT array_agg(l.name ORDER BY l.name, l.key), array_agg(l.key ORDER BY l.name, l.key)
-        INTO k_names, k_keys
-        FROM (
-            SELECT k.name, k.key FROM pipeline.rate_limit_keys AS k
-            WHERE (k.name, k.key) IN (SELECT * FROM unnest(wanted_names, wanted_keys))
-            ORDER BY k.name, k.key
-            FOR UPDATE OF k
-        ) AS l;
+        PERFORM count(pg_advisory_xact_lock(key_locks, h.h))
+        FROM (SELECT DISTINCT hashtext(w.name || E'\x1f' || w.key) AS h
+              FROM unnest(wanted_names, wanted_keys) AS w(name, key)
+              ORDER BY 1) AS h;
+        k_names := wanted_names;
+        k_keys := wanted_keys;
     ELSE
-        SELECT array_agg(l.name), array_agg(l.key) INTO k_names, k_keys
-        FROM (
-            SELECT k.name, k.key FROM pipeline.rate_limit_keys AS k
-            WHERE (k.name, k.key) IN (SELECT * FROM unnest(wanted_names, wanted_keys))
-            FOR UPDATE OF k SKIP LOCKED
-        ) AS l;
-    END IF;
-    -- A new key's row is made, whatever the step: the insert waits only for another claimer
-    -- making the same row, and two making two new keys the other way round are a deadlock
-    -- Postgres breaks, whose claim the worker retries as a lock failure.
-    IF coalesce(array_length(k_names, 1), 0) < array_length(wanted_names, 1) THEN
-        WITH made AS (
-            INSERT INTO pipeline.rate_limit_keys (name, key)
-            SELECT w.name, w.key FROM unnest(wanted_names, wanted_keys) AS w(name, key)
-            WHERE NOT EXISTS (SELECT FROM pipeline.rate_limit_keys k
-                              WHERE k.name = w.name AND k.key = w.key)
-            ORDER BY w.name, w.key
-            ON CONFLICT DO NOTHING
-            RETURNING name, key
-        )
-        SELECT coalesce(k_names, '{}') || coalesce(array_agg(m.name), '{}'),
-               coalesce(k_keys, '{}') || coalesce(array_agg(m.key), '{}')
-        INTO k_names, k_keys FROM made m;
+        SELECT array_agg(w.name), array_agg(w.key) INTO k_names, k_keys
+        FROM unnest(wanted_names, wanted_keys) AS w(name, key)
+        WHERE pg_try_advisory_xact_lock(key_locks, hashtext(w.name || E'\x1f' || w.key));
     END IF;
 
     -- A statement after the lock: its snapshot holds every charge of the key's earlier holders.

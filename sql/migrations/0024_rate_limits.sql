@@ -28,16 +28,9 @@ CREATE TABLE pipeline.rate_limits (
     PRIMARY KEY (name, key)
 );
 
--- One row per (limit, key) ever charged: the row a claim locks (FOR UPDATE SKIP LOCKED) while
--- it reads and charges the key's window, so that claims of one key take turns.
-CREATE TABLE pipeline.rate_limit_keys (
-    name text NOT NULL,
-    key  text NOT NULL,
-    PRIMARY KEY (name, key)
-);
-
 -- What each key consumed, per second (the claim's now(), as epoch seconds): the buckets a
--- sliding window sums. Written by the holder of the key's lock, and by corrections.
+-- sliding window sums. Written by the holder of the key's lock (an advisory lock: see
+-- sql/functions/admit_limited.sql), and by corrections.
 CREATE TABLE pipeline.rate_limit_used (
     name   text   NOT NULL,
     key    text   NOT NULL,
