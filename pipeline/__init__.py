@@ -1,6 +1,7 @@
 """pg-pipeline: durable, typed job pipelines on the Postgres you already run."""
 
 from pg_pipeline import inputs  # the value checks, for plug-ins' own input too
+from pg_pipeline.admin.usage import UsageLine, run_usage
 from pg_pipeline.aio import (
     adiff_outputs,
     aenqueue,
@@ -125,6 +126,7 @@ __all__ = [
     "StageSpec",
     "StoredOutput",
     "UnknownStage",
+    "UsageLine",
     "WaitTimedOut",
     "Waiting",
     "Worker",
@@ -160,6 +162,7 @@ __all__ = [
     "run_output",
     "run_progress",
     "run_status",
+    "run_usage",
     "schedule",
     "set_max_payload_bytes",
     "signal",

@@ -34,6 +34,7 @@ from pg_pipeline.commands import (
     stages,
     status,
     tenants,
+    usage,
     worker,
 )
 from pg_pipeline.commands.api import EXIT_FAILURE, EXIT_USAGE, CliError, log_level_arg
@@ -54,6 +55,7 @@ COMMANDS = (
     db_url,
     tenants,
     limits,
+    usage,
     jobs,
     runs,
     prune,

@@ -22,7 +22,7 @@ import math
 import operator
 import os
 import re
-from datetime import UTC, datetime, timedelta, tzinfo
+from datetime import UTC, date, datetime, timedelta, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -267,6 +267,40 @@ def start_time(value: str) -> datetime:
     if ahead > DELAY_MAX_S:
         raise ValueError(f"{shown(value)} is more than 100 years from now")
     return moment
+
+
+def since_day(value: str) -> date:
+    """The first UTC day of a report: a date (2026-12-01), or how far back from now (7d, 36h:
+    the day that was that long ago)."""
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        pass
+    try:
+        back = duration(value)
+    except ValueError:
+        raise ValueError(
+            f"{shown(value)} is neither a date (2026-12-01) nor a time back (7d)"
+        ) from None
+    return (datetime.now(UTC) - timedelta(seconds=back)).date()
+
+
+def price(value: str) -> float:
+    """Money per unit of a counter: a finite number >= 0."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise ValueError(f"{shown(value)} is not a number") from None
+    if not math.isfinite(number) or number < 0:
+        raise ValueError(f"{shown(value)} is not a price (a finite number >= 0)")
+    return number
+
+
+def currency(value: str) -> str:
+    """A currency's code: three letters (EUR, USD)."""
+    if not re.fullmatch(r"[A-Za-z]{3}", value):
+        raise ValueError(f"{shown(value)} is not a currency code of three letters (EUR, USD)")
+    return value.upper()
 
 
 # -- payloads -----------------------------------------------------------------------------------

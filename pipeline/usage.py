@@ -55,6 +55,11 @@ def counter_name(name: str) -> str:
     return name
 
 
+def priced_counter(name: str) -> str:
+    """A counter a price may be set for: one a stage reports, or wall_s and cpu_s."""
+    return name if name in MEASURED else counter_name(name)
+
+
 def counter_value(name: str, value: object) -> float | str:
     """A reported value: a finite number >= 0 (int or float, not bool) or a label."""
     if isinstance(value, bool) or not isinstance(value, int | float | str):

@@ -59,15 +59,7 @@ BEGIN
             FROM changed AS a
             CROSS JOIN LATERAL (SELECT j.type, j.tenant_id FROM pipeline.jobs AS j
                                 WHERE j.id = a.job_id LIMIT 1) AS j
-            CROSS JOIN LATERAL (
-                SELECT 'wall_s', a.wall_s::double precision WHERE a.wall_s IS NOT NULL
-                UNION ALL
-                SELECT 'cpu_s', a.cpu_s::double precision WHERE a.cpu_s IS NOT NULL
-                UNION ALL
-                SELECT u.key, u.value::double precision
-                FROM jsonb_each(a.usage) AS u
-                WHERE jsonb_typeof(u.value) = 'number'
-            ) AS c(counter, amount)
+            CROSS JOIN LATERAL pipeline.usage_amounts(a.wall_s, a.cpu_s, a.usage) AS c
             WHERE a.outcome <> 'done'
               AND (a.wall_s IS NOT NULL OR a.cpu_s IS NOT NULL OR a.usage IS NOT NULL)
             GROUP BY 1, 2, 3, 4
