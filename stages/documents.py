@@ -264,6 +264,11 @@ def ocr(job: OcrPage, ctx: Context) -> PageResult:
             memory_limit_bytes=OCR_MEMORY_BYTES,
             lang=job.lang,
         )
+    # What the page cost: a page, one more OCR'd by tesseract, and its child process's CPU,
+    # which the worker adds to the attempt's cpu_s.
+    ctx.usage(pages=1, ocr_pages=int(result.method == "ocr"))
+    if result.child_cpu_s is not None:
+        ctx.usage(child_cpu_s=result.child_cpu_s)
     return PageResult(
         page=job.page,
         text=result.text,
@@ -293,7 +298,9 @@ def extract(job: Extract, ctx: Context) -> TenderExtraction:
     if len(pages) != job.pages:
         raise RetryableError(f"found {len(pages)} of {job.pages} OCR'd pages")
     # Pages, so evidence can name them; layouts, so labels pair with values as drawn.
-    extraction = extract_fields([p.text for p in pages], layouts=[p.layout for p in pages])
+    extraction = extract_fields(
+        [p.text for p in pages], layouts=[p.layout for p in pages], usage=ctx.usage
+    )
     if review_enabled(job.review):
         # This worker's settings, carried in the payload: see ReviewSettings.
         ctx.enqueue("review", review_settings())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pg_pipeline_documents.extract_llm import LlmExtractor
+from pg_pipeline_documents.extract_llm import LlmExtractor, UsageReport
 from pg_pipeline_documents.extract_offline import extract_offline_explained
 from pg_pipeline_documents.layout import PageLayout
 from pg_pipeline_documents.tender import FieldEvidence, TenderExtraction, TenderFields
@@ -59,7 +59,9 @@ def cross_check(llm: TenderFields, offline: TenderExtraction) -> TenderExtractio
 
 
 def extract_fields(
-    text: str | Sequence[str], layouts: Sequence[PageLayout | None] | None = None
+    text: str | Sequence[str],
+    layouts: Sequence[PageLayout | None] | None = None,
+    usage: UsageReport | None = None,
 ) -> TenderExtraction:
     """Extract with ``LlmExtractor.from_env()`` when ``PIPELINE_LLM_BASE_URL`` is set.
 
@@ -67,7 +69,8 @@ def extract_fields(
     ``layouts``, when given, holds each page's layout (None for a page read without one).
     The LLM's errors propagate (``LlmUnavailable`` is transient, ``ExtractionFailed`` permanent):
     silently falling back to the rules would mix two extractors' output in one run. The offline
-    rules still run beside it, as a cross-check.
+    rules still run beside it, as a cross-check. ``usage`` (a stage's ctx.usage) is told the
+    LLM's tokens.
     """
     pages = [text] if isinstance(text, str) else list(text)
     offline = extract_offline_explained(pages, layouts)
@@ -75,4 +78,4 @@ def extract_fields(
     if extractor is None:
         return offline
     with extractor:
-        return cross_check(extractor.extract(with_page_markers(pages)), offline)
+        return cross_check(extractor.extract(with_page_markers(pages), usage), offline)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
@@ -109,6 +109,10 @@ def _describe(exc: ValidationError) -> str:
         where = ".".join(str(p) for p in err["loc"]) or "(root)"
         problems.append(f"{where}: {err['msg']}")
     return "; ".join(problems)[:2000]
+
+
+#: Where a request's usage goes: a stage's ctx.usage (tokens_in, tokens_out, llm_calls, model).
+UsageReport = Callable[..., None]
 
 
 class LlmExtractor:
@@ -242,8 +246,11 @@ class LlmExtractor:
             },
         }
 
-    def _ask(self, messages: list[ChatCompletionMessageParam]) -> tuple[str | None, str]:
-        """One request; returns (content, finish_reason). Endpoint failures are translated."""
+    def _ask(
+        self, messages: list[ChatCompletionMessageParam], usage: UsageReport | None = None
+    ) -> tuple[str | None, str]:
+        """One request; returns (content, finish_reason). Endpoint failures are translated.
+        `usage` (a stage's ctx.usage) is told the request's tokens from the API's usage field."""
         import openai
 
         try:
@@ -270,20 +277,27 @@ class LlmExtractor:
             raise LlmUnavailable(detail) from exc
         except openai.APIResponseValidationError as exc:
             raise LlmUnavailable(f"LLM endpoint {self.shown_url} sent a malformed reply") from exc
+        if usage is not None:
+            used = completion.usage
+            tokens = {} if used is None else {"tokens_in": used.prompt_tokens or 0}
+            if used is not None:
+                tokens["tokens_out"] = used.completion_tokens or 0
+            usage(llm_calls=1, model=completion.model or self.model, **tokens)
         if not completion.choices:
             return None, "no choices"
         choice = completion.choices[0]
         return choice.message.content, str(choice.finish_reason)
 
-    def extract(self, text: str) -> TenderFields:
-        """Ask the model; retry invalid answers with the error shown; raise on failure."""
+    def extract(self, text: str, usage: UsageReport | None = None) -> TenderFields:
+        """Ask the model; retry invalid answers with the error shown; raise on failure.
+        `usage` (a stage's ctx.usage) is told each request's tokens."""
         messages: list[ChatCompletionMessageParam] = [
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": self._user_text(text)},
         ]
         errors: list[str] = []
         for _ in range(self.max_retries + 1):
-            content, finish_reason = self._ask(messages)
+            content, finish_reason = self._ask(messages, usage)
             if content is None or not content.strip():
                 error = f"the answer had no content (finish_reason={finish_reason})"
                 content = "(empty answer)"

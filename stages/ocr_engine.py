@@ -62,6 +62,9 @@ class PageText(BaseModel):
     peak_rss_bytes: int | None = None
     # Where the page's words stand (None when not asked for, or when the reader failed at it).
     layout: PageLayout | None = None
+    # The CPU seconds of the page's child process (tesseract's included), when known: the
+    # stage reports it as ctx.usage(child_cpu_s=...).
+    child_cpu_s: float | None = None
 
 
 def ocr_page(
@@ -143,10 +146,21 @@ def ocr_page(
     spans = reported_layout(result.get("layout"))
     if result.get("method") == "blank":
         return PageText(
-            text="", method="blank", dpi=result["dpi"], peak_rss_bytes=peak, layout=spans
+            text="",
+            method="blank",
+            dpi=result["dpi"],
+            peak_rss_bytes=peak,
+            layout=spans,
+            child_cpu_s=outcome.cpu_s,
         )
     if result.get("stage") != "tesseract":
-        return PageText(text=result["text"], method="text_layer", peak_rss_bytes=peak, layout=spans)
+        return PageText(
+            text=result["text"],
+            method="text_layer",
+            peak_rss_bytes=peak,
+            layout=spans,
+            child_cpu_s=outcome.cpu_s,
+        )
     if result.get("method") == "ocr":  # read in the child's own process
         _warn_if_lowered(label, result, max_pixels)
         if layout:
@@ -160,6 +174,7 @@ def ocr_page(
             dpi=result["dpi"],
             peak_rss_bytes=peak,
             layout=spans,
+            child_cpu_s=outcome.cpu_s,
         )
     # The child rendered the page and then died in tesseract, or became the tesseract command:
     # the exit status is tesseract's.
@@ -197,6 +212,7 @@ def ocr_page(
         dpi=result["dpi"],
         peak_rss_bytes=peak,
         layout=spans,
+        child_cpu_s=outcome.cpu_s,
     )
 
 

@@ -112,7 +112,12 @@ class ForkServer:
                 # Its children got SIGKILL with it (PR_SET_PDEATHSIG), and init reaps them.
                 reaped = {"returncode": -signal.SIGKILL, "maxrss_kb": None}
         peak = reaped["maxrss_kb"]
-        return Ended(int(reaped["returncode"]), exited, None if peak is None else peak * 1024)
+        return Ended(
+            int(reaped["returncode"]),
+            exited,
+            None if peak is None else peak * 1024,
+            reaped.get("cpu_s"),
+        )
 
     def close(self) -> None:
         """End the server: EOF on its pipe; it kills and reaps what it still runs, and exits."""

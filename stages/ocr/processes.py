@@ -19,11 +19,12 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Ended:
     """How a child ended: its exit status (negative: killed by that signal), whether it exited
-    by itself before the deadline, and its peak resident set when known."""
+    by itself before the deadline, and its peak resident set and CPU seconds when known."""
 
     returncode: int
     exited: bool
     peak_rss_bytes: int | None
+    cpu_s: float | None = None
 
 
 def wait_without_reaping(pid: int, timeout_s: float) -> bool:

@@ -48,6 +48,8 @@ class ChildOutcome:
     #: The child's peak resident set (PDFium's render and tesseract's, whichever was higher),
     #: when it ran from the fork server, which reaps it; None when that is unknown.
     peak_rss_bytes: int | None = None
+    #: Its CPU seconds (tesseract's included), when it ran from the fork server.
+    cpu_s: float | None = None
 
 
 def run_child(
@@ -93,6 +95,7 @@ def run_child(
             stderr_tail=read_tail(workdir / STDERR_NAME),
             files=files,
             peak_rss_bytes=ended.peak_rss_bytes,
+            cpu_s=ended.cpu_s,
         )
 
 

@@ -70,7 +70,10 @@ def serve() -> int:
                 _, status, usage = os.wait4(pid, 0)
                 children.discard(pid)
                 returncode = os.waitstatus_to_exitcode(status)
-                reply({"returncode": returncode, "maxrss_kb": usage.ru_maxrss})
+                # Its CPU (tesseract's too, which it became): what the OCR stage reports as
+                # its children's (ctx.usage(child_cpu_s=...)), since the worker cannot see it.
+                cpu_s = usage.ru_utime + usage.ru_stime
+                reply({"returncode": returncode, "maxrss_kb": usage.ru_maxrss, "cpu_s": cpu_s})
             else:
                 reply({"error": f"unknown command {message!r}"})
         except Exception as exc:

@@ -85,6 +85,18 @@ def test_invalid_then_valid_is_retried_with_the_error(server: FakeLlmServer) -> 
     assert "currency" in follow_up[3]["content"]
 
 
+def test_each_request_reports_its_tokens_and_the_model(server: FakeLlmServer) -> None:
+    server.reply('{"title": "Road works", "currency": "pounds"}', VALID)
+    reported: list[dict[str, object]] = []
+    with make(server, max_retries=2) as extractor:
+        extractor.extract(NOTICE, usage=lambda **counters: reported.append(counters))
+    # The fake server's usage field: 1 prompt and 1 completion token a request.
+    assert reported == [
+        {"llm_calls": 1, "model": "test-model", "tokens_in": 1, "tokens_out": 1},
+        {"llm_calls": 1, "model": "test-model", "tokens_in": 1, "tokens_out": 1},
+    ]
+
+
 def test_fenced_json_is_accepted(server: FakeLlmServer) -> None:
     server.reply("```json\n" + VALID + "\n```")
     with make(server) as extractor:

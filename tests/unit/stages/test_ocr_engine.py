@@ -111,6 +111,8 @@ def test_image_page_is_ocred(scan: Path) -> None:
     assert {"invoice", "12345", "tender", "road", "maintenance"} <= _words(page.text)
     assert page.confidence is not None and 60 <= page.confidence <= 100
     assert page.dpi == 150
+    # The child's CPU, tesseract's included, for the stage to report (ctx.usage).
+    assert page.child_cpu_s is not None and 0 < page.child_cpu_s < 60
 
 
 def test_sparse_text_layer_falls_back_to_ocr(tmp_path: Path) -> None:
