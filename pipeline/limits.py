@@ -31,6 +31,9 @@ ONE_KEY = "*"
 NAME_MAX = 100
 KEY_MAX = 200
 PER_MAX_S = 86400  #: the longest window (the table's check says the same)
+#: the most units one job is charged: windows and queues sum charges in bigint columns, which a
+#: few larger ones would overflow, failing every claim of the stage and every report
+UNITS_MAX = 10**15
 
 
 @dataclass(frozen=True)
@@ -107,8 +110,10 @@ class Limit:
                 f"limit {self.name!r}: units must be a whole number, Limit.field(...) or a "
                 f"function of the payload, not {self.units!r}"
             )
-        if isinstance(self.units, int) and self.units < 0:
-            raise ValueError(f"limit {self.name!r}: units must be >= 0, not {self.units}")
+        if isinstance(self.units, int) and not 0 <= self.units <= UNITS_MAX:
+            raise ValueError(
+                f"limit {self.name!r}: units must be >= 0 and at most {UNITS_MAX}, not {self.units}"
+            )
         if isinstance(self.actual, str):
             _check_text(f"limit {self.name!r}: actual", self.actual, NAME_MAX)
         elif isinstance(self.actual, Sequence):
@@ -188,6 +193,8 @@ class Limit:
             value = sum(float(v) for v in values if isinstance(v, int | float))
         if value is None:
             return None
+        if isinstance(value, int | float) and not isinstance(value, bool) and value > UNITS_MAX:
+            value = UNITS_MAX  # more than any window holds: the window is full either way
         return whole_units(value, f"limit {self.name!r}: actual")
 
     def recorded(self) -> dict[str, Any]:
@@ -254,6 +261,8 @@ def whole_units(value: Any, what: str) -> int:
         raise InvalidJob(f"{what} must be a number, not {value!r}")
     if value < 0:
         raise InvalidJob(f"{what} must be >= 0, not {value!r}")
+    if value > UNITS_MAX:
+        raise InvalidJob(f"{what} must be at most {UNITS_MAX}, not {value!r}")
     return math.ceil(value)
 
 

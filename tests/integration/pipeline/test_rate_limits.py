@@ -15,7 +15,7 @@ import pytest
 from psycopg_pool import ConnectionPool
 
 import tests.support.apps.limits_app  # noqa: F401  registers the test stages
-from pg_pipeline import JobRequest, enqueue, enqueue_many
+from pg_pipeline import JobRequest, Limit, enqueue, enqueue_many
 from pg_pipeline.admin.limits import clear_limit, limit_rows, set_limit
 from pg_pipeline.db import make_pool
 from pg_pipeline.stage import REGISTRY
@@ -304,3 +304,26 @@ def test_a_blocked_key_holds_back_its_own_jobs_not_those_behind_them(
     assert got == [busy[0], *free]
     assert all(row(conn, i) == ("queued", 0, 0, False) for i in busy[1:])
     assert claim(store) == []
+
+
+def test_units_too_large_to_count_are_refused_at_enqueue(conn: Conn, pool: ConnectionPool) -> None:
+    """A charge the window's counts cannot hold must not reach the queue: there it failed every
+    claim of the stage (and stopped the worker), `limits list`, status and the metrics."""
+    from pg_pipeline.admin.status import read_status
+    from pg_pipeline.recorded_stages import record_stages
+    from pg_pipeline.stage import Registry
+
+    with pytest.raises(InvalidJob, match="units must be at most"):
+        enqueue(conn, "limited", {"units": 10**20})
+    record_stages(conn, [REGISTRY.get("limited")], WORKER, "h")
+    with pytest.raises(InvalidJob, match="units must be at most"):
+        enqueue(conn, "limited", {"key": "k", "units": 10**20}, registry=Registry())
+    with pytest.raises(ValueError, match="at most 1000000000000000"):
+        Limit("x", units=10**20)
+    job_id = enqueue(conn, "limited", {"units": 3})
+    assert [j.id for j in claim(JobStore(pool))] == [job_id]
+    set_limit(conn, UNITS, 10**18, per=60)
+    enqueue(conn, "limited", {"units": 10**15})
+    enqueue(conn, "limited", {"units": 10**15})
+    assert [r.waiting_units for r in limit_rows(conn) if r.key == "k"] == [2 * 10**15]
+    assert "k" in [r.key for r in read_status(conn).limits]

@@ -95,6 +95,8 @@ def test_actual_units_from_counters_their_sum_or_code() -> None:
     assert Limit("x", actual=lambda c: 4 * float(c["tokens_out"])).actual_units(counters) == 10
     assert Limit("x", actual="pages").actual_units(counters) is None
     assert Limit("x").actual_units(counters) is None
+    # More than any job may be charged counts as the most: the window is full either way.
+    assert Limit("x", actual="tokens_in").actual_units({"tokens_in": 1e300}) == 10**15
 
 
 def test_a_job_row_carries_its_charges_and_a_plain_one_none() -> None:
