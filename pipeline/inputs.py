@@ -175,6 +175,23 @@ def cap(value: str) -> int:
     return whole_number(value, 0, CAP_MAX)
 
 
+#: A tenant's weight at most (the table's check says the same).
+WEIGHT_MAX = 1_000_000.0
+
+
+def weight(value: str) -> float:
+    """A tenant's weight in the fair share: more than 0, at most WEIGHT_MAX."""
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not (math.isfinite(number) and 0 < number <= WEIGHT_MAX):
+        raise ValueError(
+            f"a weight must be a number more than 0 and at most 1e6, not {shown(value)}"
+        )
+    return number
+
+
 def priority(value: int) -> int:
     """`value` if it fits `jobs.priority`; the reason names the valid range."""
     if isinstance(value, bool):  # an int to Python, but never a meant priority

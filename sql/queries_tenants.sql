@@ -48,3 +48,44 @@ WHERE created_at >= now() - interval '1 hour' AND tenant_id IS NOT NULL
 GROUP BY tenant_id
 ORDER BY enqueued_1h DESC, tenant_id
 LIMIT %(limit)s;
+
+-- name: set_tenant_weight
+-- stage NULL: the tenant's weight for every stage; a stage's own weight wins over it.
+INSERT INTO pipeline.tenant_weights (tenant_id, stage, weight)
+VALUES (%(tenant_id)s, %(stage)s, %(weight)s)
+ON CONFLICT (tenant_id, stage) DO UPDATE SET weight = excluded.weight, updated_at = now();
+
+-- name: clear_tenant_weight
+DELETE FROM pipeline.tenant_weights
+WHERE tenant_id = %(tenant_id)s AND stage IS NOT DISTINCT FROM %(stage)s
+RETURNING weight;
+
+-- name: apply_tenant_weights
+-- After a weight is set or cleared, in the same transaction: the copy each of the tenant's pairs
+-- (of the stage, if one is named) keeps beside its pass, which the claim reads. Every pair with
+-- work has a counter row (pipeline.add_slots), so a pair the claim may serve gets its row here,
+-- or has it already; a claim's new row for one not committed yet is waited for, and then
+-- updated. In key order, as the claims take these rows (sql/functions/take_passes.sql).
+INSERT INTO pipeline.tenant_passes (tenant_id, stage, weight)
+SELECT k.tenant_id, k.stage,
+       coalesce((SELECT w.weight FROM pipeline.tenant_weights w
+                 WHERE w.tenant_id = k.tenant_id AND (w.stage = k.stage OR w.stage IS NULL)
+                 ORDER BY w.stage NULLS LAST LIMIT 1), 1)
+FROM (
+    SELECT s.tenant_id, s.stage FROM pipeline.tenant_slots s
+    WHERE s.tenant_id = %(tenant_id)s AND (%(stage)s::text IS NULL OR s.stage = %(stage)s)
+    UNION
+    SELECT p.tenant_id, p.stage FROM pipeline.tenant_passes p
+    WHERE p.tenant_id = %(tenant_id)s AND (%(stage)s::text IS NULL OR p.stage = %(stage)s)
+) AS k
+ORDER BY k.tenant_id, k.stage
+ON CONFLICT (tenant_id, stage) DO UPDATE SET weight = excluded.weight;
+
+-- name: tenant_weights
+-- The weights operators set, by tenant, the tenant's own (every stage) before its stages'.
+-- total counts every row beyond the limit.
+SELECT tenant_id, stage, weight, count(*) OVER () AS total
+FROM pipeline.tenant_weights
+WHERE (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
+ORDER BY tenant_id, stage NULLS FIRST
+LIMIT %(limit)s;

@@ -248,14 +248,12 @@ CREATE TABLE pipeline.rate_limit_used (
     PRIMARY KEY (name, key, second)
 );
 
--- running: jobs of (tenant, stage) holding a slot now. served_at: the last claim that served
--- the pair, which orders tenants least recently served first. A row exists while the pair has
--- work: the slot repair removes the rows of idle pairs (0010).
+-- running: jobs of (tenant, stage) holding a slot now. A row exists while the pair has work:
+-- the slot repair removes the rows of idle pairs (0010).
 CREATE TABLE pipeline.tenant_slots (
     tenant_id text        NOT NULL,
     stage     text        NOT NULL,
     running   integer     NOT NULL DEFAULT 0,
-    served_at timestamptz,
     PRIMARY KEY (tenant_id, stage)
 );
 ALTER TABLE pipeline.tenant_slots SET (fillfactor = 50, autovacuum_vacuum_scale_factor = 0.01);
@@ -318,10 +316,63 @@ CREATE TRIGGER jobs_truncate_slots
     AFTER TRUNCATE ON pipeline.active_jobs
     FOR EACH STATEMENT EXECUTE FUNCTION pipeline.truncate_slots();
 
+-- Weighted fair share across tenants (0025). Each (tenant, stage) pair has a virtual time, its
+-- pass, which a claim advances by n / weight for the n jobs it took; the claim serves the least
+-- pass first, so under contention a tenant's share of the claims follows its weight, and what a
+-- tenant without work (or at its cap) leaves goes to the others. The passes live apart from the
+-- slot counters: a claim locks counters out of order without waiting (SKIP LOCKED), but waits
+-- for the passes' rows, in key order, in one statement at its very end
+-- (sql/functions/take_passes.sql), so no increment is lost and no two claims wait in a circle.
+
+-- Operators' weights: a tenant's for every stage (stage NULL), or for one stage, which wins.
+CREATE TABLE pipeline.tenant_weights (
+    tenant_id  text             NOT NULL,
+    stage      text,
+    weight     double precision NOT NULL
+        CONSTRAINT tenant_weights_weight_check CHECK (weight > 0 AND weight <= 1000000),
+    updated_at timestamptz      NOT NULL DEFAULT now(),
+    CONSTRAINT tenant_weights_key UNIQUE NULLS NOT DISTINCT (tenant_id, stage)
+);
+
+-- Per (tenant, stage) served: pass, its virtual time (jobs taken / weight, plus where it
+-- (re)joined); floor, the least pass among the stage's pairs with work that the claim which
+-- last advanced it saw (the claim's order starts a pair that (re)joins there: no credit from
+-- idleness, pipeline.claim_groups); weight, tenant_weights' as it applies to the pair, copied
+-- here so that the claim reads it with the pass (`pipeline tenants set-weight` writes both);
+-- taken, the jobs claims took since the row was made.
+-- A row exists while the pair is served: the slot repair removes idle pairs' rows.
+CREATE TABLE pipeline.tenant_passes (
+    tenant_id text             NOT NULL,
+    stage     text             NOT NULL,
+    pass      double precision,
+    floor     double precision NOT NULL DEFAULT 0,
+    weight    double precision NOT NULL DEFAULT 1,
+    taken     bigint           NOT NULL DEFAULT 0,
+    PRIMARY KEY (tenant_id, stage)
+);
+ALTER TABLE pipeline.tenant_passes SET (fillfactor = 50, autovacuum_vacuum_scale_factor = 0.01);
+
+-- Budgets: a tenant's usage of one counter (or its cost in money, counter 'cost') per UTC day or
+-- month, for every stage (stage NULL) or one. At warn x budget_limit an alert; at the limit the
+-- tenant's claims of the stages it covers stop until a new period or a higher limit.
+CREATE TABLE pipeline.budgets (
+    tenant_id    text             NOT NULL,
+    stage        text,
+    counter      text             NOT NULL,
+    per          text             NOT NULL
+        CONSTRAINT budgets_per_check CHECK (per IN ('day', 'month')),
+    budget_limit double precision NOT NULL
+        CONSTRAINT budgets_limit_check CHECK (budget_limit >= 0),
+    warn         double precision NOT NULL DEFAULT 0.8
+        CONSTRAINT budgets_warn_check CHECK (warn > 0 AND warn <= 1),
+    updated_at   timestamptz      NOT NULL DEFAULT now(),
+    CONSTRAINT budgets_key UNIQUE NULLS NOT DISTINCT (tenant_id, stage, counter, per)
+);
+
 -- The claim. Groups of ready work are (stage, tenant) pairs, ordered by their best priority,
--- then least recently served first: round-robin across tenants within a priority level, FIFO
--- within a tenant. Each group gets a fair share of the batch on a first pass and what is left
--- on a second; a capped group never more than its free slots.
+-- then least pass first: weighted fair share across tenants within a priority level, FIFO
+-- within a tenant. Each group gets a share of the batch in proportion to its weight on a first
+-- pass and what is left on a second; a capped group never more than its free slots.
 CREATE TYPE pipeline.claim_group AS (
     type text, tenant_id text, cap integer,
     -- The group's best ready job, where the claim's picks start (0009).

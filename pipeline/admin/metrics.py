@@ -34,11 +34,13 @@ from pg_pipeline.admin.status import (
     LIMITS_LIMIT,
     StageStatus,
     TenantRunning,
+    TenantWeight,
     WorkerStatus,
     begin_snapshot,
     read_schedules,
     read_stages,
     read_tenants_running,
+    read_weights,
     read_workers,
 )
 
@@ -66,6 +68,7 @@ class _Snapshot:
     query_s: float
     runs: dict[str, int]  #: runs of more than one job by stored status
     limits: list[LimitUse] = field(default_factory=list)  #: rate limits by (limit, key)
+    weights: list[TenantWeight] = field(default_factory=list)  #: the first top_tenants set
 
 
 class QueueCollector(Collector):
@@ -126,6 +129,7 @@ class QueueCollector(Collector):
                 soonest, _ = read_schedules(conn, 1)
                 runs = runs_by_status(conn, None)
                 limits = limit_rows(conn, limit=LIMITS_LIMIT)
+                weights, _ = read_weights(conn, self._top_tenants)
         except Exception as exc:  # a scrape must answer: the outage shows as up == 0
             log.warning("metrics: cannot read the monitoring views: %s", exc)
             return None
@@ -138,6 +142,7 @@ class QueueCollector(Collector):
             time.monotonic() - started,
             runs,
             limits,
+            weights,
         )
 
     # -- shaping --------------------------------------------------------------------------------
@@ -185,6 +190,8 @@ class QueueCollector(Collector):
             f["tenant_running"].add_metric([tenant, stage], running)
             if cap is not None and merged == 1 and tenant != OTHER:
                 f["tenant_cap"].add_metric([tenant, stage], cap)
+        for w in snapshot.weights:
+            f["tenant_weight"].add_metric([w.tenant_id, w.stage or ""], w.weight)
         f["workers"].add_metric([], len(snapshot.workers))
         f["slots"].add_metric([], sum(w.concurrency for w in snapshot.workers))
         f["in_flight"].add_metric([], sum(w.in_flight for w in snapshot.workers))
@@ -293,6 +300,13 @@ def _families() -> dict[str, GaugeMetricFamily]:
         "tenant_cap": gauge(
             "pipeline_tenant_cap",
             "An operator's cap from tenant_caps (a default cap in code is not in the database).",
+            "tenant",
+            "stage",
+        ),
+        "tenant_weight": gauge(
+            "pipeline_tenant_weight",
+            "An operator's weight in the fair share (stage empty: every stage of the tenant); "
+            "tenants without one weigh 1 and have no series.",
             "tenant",
             "stage",
         ),

@@ -36,6 +36,8 @@ SNAPSHOT_TIMEOUT_MS = 5_000
 EXPIRED_LIMIT = 20
 #: (tenant, stage) rows a snapshot lists, closest to its cap first.
 TENANT_LIMIT = 50
+#: Tenant weights a snapshot lists, by tenant.
+WEIGHT_LIMIT = 50
 #: Schedules a snapshot lists, soonest first.
 SCHEDULE_LIMIT = 50
 #: Share of its cap in use from which a capped tenant counts as near its cap.
@@ -103,6 +105,16 @@ class TenantCapUse:
     def near_cap(self) -> bool:
         """At or past NEAR_CAP of a cap the database knows (a cap of 0 pauses: always)."""
         return self.cap is not None and self.running >= self.cap * NEAR_CAP
+
+
+@dataclass(frozen=True)
+class TenantWeight:
+    """An operator's weight: under contention, a tenant's share of the claims of a stage
+    follows it (docs/fairness.md). Tenants without one weigh 1."""
+
+    tenant_id: str
+    stage: str | None  #: None: the tenant's weight for every stage without one of its own
+    weight: float
 
 
 @dataclass(frozen=True)
@@ -194,6 +206,9 @@ class Status:
     waiting: list[WaitingStage] = field(default_factory=list)
     #: rate limits by (limit, key): none when scoped to a tenant (docs/limits.md)
     limits: list[LimitUse] = field(default_factory=list)
+    #: operators' weights (every tenant without one weighs 1), and how many there are in all
+    weights: list[TenantWeight] = field(default_factory=list)
+    weights_total: int = 0
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready object whose keys are a stable interface for scripts: times in ISO 8601,
@@ -221,6 +236,10 @@ class Status:
                 "runs": self.runs,
                 "waiting": [asdict(w) for w in self.waiting],
                 "limits": [asdict(r) | {"full": r.full} for r in self.limits],
+                "weights": {
+                    "total": self.weights_total,
+                    "rows": [asdict(w) for w in self.weights],
+                },
             }
         )
         return shaped
@@ -269,6 +288,14 @@ def read_cap_use(
     """The `limit` capped (tenant, stage) pairs closest to their cap, and how many in all."""
     params = {"limit": limit, "tenant": tenant}
     return _counted(conn.execute(Q["monitoring_tenant_load"], params), TenantCapUse)
+
+
+def read_weights(
+    conn: psycopg.Connection[Any], limit: int, tenant: str | None = None
+) -> tuple[list[TenantWeight], int]:
+    """The first `limit` weights operators set, by tenant, and how many there are in all."""
+    params = {"limit": limit, "tenant": tenant}
+    return _counted(conn.execute(Q["tenant_weights"], params), TenantWeight)
 
 
 def read_workers(conn: psycopg.Connection[Any]) -> list[WorkerStatus]:
@@ -325,6 +352,7 @@ def snapshot_status(
     expired, expired_total = read_expired_leases(conn, expired_limit, tenant)
     tenants, tenants_total = read_cap_use(conn, tenant_limit, tenant)
     schedules, schedules_total = read_schedules(conn, schedule_limit, tenant)
+    weights, weights_total = read_weights(conn, WEIGHT_LIMIT, tenant)
     return Status(
         taken_at=taken_at,
         stages=read_stages(conn, tenant),
@@ -341,6 +369,8 @@ def snapshot_status(
         runs=runs_by_status(conn, tenant),
         waiting=read_waiting(conn, tenant),
         limits=limit_rows(conn, limit=LIMITS_LIMIT) if tenant is None else [],
+        weights=weights,
+        weights_total=weights_total,
     )
 
 

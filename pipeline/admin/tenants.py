@@ -1,5 +1,6 @@
-"""Tenants as operators see them and set their caps: `pipeline tenants` and the dashboard's
-tenants page. Every read takes `tenant`: None for every tenant, else that tenant's rows alone."""
+"""Tenants as operators see them and set their caps and weights: `pipeline tenants` and the
+dashboard's tenants page. Every read takes `tenant`: None for every tenant, else that tenant's
+rows alone."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 import psycopg
 
-from pg_pipeline.admin.status import TenantCapUse
+from pg_pipeline.admin.status import TenantCapUse, TenantWeight, read_weights
 from pg_pipeline.queries import Q
 
 LIST_LIMIT = 1000  #: (tenant, stage) rows `tenants list` shows at most
@@ -30,6 +31,35 @@ def clear_cap(conn: psycopg.Connection[Any], tenant_id: str, stage: str) -> bool
     """False when there was no cap to clear."""
     row = conn.execute(Q["clear_tenant_cap"], {"tenant_id": tenant_id, "stage": stage})
     return row.fetchone() is not None
+
+
+def set_weight(
+    conn: psycopg.Connection[Any], tenant_id: str, weight: float, stage: str | None = None
+) -> None:
+    """The tenant's weight for `stage`, or for every stage without one of its own (None): it
+    counts from the next claim (docs/fairness.md)."""
+    params = {"tenant_id": tenant_id, "stage": stage, "weight": weight}
+    with conn.transaction():
+        conn.execute(Q["set_tenant_weight"], params)
+        conn.execute(Q["apply_tenant_weights"], params)
+
+
+def clear_weight(conn: psycopg.Connection[Any], tenant_id: str, stage: str | None = None) -> bool:
+    """False when there was no such weight to clear. The tenant's pairs weigh what is left: its
+    weight for every stage, else 1."""
+    params = {"tenant_id": tenant_id, "stage": stage}
+    with conn.transaction():
+        if conn.execute(Q["clear_tenant_weight"], params).fetchone() is None:
+            return False
+        conn.execute(Q["apply_tenant_weights"], params)
+    return True
+
+
+def tenant_weights(
+    conn: psycopg.Connection[Any], tenant: str | None = None, limit: int = LIST_LIMIT
+) -> list[TenantWeight]:
+    """The weights operators set, by tenant (every tenant without one weighs 1)."""
+    return read_weights(conn, limit, tenant)[0]
 
 
 def tenant_loads(

@@ -57,6 +57,7 @@ __all__ = [
     "stage_arg",
     "tenant_arg",
     "text_arg",
+    "weight_arg",
 ]
 
 T = TypeVar("T")
@@ -158,6 +159,7 @@ tenant_arg = argument(inputs.tenant)
 stage_arg = argument(inputs.stage_name)
 job_id_arg = argument(inputs.job_id)
 cap_arg = argument(inputs.cap)
+weight_arg = argument(inputs.weight)
 priority_arg = argument(_priority)
 duration_arg = argument(inputs.duration)
 #: A time a job may start at: with a UTC offset, at most 100 years ahead.

@@ -46,6 +46,7 @@ def render(status: Status) -> str:
     lines += _failures(status)
     lines += _tenants(status)
     lines += _limits(status)
+    lines += _weights(status)
     lines += _workers(status)
     lines += _schedules(status)
     lines += [f"note: {printable(note)}" for note in status.notes]
@@ -226,6 +227,23 @@ def _limits(status: Status) -> list[str]:
         "",
         "rate limits (`pipeline limits list` for all):",
         *_table(("limit", "key", "used", "waiting", ""), rows, "  "),
+    ]
+
+
+def _weights(status: Status) -> list[str]:
+    """The weights operators set; every other tenant weighs 1."""
+    if not status.weights:
+        return []
+    shown = len(status.weights)
+    more = "" if shown == status.weights_total else f", the first {shown} shown"
+    rows = [
+        (w.tenant_id, "(every)" if w.stage is None else w.stage, f"{w.weight:g}")
+        for w in status.weights
+    ]
+    return [
+        "",
+        f"tenant weights ({status.weights_total} set{more}; every other tenant weighs 1)",
+        *_table(("tenant", "stage", "weight"), rows, "  "),
     ]
 
 

@@ -1,4 +1,4 @@
-"""`pipeline tenants`: per-tenant caps on running jobs per stage."""
+"""`pipeline tenants`: per-tenant caps on running jobs per stage, and weights in the fair share."""
 
 from __future__ import annotations
 
@@ -9,7 +9,14 @@ from typing import Any
 
 import psycopg
 
-from pg_pipeline.admin.tenants import clear_cap, set_cap, tenant_loads
+from pg_pipeline.admin.tenants import (
+    clear_cap,
+    clear_weight,
+    set_cap,
+    set_weight,
+    tenant_loads,
+    tenant_weights,
+)
 from pg_pipeline.commands.api import (
     EXIT_OK,
     CliError,
@@ -22,6 +29,7 @@ from pg_pipeline.commands.api import (
     stage_arg,
     tenant_arg,
     text_arg,
+    weight_arg,
 )
 from pg_pipeline.commands.known_stages import check_stage
 from pg_pipeline.recorded_stages import by_name, current, recorded_stages
@@ -33,9 +41,9 @@ def add_commands(sub: Subcommands) -> None:
         sub,
         "tenants",
         run,
-        "per-tenant caps on running jobs per stage",
+        "per-tenant caps on running jobs per stage, and weights in the fair share",
         "Caps set here win over @stage(tenant_cap=) and `worker --tenant-cap`; "
-        "they apply to every worker at its next claim.",
+        "caps and weights apply to every worker at its next claim (docs/fairness.md).",
     )
     tsub = t.add_subparsers(dest="tenants_command", required=True)
     s = tsub.add_parser("set-cap", help="cap TENANT's running jobs of a stage")
@@ -47,7 +55,18 @@ def add_commands(sub: Subcommands) -> None:
     c.add_argument("tenant", type=tenant_arg)
     c.add_argument("--stage", required=True, type=stage_arg)
     c.add_argument("--app", action="append", type=text_arg, default=[])
-    ls = tsub.add_parser("list", help="caps, running and queued jobs per (tenant, stage)")
+    w = tsub.add_parser(
+        "set-weight", help="TENANT's weight: its share of the claims under contention (default 1)"
+    )
+    w.add_argument("tenant", type=tenant_arg)
+    w.add_argument("weight", type=weight_arg, help="more than 0; 2 gets twice a 1's share")
+    w.add_argument("--stage", type=stage_arg, help="for this stage alone (default: every stage)")
+    w.add_argument("--app", action="append", type=text_arg, default=[])
+    cw = tsub.add_parser("clear-weight", help="remove TENANT's weight (back to 1)")
+    cw.add_argument("tenant", type=tenant_arg)
+    cw.add_argument("--stage", type=stage_arg, help="its weight for this stage alone")
+    cw.add_argument("--app", action="append", type=text_arg, default=[])
+    ls = tsub.add_parser("list", help="caps, weights, running and queued jobs per (tenant, stage)")
     ls.add_argument("--tenant", type=tenant_arg)
     ls.add_argument("--app", action="append", type=text_arg, default=[])
     ls.add_argument("--json", action="store_true", help="one JSON object per line")
@@ -72,13 +91,33 @@ def run(args: argparse.Namespace) -> int:
                     f"tenant {printable(args.tenant)} has no cap for stage {printable(args.stage)}"
                 )
             print(f"tenant {printable(args.tenant)}: cap for {printable(args.stage)} cleared")
+        elif args.tenants_command == "set-weight":
+            if args.stage is not None:
+                check_stage(conn, args.stage, args.app)
+            set_weight(conn, args.tenant, args.weight, args.stage)
+            print(f"tenant {printable(args.tenant)}: weight {args.weight:g} {_where(args.stage)}")
+        elif args.tenants_command == "clear-weight":
+            if not clear_weight(conn, args.tenant, args.stage):
+                raise CliError(
+                    f"tenant {printable(args.tenant)} has no weight {_where(args.stage)}"
+                )
+            print(f"tenant {printable(args.tenant)}: weight {_where(args.stage)} cleared")
         else:
             load_apps(args.app)
             loads = tenant_loads(conn, args.tenant)
+            weights = tenant_weights(conn, args.tenant)
             defaults = _default_caps(conn, {load.stage for load in loads})
             if args.json:
                 for load in loads:
-                    print(json.dumps(asdict(load) | {"default_cap": defaults.get(load.stage)}))
+                    print(
+                        json.dumps(
+                            {"kind": "cap"}
+                            | asdict(load)
+                            | {"default_cap": defaults.get(load.stage)}
+                        )
+                    )
+                for weight in weights:
+                    print(json.dumps({"kind": "weight"} | asdict(weight)))
                 return EXIT_OK
             print(f"{'tenant':<24}{'stage':<16}{'cap':>8}{'running':>9}{'queued':>9}")
             for load in loads:
@@ -90,7 +129,20 @@ def run(args: argparse.Namespace) -> int:
                 )
             if any(load.cap is None for load in loads):
                 print("\n* the stage's default cap from code (@stage(tenant_cap=))")
+            print(f"\n{'tenant':<24}{'stage':<16}{'weight':>8}")
+            for weight in weights:
+                stage = "(every)" if weight.stage is None else printable(weight.stage)
+                print(f"{printable(weight.tenant_id):<24}{stage:<16}{weight.weight:>8g}")
+            print(
+                "\nevery other tenant weighs 1"
+                if weights
+                else "no weights set: every tenant weighs 1"
+            )
     return EXIT_OK
+
+
+def _where(stage: str | None) -> str:
+    return "for every stage" if stage is None else f"for stage {printable(stage)}"
 
 
 def _default_caps(conn: psycopg.Connection[Any], stages: set[str]) -> dict[str, int | None]:

@@ -10,9 +10,10 @@
 --   pipeline.admit_picks   which picked jobs a rate limit leaves queued, and what their groups
 --                          take instead (only when a picked job carries charges: the plain
 --                          claim skips it).
--- Each group gets a fair share of the batch on a first pass, all groups in one go; what is left
--- goes to the groups one at a time, in their order, on a second. A capped group never takes more
--- than its free slots.
+--   pipeline.take_passes   the passes advanced by what was taken (fair-share accounting).
+-- Each group gets a share of the batch in proportion to its weight on a first pass, all groups in
+-- one go; what is left goes to the groups one at a time, in their order, on a second. A capped
+-- group never takes more than its free slots.
 CREATE OR REPLACE FUNCTION pipeline.claim(
     p_types text[], p_limit integer, p_worker uuid, p_cap_stages text[], p_caps integer[]
 ) RETURNS SETOF pipeline.active_jobs
@@ -25,6 +26,9 @@ SET plan_cache_mode = force_generic_plan
 AS $$
 DECLARE
     groups pipeline.claim_group[];
+    weights double precision[];  -- each group's weight
+    floors double precision[];  -- each group's stage's least pass in the order
+    total_weight double precision;
     n integer;
     shares integer[];  -- each group's first-pass share
     budget integer;
@@ -43,18 +47,23 @@ DECLARE
     first_picked_from integer[] := '{}';
     limited_ids bigint[];  -- the picked jobs that carry rate-limit charges, and theirs
     charges jsonb[];
+    served integer[] := '{}';  -- for each tenant's job claimed, its group's position in groups
     got integer;
 BEGIN
-    groups := ARRAY(SELECT g FROM pipeline.claim_groups(p_types, p_cap_stages, p_caps) AS g);
+    -- In the order of pipeline.claim_groups' ORDER BY, which the aggregates read it in.
+    SELECT array_agg(g.grp), array_agg(g.weight), array_agg(g.floor), sum(g.weight)
+    INTO groups, weights, floors, total_weight
+    FROM pipeline.claim_groups(p_types, p_cap_stages, p_caps) AS g;
     n := coalesce(array_length(groups, 1), 0);
     IF n = 0 THEN
         RETURN;
     END IF;
-    -- First-pass shares in the fair order, until the batch is spent.
-    quota := greatest(1, ceil(p_limit::numeric / n)::integer);
+    -- First-pass shares in the fair order, each in proportion to the group's weight, until the
+    -- batch is spent. Groups of weight 1 alone share it evenly.
     shares := array_fill(0, ARRAY[n]);
     budget := p_limit;
     FOR i IN 1..n LOOP
+        quota := greatest(1, ceil(p_limit * weights[i] / total_weight)::integer);
         shares[i] := least(quota, budget);
         EXIT WHEN shares[i] = 0;
         budget := budget - shares[i];
@@ -114,9 +123,17 @@ BEGIN
         RETURNING j.*;
         GET DIAGNOSTICS got = ROW_COUNT;
         remaining := remaining - got;
-        IF tenanted THEN
+        IF capped THEN
             PERFORM pipeline.take_slots(batch, picked_from);
         END IF;
+        IF tenanted THEN
+            served := served || CASE WHEN step = 0 THEN picked_from
+                                     ELSE array_fill(step, ARRAY[got]) END;
+        END IF;
     END LOOP;
+    -- Last: it waits for other claims' passes (pipeline.take_passes says why it cannot deadlock).
+    IF cardinality(served) > 0 THEN
+        PERFORM pipeline.take_passes(groups, weights, floors, served);
+    END IF;
 END
 $$;

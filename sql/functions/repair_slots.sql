@@ -87,6 +87,16 @@ BEGIN
         USING recounted r
         WHERE r.idle AND s.tenant_id = r.tenant_id AND s.stage = r.stage
     ),
+    -- Its pass goes with it (a pair back at work starts at its stage's virtual time anyway),
+    -- unless a claim holds the row: never waited for, which a claim waiting for the row in key
+    -- order could make a circle of (sql/functions/take_passes.sql).
+    gone_passes AS (
+        DELETE FROM pipeline.tenant_passes AS p
+        USING (SELECT l.tenant_id, l.stage FROM pipeline.tenant_passes l
+               JOIN recounted r ON r.idle AND r.tenant_id = l.tenant_id AND r.stage = l.stage
+               FOR UPDATE OF l SKIP LOCKED) AS l
+        WHERE p.tenant_id = l.tenant_id AND p.stage = l.stage
+    ),
     fixed AS (
         UPDATE pipeline.tenant_slots AS s SET running = r.counted
         FROM recounted r

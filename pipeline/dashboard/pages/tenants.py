@@ -1,4 +1,4 @@
-"""/tenants: caps and their use, the backlog per tenant, the noisiest tenants of the hour."""
+"""/tenants: caps and their use, weights, the backlog per tenant, the noisiest of the hour."""
 
 from __future__ import annotations
 
@@ -9,8 +9,14 @@ import psycopg
 from starlette.requests import Request
 from starlette.responses import Response
 
-from pg_pipeline.admin.status import TenantCapUse
-from pg_pipeline.admin.tenants import NoisyTenant, noisiest_tenants, queued_per_tenant, tenant_loads
+from pg_pipeline.admin.status import TenantCapUse, TenantWeight
+from pg_pipeline.admin.tenants import (
+    NoisyTenant,
+    noisiest_tenants,
+    queued_per_tenant,
+    tenant_loads,
+    tenant_weights,
+)
 from pg_pipeline.dashboard.handler import Handler
 
 TENANTS_SHOWN = 50
@@ -21,6 +27,7 @@ class Tenants:
     loads: list[TenantCapUse]
     queued: list[tuple[str, int]]
     noisy: list[NoisyTenant]
+    weights: list[TenantWeight]
 
 
 def read_tenants(conn: psycopg.Connection[Any], tenant: str | None) -> Tenants:
@@ -28,6 +35,7 @@ def read_tenants(conn: psycopg.Connection[Any], tenant: str | None) -> Tenants:
         tenant_loads(conn, tenant, limit=TENANTS_SHOWN),
         queued_per_tenant(conn, tenant, TENANTS_SHOWN),
         noisiest_tenants(conn, tenant, TENANTS_SHOWN),
+        tenant_weights(conn, tenant, limit=TENANTS_SHOWN),
     )
 
 

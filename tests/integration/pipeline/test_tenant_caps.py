@@ -16,10 +16,10 @@ from psycopg_pool import ConnectionPool
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
 from pg_pipeline import JobRequest, enqueue, enqueue_many
 from pg_pipeline.admin.tenants import set_cap
-from pg_pipeline.db import make_pool
 from pg_pipeline.maintenance import Reclaimer, SlotRepair
 from pg_pipeline.queries import Q
 from pg_pipeline.store import ClaimedJob, JobStore
+from tests.support.claimers import run_claimers
 from tests.support.history import finish
 from tests.support.slots import held_slots
 
@@ -83,21 +83,13 @@ def test_eight_claimers_at_once_never_exceed_a_tenants_cap(db_url: str, conn: Co
                 else:
                     store.fail(job, "for good")
 
-    pools = [make_pool(db_url, max_size=2, name=f"claimer {i}") for i in range(8)]
     watcher = threading.Thread(target=sample)
     watcher.start()
-    threads = [threading.Thread(target=claimer, args=(i, pools[i])) for i in range(8)]
     try:
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=240)
+        run_claimers(db_url, 8, claimer)
     finally:
         stop.set()
         watcher.join(timeout=30)
-        for pool in pools:
-            pool.close()
-    assert not any(t.is_alive() for t in threads)
     left = dict(conn.execute("SELECT status, count(*) FROM pipeline.jobs GROUP BY 1").fetchall())
     assert set(left) <= {"done", "failed"}, left
     assert samples[0] > 50, "the sampler barely ran"

@@ -15,6 +15,7 @@ from pg_pipeline.admin.status import (
     StageStatus,
     Status,
     TenantCapUse,
+    TenantWeight,
     WorkerStatus,
 )
 from pg_pipeline.cli import build_parser
@@ -170,7 +171,21 @@ def test_an_empty_snapshot_serialises_to_the_stable_json_keys() -> None:
         "runs": {},
         "waiting": [],
         "limits": [],
+        "weights": {"total": 0, "rows": []},
     }
+
+
+def test_weights_are_listed_with_every_other_tenant_at_one() -> None:
+    assert "weight" not in render(snapshot())
+    text = render(
+        snapshot(
+            weights=[TenantWeight("gold", None, 4.0), TenantWeight("free", "ocr", 0.5)],
+            weights_total=2,
+        )
+    )
+    assert "tenant weights (2 set; every other tenant weighs 1)" in text
+    assert any(line.split() == ["gold", "(every)", "4"] for line in text.splitlines())
+    assert any(line.split() == ["free", "ocr", "0.5"] for line in text.splitlines())
 
 
 def test_stages_past_the_top_merge_into_other_with_weighted_averages() -> None:
