@@ -21,6 +21,7 @@ from typing import NoReturn
 import psycopg
 
 from pg_pipeline.commands import (
+    budgets,
     dashboard,
     db_url,
     doctor,
@@ -56,6 +57,7 @@ COMMANDS = (
     tenants,
     limits,
     usage,
+    budgets,
     jobs,
     runs,
     prune,

@@ -179,16 +179,37 @@ def cap(value: str) -> int:
 WEIGHT_MAX = 1_000_000.0
 
 
+def _real(value: str) -> float:
+    """A number read from text; nan when it is none (and nan is never finite)."""
+    try:
+        return float(value)
+    except ValueError:
+        return math.nan
+
+
 def weight(value: str) -> float:
     """A tenant's weight in the fair share: more than 0, at most WEIGHT_MAX."""
-    try:
-        number = float(value)
-    except ValueError:
-        number = math.nan
+    number = _real(value)
     if not (math.isfinite(number) and 0 < number <= WEIGHT_MAX):
         raise ValueError(
             f"a weight must be a number more than 0 and at most 1e6, not {shown(value)}"
         )
+    return number
+
+
+def budget_limit(value: str) -> float:
+    """A budget's limit in its counter's units (or money): 0 or more, finite."""
+    number = _real(value)
+    if not (math.isfinite(number) and number >= 0):
+        raise ValueError(f"a budget's limit must be a number 0 or more, not {shown(value)}")
+    return number
+
+
+def share(value: str) -> float:
+    """A share of a whole: more than 0, at most 1 (0.8: 80%)."""
+    number = _real(value)
+    if not (math.isfinite(number) and 0 < number <= 1):
+        raise ValueError(f"a share must be a number more than 0 and at most 1, not {shown(value)}")
     return number
 
 

@@ -32,11 +32,13 @@ from pg_pipeline.admin.limits import LimitUse, limit_rows
 from pg_pipeline.admin.runs import runs_by_status
 from pg_pipeline.admin.status import (
     LIMITS_LIMIT,
+    BudgetUse,
     StageStatus,
     TenantRunning,
     TenantWeight,
     WorkerStatus,
     begin_snapshot,
+    read_budgets,
     read_schedules,
     read_stages,
     read_tenants_running,
@@ -57,6 +59,8 @@ QUERY_TIMEOUT_MS = 2_000
 #: How long a scrape waits for a pool connection when every one is busy running jobs.
 POOL_WAIT_S = 2.0
 OTHER = "other"
+#: pipeline_budget_alert's value per budget state
+BUDGET_ALERT = {"ok": 0, "warning": 1, "exhausted": 2}
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,7 @@ class _Snapshot:
     runs: dict[str, int]  #: runs of more than one job by stored status
     limits: list[LimitUse] = field(default_factory=list)  #: rate limits by (limit, key)
     weights: list[TenantWeight] = field(default_factory=list)  #: the first top_tenants set
+    budgets: list[BudgetUse] = field(default_factory=list)  #: exhausted and warning first
 
 
 class QueueCollector(Collector):
@@ -130,6 +135,7 @@ class QueueCollector(Collector):
                 runs = runs_by_status(conn, None)
                 limits = limit_rows(conn, limit=LIMITS_LIMIT)
                 weights, _ = read_weights(conn, self._top_tenants)
+                budgets, _ = read_budgets(conn, self._top_tenants)
         except Exception as exc:  # a scrape must answer: the outage shows as up == 0
             log.warning("metrics: cannot read the monitoring views: %s", exc)
             return None
@@ -143,6 +149,7 @@ class QueueCollector(Collector):
             runs,
             limits,
             weights,
+            budgets,
         )
 
     # -- shaping --------------------------------------------------------------------------------
@@ -192,6 +199,10 @@ class QueueCollector(Collector):
                 f["tenant_cap"].add_metric([tenant, stage], cap)
         for w in snapshot.weights:
             f["tenant_weight"].add_metric([w.tenant_id, w.stage or ""], w.weight)
+        for b in snapshot.budgets:
+            labels = [b.tenant_id, b.stage or "", b.counter, b.per]
+            f["budget_used"].add_metric(labels, b.used / b.limit if b.limit else 1.0)
+            f["budget_alert"].add_metric(labels, BUDGET_ALERT[b.state])
         f["workers"].add_metric([], len(snapshot.workers))
         f["slots"].add_metric([], sum(w.concurrency for w in snapshot.workers))
         f["in_flight"].add_metric([], sum(w.in_flight for w in snapshot.workers))
@@ -309,6 +320,24 @@ def _families() -> dict[str, GaugeMetricFamily]:
             "tenants without one weigh 1 and have no series.",
             "tenant",
             "stage",
+        ),
+        "budget_used": gauge(
+            "pipeline_budget_used_ratio",
+            "A tenant's budget: its use this UTC day or month over its limit (stage empty: "
+            "every stage).",
+            "tenant",
+            "stage",
+            "counter",
+            "per",
+        ),
+        "budget_alert": gauge(
+            "pipeline_budget_alert",
+            "A tenant's budget: 0 ok, 1 at or past its warning level, 2 exhausted (its claims "
+            "stopped).",
+            "tenant",
+            "stage",
+            "counter",
+            "per",
         ),
         "workers": gauge("pipeline_workers_live", "Workers with a recent heartbeat."),
         "slots": gauge("pipeline_workers_slots", "Concurrency summed over live workers."),

@@ -36,6 +36,8 @@ SNAPSHOT_TIMEOUT_MS = 5_000
 EXPIRED_LIMIT = 20
 #: (tenant, stage) rows a snapshot lists, closest to its cap first.
 TENANT_LIMIT = 50
+#: Budgets a snapshot lists, exhausted and warning ones first.
+BUDGET_LIMIT = 50
 #: Tenant weights a snapshot lists, by tenant.
 WEIGHT_LIMIT = 50
 #: Schedules a snapshot lists, soonest first.
@@ -115,6 +117,24 @@ class TenantWeight:
     tenant_id: str
     stage: str | None  #: None: the tenant's weight for every stage without one of its own
     weight: float
+
+
+@dataclass(frozen=True)
+class BudgetUse:
+    """A tenant's budget and its use in the current UTC day or month (docs/fairness.md)."""
+
+    tenant_id: str
+    stage: str | None  #: None: every stage of the tenant, counted together
+    counter: str  #: a usage counter, or "cost": money, by the price table
+    per: str  #: "day" or "month"
+    limit: float
+    warn: float  #: the share of the limit that warns
+    used: float
+    state: str  #: "ok", "warning" (at warn x limit) or "exhausted" (claims stopped)
+
+    @property
+    def alerting(self) -> bool:
+        return self.state != "ok"
 
 
 @dataclass(frozen=True)
@@ -209,6 +229,9 @@ class Status:
     #: operators' weights (every tenant without one weighs 1), and how many there are in all
     weights: list[TenantWeight] = field(default_factory=list)
     weights_total: int = 0
+    #: budgets, those past their warning level first, and how many there are in all
+    budgets: list[BudgetUse] = field(default_factory=list)
+    budgets_total: int = 0
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready object whose keys are a stable interface for scripts: times in ISO 8601,
@@ -239,6 +262,10 @@ class Status:
                 "weights": {
                     "total": self.weights_total,
                     "rows": [asdict(w) for w in self.weights],
+                },
+                "budgets": {
+                    "total": self.budgets_total,
+                    "rows": [asdict(b) for b in self.budgets],
                 },
             }
         )
@@ -298,6 +325,15 @@ def read_weights(
     return _counted(conn.execute(Q["tenant_weights"], params), TenantWeight)
 
 
+def read_budgets(
+    conn: psycopg.Connection[Any], limit: int, tenant: str | None = None
+) -> tuple[list[BudgetUse], int]:
+    """The first `limit` budgets, exhausted and warning ones first, with their use now, and how
+    many there are in all."""
+    params = {"limit": limit, "tenant": tenant}
+    return _counted(conn.execute(Q["budgets"], params), BudgetUse)
+
+
 def read_workers(conn: psycopg.Connection[Any]) -> list[WorkerStatus]:
     """Every live worker (workers serve every tenant: no scope)."""
     return [WorkerStatus(*row) for row in conn.execute(Q["monitoring_workers"]).fetchall()]
@@ -353,6 +389,7 @@ def snapshot_status(
     tenants, tenants_total = read_cap_use(conn, tenant_limit, tenant)
     schedules, schedules_total = read_schedules(conn, schedule_limit, tenant)
     weights, weights_total = read_weights(conn, WEIGHT_LIMIT, tenant)
+    budgets, budgets_total = read_budgets(conn, BUDGET_LIMIT, tenant)
     return Status(
         taken_at=taken_at,
         stages=read_stages(conn, tenant),
@@ -371,6 +408,8 @@ def snapshot_status(
         limits=limit_rows(conn, limit=LIMITS_LIMIT) if tenant is None else [],
         weights=weights,
         weights_total=weights_total,
+        budgets=budgets,
+        budgets_total=budgets_total,
     )
 
 

@@ -40,6 +40,7 @@ __all__ = [
     "Subcommands",
     "add_command",
     "argument",
+    "budget_limit_arg",
     "cap_arg",
     "duration_arg",
     "instant_arg",
@@ -54,6 +55,7 @@ __all__ = [
     "printable_lines",
     "priority_arg",
     "seconds_arg",
+    "share_arg",
     "stage_arg",
     "tenant_arg",
     "text_arg",
@@ -160,6 +162,8 @@ stage_arg = argument(inputs.stage_name)
 job_id_arg = argument(inputs.job_id)
 cap_arg = argument(inputs.cap)
 weight_arg = argument(inputs.weight)
+budget_limit_arg = argument(inputs.budget_limit)
+share_arg = argument(inputs.share)
 priority_arg = argument(_priority)
 duration_arg = argument(inputs.duration)
 #: A time a job may start at: with a UTC offset, at most 100 years ahead.

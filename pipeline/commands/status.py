@@ -47,6 +47,7 @@ def render(status: Status) -> str:
     lines += _tenants(status)
     lines += _limits(status)
     lines += _weights(status)
+    lines += _budgets(status)
     lines += _workers(status)
     lines += _schedules(status)
     lines += [f"note: {printable(note)}" for note in status.notes]
@@ -244,6 +245,33 @@ def _weights(status: Status) -> list[str]:
         "",
         f"tenant weights ({status.weights_total} set{more}; every other tenant weighs 1)",
         *_table(("tenant", "stage", "weight"), rows, "  "),
+    ]
+
+
+def _budgets(status: Status) -> list[str]:
+    """Budgets at or past their warning level: an exhausted one has stopped its tenant's
+    claims (`pipeline budgets list` shows every budget)."""
+    alerts = [b for b in status.budgets if b.alerting]
+    if not status.budgets_total:
+        return []
+    if not alerts:
+        return ["", f"budgets at or past their warning level: none ({status.budgets_total} set)"]
+    rows = [
+        (
+            b.tenant_id,
+            "(every)" if b.stage is None else b.stage,
+            b.counter,
+            b.per,
+            f"{b.used:.6g}",
+            f"{b.limit:.6g}",
+            "claims stopped" if b.state == "exhausted" else f"warning (at {b.warn:.0%})",
+        )
+        for b in alerts
+    ]
+    return [
+        "",
+        f"budgets at or past their warning level ({len(alerts)} of {status.budgets_total})",
+        *_table(("tenant", "stage", "counter", "per", "used", "limit", "state"), rows, "  "),
     ]
 
 

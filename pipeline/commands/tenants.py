@@ -9,6 +9,7 @@ from typing import Any
 
 import psycopg
 
+from pg_pipeline.admin.budgets import budgets
 from pg_pipeline.admin.tenants import (
     clear_cap,
     clear_weight,
@@ -106,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
             load_apps(args.app)
             loads = tenant_loads(conn, args.tenant)
             weights = tenant_weights(conn, args.tenant)
+            spent = [b for b in budgets(conn, args.tenant) if b.alerting]
             defaults = _default_caps(conn, {load.stage for load in loads})
             if args.json:
                 for load in loads:
@@ -118,6 +120,8 @@ def run(args: argparse.Namespace) -> int:
                     )
                 for weight in weights:
                     print(json.dumps({"kind": "weight"} | asdict(weight)))
+                for budget in spent:
+                    print(json.dumps({"kind": "budget"} | asdict(budget)))
                 return EXIT_OK
             print(f"{'tenant':<24}{'stage':<16}{'cap':>8}{'running':>9}{'queued':>9}")
             for load in loads:
@@ -129,15 +133,21 @@ def run(args: argparse.Namespace) -> int:
                 )
             if any(load.cap is None for load in loads):
                 print("\n* the stage's default cap from code (@stage(tenant_cap=))")
-            print(f"\n{'tenant':<24}{'stage':<16}{'weight':>8}")
-            for weight in weights:
-                stage = "(every)" if weight.stage is None else printable(weight.stage)
-                print(f"{printable(weight.tenant_id):<24}{stage:<16}{weight.weight:>8g}")
-            print(
-                "\nevery other tenant weighs 1"
-                if weights
-                else "no weights set: every tenant weighs 1"
-            )
+            if weights:
+                print(f"\n{'tenant':<24}{'stage':<16}{'weight':>8}")
+                for weight in weights:
+                    stage = "(every)" if weight.stage is None else printable(weight.stage)
+                    print(f"{printable(weight.tenant_id):<24}{stage:<16}{weight.weight:>8g}")
+                print("every other tenant weighs 1")
+            else:
+                print("\nno weights set: every tenant weighs 1")
+            for budget in spent:
+                stopped = "claims stopped" if budget.state == "exhausted" else "warning"
+                print(
+                    f"budget: tenant {printable(budget.tenant_id)} used {budget.used:.6g} of "
+                    f"{budget.limit:.6g} {printable(budget.counter)} per {budget.per} "
+                    f"{_where(budget.stage)}: {stopped}"
+                )
     return EXIT_OK
 
 

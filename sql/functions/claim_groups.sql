@@ -3,6 +3,7 @@
 -- p_cap_stages)
 -- and its head, the best ready job, in the order the claim serves them: best priority first,
 -- then least pass first (weighted fair share across tenants within a priority level, below).
+-- A tenant's pairs past one of its budgets (pipeline.budgets) are left out.
 -- Jobs without a tenant are one group per stage, served first within their priority, as before
 -- tenants had passes. Returns with each group its weight (tenant_passes' copy of
 -- tenant_weights', 1 without one) and its stage's floor, which the claim writes back with the
@@ -95,6 +96,16 @@ FROM (
     ) AS head
     LEFT JOIN pipeline.tenant_passes p ON p.tenant_id = tn.tenant_id AND p.stage = tn.type
     LEFT JOIN pipeline.tenant_caps c ON c.tenant_id = tn.tenant_id AND c.stage = tn.type
+    -- A pair past a budget of its tenant's (for its stage or every stage) is left out: its jobs
+    -- stay queued, without an attempt or a slot, until a new period or a higher limit. A
+    -- tenant without a budget costs one probe of pipeline.budgets that finds nothing; one with
+    -- a budget, a read of its usage rollup per budget (pipeline.tenant_usage).
+    WHERE NOT EXISTS (
+        SELECT 1 FROM pipeline.budgets b
+        WHERE b.tenant_id = tn.tenant_id AND (b.stage IS NULL OR b.stage = tn.type)
+          AND pipeline.tenant_usage(b.tenant_id, b.stage, b.counter,
+                                    date_trunc(b.per, now(), 'UTC')) >= b.budget_limit
+    )
     UNION ALL
     SELECT t.type, NULL, head.priority, head.run_after, head.id, NULL, NULL, 1, NULL, 0
     FROM unnest(p_types) AS t(type)

@@ -1,4 +1,4 @@
-"""/tenants: caps and their use, weights, the backlog per tenant, the noisiest of the hour."""
+"""/tenants: caps and their use, weights, budgets, the backlog per tenant, the noisiest."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import psycopg
 from starlette.requests import Request
 from starlette.responses import Response
 
-from pg_pipeline.admin.status import TenantCapUse, TenantWeight
+from pg_pipeline.admin.budgets import budgets
+from pg_pipeline.admin.status import BudgetUse, TenantCapUse, TenantWeight
 from pg_pipeline.admin.tenants import (
     NoisyTenant,
     noisiest_tenants,
@@ -28,6 +29,7 @@ class Tenants:
     queued: list[tuple[str, int]]
     noisy: list[NoisyTenant]
     weights: list[TenantWeight]
+    budgets: list[BudgetUse]
 
 
 def read_tenants(conn: psycopg.Connection[Any], tenant: str | None) -> Tenants:
@@ -36,6 +38,7 @@ def read_tenants(conn: psycopg.Connection[Any], tenant: str | None) -> Tenants:
         queued_per_tenant(conn, tenant, TENANTS_SHOWN),
         noisiest_tenants(conn, tenant, TENANTS_SHOWN),
         tenant_weights(conn, tenant, limit=TENANTS_SHOWN),
+        budgets(conn, tenant, limit=TENANTS_SHOWN),
     )
 
 

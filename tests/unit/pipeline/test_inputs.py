@@ -153,3 +153,20 @@ def test_an_argument_type_names_what_argparse_reports_for_it() -> None:
     with pytest.raises(argparse.ArgumentError, match="the tenant cannot be empty"):
         parser.parse_args(["--tenant", ""])
     assert parser.parse_args(["--tenant", "acme"]).tenant == "acme"
+
+
+@pytest.mark.parametrize(
+    ("check", "good", "bad"),
+    [
+        (inputs.weight, {"1": 1.0, "0.5": 0.5, "1e6": 1e6}, ["0", "-1", "nan", "inf", "2e6", "x"]),
+        (inputs.budget_limit, {"0": 0.0, "2.5": 2.5, "1e9": 1e9}, ["-0.1", "nan", "inf", "x"]),
+        (inputs.share, {"1": 1.0, "0.8": 0.8, "0.01": 0.01}, ["0", "1.01", "-1", "nan", "x"]),
+    ],
+)
+def test_weights_limits_and_shares_are_finite_numbers_in_their_range(
+    check: Callable[[str], float], good: dict[str, float], bad: list[str]
+) -> None:
+    assert {text: check(text) for text in good} == good
+    for text in bad:
+        with pytest.raises(ValueError):
+            check(text)

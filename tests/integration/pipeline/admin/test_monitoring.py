@@ -323,6 +323,7 @@ def test_read_status_takes_one_snapshot_of_every_view_and_serialises_to_json(
         "waiting",
         "limits",
         "weights",
+        "budgets",
     }
     assert set(shaped["runs"]) == {"running", "waiting", "done", "failed", "cancelled"}
     assert shaped["workers"][0]["id"] == str(W1)

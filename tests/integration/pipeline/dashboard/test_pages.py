@@ -15,6 +15,8 @@ from starlette.testclient import TestClient
 
 from pg_pipeline import dashboard
 from pg_pipeline.admin import jobs as admin_jobs
+from pg_pipeline.admin.budgets import set_budget
+from pg_pipeline.admin.tenants import set_weight
 from pg_pipeline.dashboard.security import CSRF_COOKIE, SESSION_COOKIE
 from tests.support.history import finish
 
@@ -433,6 +435,22 @@ def test_tenants_page_shows_caps_queues_and_the_noisiest(client: TestClient, con
     assert re.search(r'data-tenant="acme" data-stage="ocr">.*?>4<', html, re.S)
     queued = re.findall(r'<tr data-tenant="(\w+)"><td>\w+</td><td class="n">(\d+)', html)
     assert queued[:2] == [("acme", "5"), ("zeta", "1")]
+
+
+def test_tenants_page_shows_weights_and_budgets(client: TestClient, conn: Conn) -> None:
+    set_weight(conn, "acme", 4)
+    set_budget(conn, "acme", 10, counter="pages", per="day")
+    conn.execute(
+        "INSERT INTO pipeline.usage_by_day (day, tenant_id, stage, counter, shard, amount, "
+        "attempts) VALUES ((now() AT TIME ZONE 'UTC')::date, 'acme', 'ocr', 'pages', 0, 10, 1)"
+    )
+
+    html = client.get("/tenants").text
+
+    assert re.search(
+        r'id="weights">.*?<td>acme</td><td>every stage</td><td class="n">4<', html, re.S
+    )
+    assert re.search(r'data-tenant="acme" data-state="exhausted">.*?claims stopped', html, re.S)
 
 
 def test_a_tenant_filter_hides_every_other_tenant(client: TestClient, conn: Conn) -> None:

@@ -172,6 +172,7 @@ def test_an_empty_snapshot_serialises_to_the_stable_json_keys() -> None:
         "waiting": [],
         "limits": [],
         "weights": {"total": 0, "rows": []},
+        "budgets": {"total": 0, "rows": []},
     }
 
 
