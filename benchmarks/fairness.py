@@ -76,7 +76,10 @@ def window(
     )
     try:
         first = None
+        deadline = time.monotonic() + 120
         while first is None:
+            if any(w.poll() is not None for w in workers) or time.monotonic() > deadline:
+                raise RuntimeError("the workers exited, or started nothing in 120 s")
             row = conn.execute("SELECT extract(epoch FROM min(started_at)) FROM pipeline.jobs")
             found = row.fetchone()
             first = float(found[0]) if found and found[0] is not None else None
