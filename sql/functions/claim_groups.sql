@@ -97,10 +97,11 @@ FROM (
     LEFT JOIN pipeline.tenant_passes p ON p.tenant_id = tn.tenant_id AND p.stage = tn.type
     LEFT JOIN pipeline.tenant_caps c ON c.tenant_id = tn.tenant_id AND c.stage = tn.type
     -- A pair past a budget of its tenant's (for its stage or every stage) is left out: its jobs
-    -- stay queued, without an attempt or a slot, until a new period or a higher limit. A
-    -- tenant without a budget costs one probe of pipeline.budgets that finds nothing; one with
-    -- a budget, a read of its usage rollup per budget (pipeline.tenant_usage).
-    WHERE NOT EXISTS (
+    -- stay queued, without an attempt or a slot, until a new period or a higher limit. Without
+    -- any budget, one probe a claim (evaluated once) says so; else a tenant without a budget
+    -- costs one probe of pipeline.budgets that finds nothing, and one with a budget a read of
+    -- its usage rollup per budget (pipeline.tenant_usage).
+    WHERE NOT EXISTS (SELECT 1 FROM pipeline.budgets) OR NOT EXISTS (
         SELECT 1 FROM pipeline.budgets b
         WHERE b.tenant_id = tn.tenant_id AND (b.stage IS NULL OR b.stage = tn.type)
           AND pipeline.tenant_usage(b.tenant_id, b.stage, b.counter,
