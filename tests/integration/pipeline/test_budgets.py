@@ -11,18 +11,31 @@ from typing import Any
 import psycopg
 import pytest
 from psycopg_pool import ConnectionPool
+from pydantic import BaseModel
 
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
-from pg_pipeline import JobRequest, enqueue_many
+from pg_pipeline import Context, JobRequest, enqueue_many
 from pg_pipeline.admin.budgets import budgets, clear_budget, set_budget
 from pg_pipeline.admin.metrics import QueueCollector
 from pg_pipeline.admin.status import read_status
 from pg_pipeline.admin.tenants import set_weight
 from pg_pipeline.commands.status import render
+from pg_pipeline.stage import Registry, stage
 from pg_pipeline.store import JobStore
+from pg_pipeline.testing import drain
 
 Conn = psycopg.Connection[Any]
 WORKER = uuid.UUID(int=9)
+REG = Registry()
+
+
+class Pages(BaseModel):
+    pages: int
+
+
+@stage("paged", registry=REG)
+def paged(job: Pages, ctx: Context) -> None:
+    ctx.usage(pages=job.pages)
 
 
 def use(conn: Conn, tenant: str, stage: str, counter: str, amount: float) -> None:
@@ -74,6 +87,29 @@ def test_a_spent_budget_stops_the_tenants_claims_until_it_is_raised(
     set_budget(conn, "acme", 20, counter="pages", per="day")  # resumed at the next claim
     assert claimed(store) == {"acme": 5}
     assert budgets(conn)[0].state == "ok"  # 10 of 20
+
+
+def test_usage_stages_report_stops_the_tenant_within_one_claim_of_its_limit(
+    db_url: str, conn: Conn
+) -> None:
+    set_budget(conn, "acme", 10, counter="pages", per="day")
+    jobs = [JobRequest("paged", {"pages": 4}, tenant_id="acme") for _ in range(5)]
+    jobs += [JobRequest("paged", {"pages": 4}, tenant_id="beta") for _ in range(5)]
+    enqueue_many(conn, jobs, registry=REG)
+    drained = drain(db_url, registry=REG)  # one job a claim, as each claim sees the usage
+    done = Counter(
+        t
+        for (t,) in conn.execute(
+            "SELECT tenant_id FROM pipeline.jobs WHERE status = 'done'"
+        ).fetchall()
+    )
+    # 4 + 4 < 10: a third claim; 12 >= 10: no fourth. beta has no budget.
+    assert done == {"acme": 3, "beta": 5} and len(drained.done) == 8
+    assert untouched(conn, "acme") == (2, 0, 0)
+    [budget] = budgets(conn)
+    assert (budget.used, budget.state) == (12, "exhausted")
+    set_budget(conn, "acme", 20, counter="pages", per="day")
+    assert len(drain(db_url, registry=REG).done) == 2
 
 
 def test_below_its_limit_a_tenant_is_claimed_and_at_its_warning_level_alerted(
