@@ -16,6 +16,7 @@ from psycopg_pool import ConnectionPool
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
 from pg_pipeline import JobRequest, enqueue, enqueue_many
 from pg_pipeline.admin.tenants import clear_weight, set_cap, set_weight, tenant_weights
+from pg_pipeline.maintenance import SlotRepair
 from pg_pipeline.store import JobStore
 from tests.support.claimers import run_claimers
 
@@ -166,3 +167,19 @@ def test_claimers_disagreeing_on_caps_never_deadlock(db_url: str, conn: Conn) ->
     backlog(conn, {f"t{i}": 400 for i in range(6)})
     got = claim_concurrently(db_url, 8, until=2000, caps=[{"noop": 2}, {}])
     assert sum(got.values()) >= 2000
+
+
+def test_the_slot_repair_removes_an_idle_pairs_pass(conn: Conn, pool: ConnectionPool) -> None:
+    store = JobStore(pool)
+    backlog(conn, {"a": 2, "b": 5})
+    jobs = store.claim(["noop"], 4, WORKER, {})
+    store.complete([j.fence for j in jobs if j.tenant_id == "a"])
+
+    def passes() -> list[tuple[str, int]]:
+        return conn.execute(
+            "SELECT tenant_id, taken FROM pipeline.tenant_passes ORDER BY 1"
+        ).fetchall()
+
+    assert passes() == [("a", 2), ("b", 2)]
+    SlotRepair(pool).run_once()
+    assert passes() == [("b", 2)], "a has nothing left to do: its pass goes"
