@@ -327,3 +327,22 @@ def test_units_too_large_to_count_are_refused_at_enqueue(conn: Conn, pool: Conne
     enqueue(conn, "limited", {"units": 10**15})
     assert [r.waiting_units for r in limit_rows(conn) if r.key == "k"] == [2 * 10**15]
     assert "k" in [r.key for r in read_status(conn).limits]
+
+
+def test_a_refused_job_of_a_capped_stage_takes_no_tenant_slot(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    from tests.support.slots import held_slots
+
+    store = JobStore(pool)
+    set_limit(conn, UNITS, 2, per=60)
+    ids = enqueue_many(
+        conn, [JobRequest("limited_capped", {"units": 1}, tenant_id="acme") for _ in range(4)]
+    )
+    got = store.claim(["limited_capped"], 10, WORKER, {"limited_capped": 5})
+    assert [j.id for j in got] == ids[:2]
+    # Two slots of five: the two jobs the limit left queued hold none.
+    assert held_slots(conn)[("acme", "limited_capped")] == 2
+    assert [row(conn, i) for i in ids[2:]] == [("queued", 0, 0, False)] * 2
+    store.complete([j.fence for j in got])
+    assert held_slots(conn)[("acme", "limited_capped")] == 0

@@ -33,6 +33,17 @@ def limited(job: Call, ctx: Context) -> None:
         ctx.usage(used=job.used)
 
 
+@stage(
+    "limited_capped",
+    lease=30,
+    tenant_cap=5,
+    limits=[Limit(UNITS, key="tenant", units=Limit.field("units"))],
+)
+def limited_capped(job: Call, ctx: Context) -> None:
+    """Capped at five running jobs per tenant, and charged against its tenant's key."""
+    return None
+
+
 @stage("limited_fan", lease=30)
 def limited_fan(job: Call, ctx: Context) -> None:
     """Two limited children; once both are done, the join enqueues a limited job, which is
