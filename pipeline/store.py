@@ -6,6 +6,7 @@ return what the database confirmed, and the caller treats anything missing as a 
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import uuid
@@ -21,10 +22,13 @@ from pg_pipeline.attempt_logs import AttemptLog, one_params
 from pg_pipeline.attempt_logs import params as attempt_params
 from pg_pipeline.errors import LeaseLost
 from pg_pipeline.history import healing
+from pg_pipeline.limits import Counters
 from pg_pipeline.queries import Q
 from pg_pipeline.recorded_stages import record_stages
 from pg_pipeline.stage import StageSpec
 from pg_pipeline.waits import WaitRequest, wait_params
+
+log = logging.getLogger(__name__)
 
 #: shutdown releases per job that refund the attempt; later ones are charged
 FREE_RELEASES = 3
@@ -315,6 +319,22 @@ class JobStore:
         params = {"id": job.id, "claims": job.claim, "actual": Jsonb(dict(actual))}
         with self.pool.connection() as conn:
             conn.execute(Q["limit_correct"], params)
+
+    def correct_after_run(self, job: ClaimedJob, spec: StageSpec, counters: Counters) -> None:
+        """After a run, before its job settles (the correction is fenced by its running
+        claim), whatever the run's end: its charges amended by what the stage reported
+        (Limit(actual=...)), by the runner thread or by the child that ran the job alone. A
+        failure here leaves the estimate standing, never the job unsettled."""
+        try:
+            actual = {
+                limit.name: units
+                for limit in spec.limits
+                if (units := limit.actual_units(counters)) is not None
+            }
+            if actual:
+                self.correct_limits(job, actual)
+        except Exception:
+            log.exception("job %s: correcting its rate-limit charges failed", job.id)
 
     def limit_wait(self, names: Sequence[str]) -> float | None:
         """Seconds until a window of the limits `names` lets more in; None when none holds

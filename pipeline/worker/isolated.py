@@ -79,9 +79,12 @@ def _run_alone(dsn: str, module: str, stage_name: str, job: ClaimedJob) -> Settl
 
         ctx = Context.for_job(job, REGISTRY, read_outputs, read_job_wait)
         outcome = run_job(spec, job, ctx, read_job_output)
+        store = JobStore(pool)
+        if spec.limits:
+            store.correct_after_run(job, spec, ctx.usage_counters())
         # No subscribers: the parent publishes what this returns.
         completer = Completer(
-            JobStore(pool), halt=threading.Event(), retry_max_s=CHILD_RETRY_MAX_S, batch_max=1
+            store, halt=threading.Event(), retry_max_s=CHILD_RETRY_MAX_S, batch_max=1
         )
         transition = decide(spec, job, outcome)
         until = time.monotonic() + job.lease_seconds

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
 from pg_pipeline.context import Context
 from pg_pipeline.executor import run_job
+from pg_pipeline.limits import Counters
 from pg_pipeline.logs import running
 from pg_pipeline.outcomes import (
     Complete,
@@ -31,7 +31,7 @@ from pg_pipeline.outcomes import (
     Wait,
     decide,
 )
-from pg_pipeline.stage import Registry
+from pg_pipeline.stage import Registry, StageSpec
 from pg_pipeline.store import ClaimedJob
 from pg_pipeline.tracing import JobSpan, JobTracer
 from pg_pipeline.worker.completer import Completer, Settled
@@ -68,7 +68,7 @@ _CHILD_FAILED = (Settled.QUEUED, Settled.FAILED)
 
 
 class LimitCorrections(Protocol):
-    def correct_limits(self, job: ClaimedJob, actual: Mapping[str, int]) -> None:
+    def correct_after_run(self, job: ClaimedJob, spec: StageSpec, counters: Counters) -> None:
         """Correct the job's rate-limit charges by what it used (pipeline/store.py)."""
 
 
@@ -142,7 +142,7 @@ class JobExecutor:
             self.completer.publish(entry.job, ran, logged=True)
             return
         if entry.spec.limits and self.limits is not None:
-            self._correct_limits(entry)
+            self.limits.correct_after_run(entry.job, entry.spec, entry.ctx.usage_counters())
         outcome: Outcome = LostWhileRunning(ran) if entry.ctx.lost_lease.is_set() else ran
         transition = decide(entry.spec, entry.job, outcome)
         error = transition.error if isinstance(transition, Retry | Fail) else None
@@ -166,23 +166,6 @@ class JobExecutor:
                 span.ended(result, error)
         except Exception:  # a metric or a span must not keep a job from settling
             log.exception("job %s: recording its run failed", entry.job.id)
-
-    def _correct_limits(self, entry: InFlight) -> None:
-        """Before the job settles (the correction is fenced by its running claim): its
-        charges amended by what the stage reported, whatever the run's end. A failure here
-        leaves the estimate standing, never the job unsettled."""
-        assert self.limits is not None
-        try:
-            counters = entry.ctx.usage_counters()
-            actual = {
-                limit.name: units
-                for limit in entry.spec.limits
-                if (units := limit.actual_units(counters)) is not None
-            }
-            if actual:
-                self.limits.correct_limits(entry.job, actual)
-        except Exception:
-            log.exception("job %s: correcting its rate-limit charges failed", entry.job.id)
 
     def let_go(self, entry: InFlight) -> None:
         """A runner failed on this job (a bug of ours): free its slot and stop heartbeating

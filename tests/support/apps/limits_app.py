@@ -72,3 +72,15 @@ def limited_in_code(job: Call, ctx: Context) -> None:
 def limited_calls(job: Call, ctx: Context) -> None:
     """One call of five a minute (a default from code), and its units against a shared key."""
     return None
+
+
+@stage(
+    "limited_alone",
+    lease=30,
+    isolation="process",
+    limits=[Limit(UNITS, key=Limit.field("key"), units=Limit.field("units"), actual="used")],
+)
+def limited_alone(job: Call, ctx: Context) -> None:
+    """`limited`, run in a child process: the child settles the job, and corrects its charge."""
+    if job.used is not None:
+        ctx.usage(used=job.used)

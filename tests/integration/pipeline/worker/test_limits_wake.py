@@ -79,3 +79,17 @@ def test_a_run_corrects_its_charge_by_what_it_reported(db_url: str, conn: Conn) 
         await_condition(lambda: done(conn) == 3, 15, "the jobs did not run")
     (row,) = [r for r in limit_rows(conn) if r.key == "k"]
     assert row.used == 3 + 26 + 10
+
+
+def test_a_run_in_a_child_process_corrects_its_charge_too(db_url: str, conn: Conn) -> None:
+    set_limit(conn, UNITS, 100, per=60)
+    enqueue_many(
+        conn,
+        [
+            JobRequest("limited_alone", {"units": 10, "used": 40}),
+            JobRequest("limited_alone", {"units": 10, "key": "other"}),  # the estimate stands
+        ],
+    )
+    with running_worker(db_url, ["limited_alone"], WorkerSettings(concurrency=2)):
+        await_condition(lambda: done(conn) == 2, 30, "the jobs did not run")
+    assert {r.key: r.used for r in limit_rows(conn) if r.key != "*"} == {"k": 40, "other": 10}
