@@ -108,13 +108,15 @@ class Producer:
         #: The last claim got fewer jobs than it asked for: more may become claimable when a
         #: completion commits (a tenant's slot frees), not only when a local slot frees.
         self.short = False
-        #: An announcement was heeded since the last claim began.
-        self._heard = False
-        #: monotonic: announcements are not heeded before this (see announced()).
-        self.deaf_until = 0.0
-        #: How long the last claim an announcement woke for nothing made it deaf: doubled by
-        #: each such claim in a row, back to nothing once a woken claim finds work.
-        self.deaf_s = 0.0
+        #: The stages whose announcements were heeded since the last claim began.
+        self._heard: set[str] = set()
+        #: By stage, monotonic: its announcements are not heeded before this (see announced()).
+        #: Per stage: jobs a rate limit or a tenant's cap holds back are announced and not
+        #: claimed, which must not mute the announcements of the worker's other stages.
+        self.deaf_until: dict[str, float] = {}
+        #: By stage, how long the last claim its announcement woke for nothing made it deaf:
+        #: doubled by each such claim in a row, back to nothing once a woken claim finds its work.
+        self.deaf_s: dict[str, float] = {}
         #: Claiming is paused until the completions already made are confirmed.
         self.held_back = False
 
@@ -140,7 +142,7 @@ class Producer:
                 want = 0
             if want > 0:
                 started = time.monotonic()
-                heard, self._heard = self._heard, False
+                heard, self._heard = self._heard, set()
                 try:
                     jobs = self.store.claim(plan.types, want, plan.worker_id, plan.caps)
                 except psycopg.Error as exc:
@@ -156,20 +158,10 @@ class Producer:
                 self.short = len(jobs) < want
                 if self.metrics is not None:
                     self.metrics.claimed(len(jobs), time.monotonic() - started)
-                if heard and jobs:
-                    self.deaf_s = 0.0
-                elif heard:
-                    # Woken for nothing: another worker took the job, this one took it in an
-                    # earlier claim before its announcement arrived, or the announcement was
-                    # forged. Announcements are not heeded for a while, twice as long after
-                    # each such claim in a row up to the poll interval: a flood of forged ones
-                    # soon costs one claim per interval, while a worker that lost one race
-                    # hears the next job after a few milliseconds. A settlement, a freed slot
-                    # or a stop still wakes it meanwhile.
-                    self.deaf_s = min(plan.poll_interval_s, max(FIRST_DEAF_S, 2 * self.deaf_s))
-                    self.deaf_until = time.monotonic() + self.deaf_s
-                    self._heard = False
+                if heard and self._muted(heard - {job.type for job in jobs}, jobs):
                     wake.clear()
+                    if self._heard:  # another stage announced meanwhile: claim for it
+                        wake.set()
                     if self._stopping.is_set():
                         continue
                 for job in jobs:
@@ -181,6 +173,25 @@ class Producer:
                     # next claim as they settle, and a drain asks nothing.
                     nap = self._until_limits_allow(nap)
             wake.wait(nap)
+
+    def _muted(self, unfound: set[str], jobs: list[ClaimedJob]) -> bool:
+        """After a claim announcements woke: the stages heard whose jobs it found are heeded
+        again at once; those `unfound` (another worker took the job, this one took it in an
+        earlier claim before its announcement arrived, a limit or a cap holds it back, or the
+        announcement was forged) are not heeded for a while, twice as long after each such
+        claim in a row up to the poll interval: a flood of forged ones soon costs one claim per
+        interval and stage, while a worker that lost one race hears the next job after a few
+        milliseconds. A settlement, a freed slot or a stop still wakes it meanwhile. True when
+        the claim found nothing: the wake-up is spent."""
+        for job in jobs:
+            self.deaf_s.pop(job.type, None)
+        now = time.monotonic()
+        for stage in unfound:
+            deaf = min(self.plan.poll_interval_s, max(FIRST_DEAF_S, 2 * self.deaf_s.get(stage, 0)))
+            self.deaf_s[stage] = deaf
+            self.deaf_until[stage] = now + deaf
+        self._heard -= unfound
+        return not jobs
 
     def _until_limits_allow(self, nap: float) -> float:
         """How long to sleep after an empty claim when the stages have rate limits: until a
@@ -223,8 +234,8 @@ class Producer:
         poll interval beyond the polls."""
         if not job_type:
             self.table.changed.set()
-        elif job_type in self.plan.types and time.monotonic() >= self.deaf_until:
-            self._heard = True
+        elif job_type in self.plan.types and time.monotonic() >= self.deaf_until.get(job_type, 0):
+            self._heard.add(job_type)
             self.table.changed.set()
 
     def settled(self, job: ClaimedJob, settled: Settled) -> None:

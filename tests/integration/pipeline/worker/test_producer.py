@@ -65,8 +65,8 @@ class Running:
         self.metrics = Counting()
         plan = ClaimPlan(
             uuid.uuid4(),
-            ("noop",),
-            {"noop": caps.get("noop")},
+            ("effect", "noop"),
+            {"effect": None, "noop": caps.get("noop")},
             batch_max=100,
             poll_interval_s=NEVER_POLL_S,
             retry_max_s=1.0,
@@ -148,6 +148,13 @@ def test_an_announcement_that_woke_a_claim_for_nothing_mutes_the_next_ones_for_a
     settled_elsewhere = ClaimedJob(0, "noop", None, {}, 0, 1, 3, 30, None, 1)
     r.producer.settled(settled_elsewhere, Settled.DONE)
     wait_for(lambda: len(r.executor.jobs) == 1, timeout=10, what="the job claimed")
+    # The mute is the stage's alone: jobs a rate limit holds back are announced as they come
+    # and found by no claim, which must not mute the worker's other stages (served at its
+    # poll interval only, else).
+    assert time.monotonic() < r.producer.deaf_until["noop"]
+    enqueue(conn, "effect", {})
+    r.producer.announced("effect")
+    wait_for(lambda: len(r.executor.jobs) == 2, timeout=10, what="the other stage's job")
 
 
 def test_the_mute_doubles_with_each_claim_woken_for_nothing_and_ends_with_one_that_finds_work(
@@ -160,19 +167,24 @@ def test_the_mute_doubles_with_each_claim_woken_for_nothing_and_ends_with_one_th
     wait_for(lambda: r.metrics.claims == [0], what="the first, empty claim")
     mutes = []
     for claims in range(2, 6):
-        wait_for(lambda: time.monotonic() >= r.producer.deaf_until, what="the mute to end")
+        wait_for(
+            lambda: time.monotonic() >= r.producer.deaf_until.get("noop", 0.0),
+            what="the mute to end",
+        )
         r.producer.announced("noop")
         wait_for(lambda: len(r.metrics.claims) == claims, what="the claim it woke")  # noqa: B023
-        mutes.append(r.producer.deaf_s)
+        mutes.append(r.producer.deaf_s["noop"])
     assert mutes == [FIRST_DEAF_S * 2**n for n in range(4)]
-    wait_for(lambda: time.monotonic() >= r.producer.deaf_until, what="the mute to end")
+    wait_for(
+        lambda: time.monotonic() >= r.producer.deaf_until.get("noop", 0.0), what="the mute to end"
+    )
     enqueue(conn, "noop", {})
     r.producer.announced("noop")
     wait_for(lambda: len(r.executor.jobs) == 1, timeout=10, what="the announced job")
-    assert r.producer.deaf_s == 0.0
+    assert r.producer.deaf_s.get("noop", 0.0) == 0.0
     r.producer.announced("noop")  # heard at once: it wakes a claim, which finds nothing
     wait_for(lambda: len(r.metrics.claims) == 7, timeout=10, what="the claim it woke")
-    assert r.producer.deaf_s == FIRST_DEAF_S
+    assert r.producer.deaf_s["noop"] == FIRST_DEAF_S
 
 
 def test_the_producer_claims_nothing_while_completions_wait_to_be_confirmed_in_numbers(
