@@ -111,17 +111,22 @@ class Usage:
         """Add numbers, set labels; nothing is kept when one of them is refused."""
         checked = [(counter_name(k), counter_value(k, v)) for k, v in counters.items()]
         with self._lock:
+            added: Counters = {}
             for name, value in checked:
                 old = self._counters.get(name)
                 if old is not None and isinstance(old, str) != isinstance(value, str):
                     kind = "a label" if isinstance(old, str) else "a number"
                     raise ValueError(f"usage counter {name!r} is {kind} in this attempt already")
-            for name, value in checked:
-                old = self._counters.get(name)
                 if isinstance(value, str) or old is None:
-                    self._counters[name] = value
+                    added[name] = value
                 else:
-                    self._counters[name] = float(old) + value
+                    total = float(old) + value
+                    if not math.isfinite(total):  # no JSON, so no attempt's row
+                        raise ValueError(
+                            f"usage counter {name!r}: {value!r} more is past the largest number"
+                        )
+                    added[name] = total
+            self._counters.update(added)
 
     def counters(self) -> Counters:
         with self._lock:

@@ -87,6 +87,16 @@ def test_a_counter_keeps_its_kind_within_the_attempt() -> None:
         ctx.usage(pages="one")
 
 
+def test_a_sum_past_the_largest_number_is_refused_and_the_counter_kept() -> None:
+    # Infinity is no JSON: the attempt's acknowledgement carrying it was refused, again at
+    # each retry, and the job, though its run succeeded, went to reclaim until out of attempts.
+    ctx = make_context()
+    ctx.usage(tokens=1e308)
+    with pytest.raises(ValueError, match="'tokens': 1e\\+308 more is past the largest number"):
+        ctx.usage(tokens=1e308, pages=1)
+    assert ctx.usage_counters() == {"tokens": 1e308}
+
+
 def test_reports_from_threads_all_add_up() -> None:
     ctx = make_context()
 
