@@ -177,31 +177,33 @@ def cap(value: str) -> int:
 
 #: A tenant's weight at most (the table's check says the same).
 WEIGHT_MAX = 1_000_000.0
+#: A tenant's weight at least: a claim advances a pair's pass by n / weight, and a tinier weight
+#: soon takes it past the largest double (1e-310: the first claim), which fails every claim of
+#: the stage, every tenant's.
+WEIGHT_MIN = 1e-6
 
 
-def _real(value: str) -> float:
-    """A number read from text; nan when it is none (and nan is never finite)."""
+def _real(value: str | float) -> float:
+    """A number read from text (or given); nan when it is none (and nan is never finite)."""
     try:
         return float(value)
-    except ValueError:
+    except (ValueError, TypeError):
         return math.nan
 
 
-def weight(value: str) -> float:
-    """A tenant's weight in the fair share: more than 0, at most WEIGHT_MAX."""
+def weight(value: str | float) -> float:
+    """A tenant's weight in the fair share: at least WEIGHT_MIN, at most WEIGHT_MAX."""
     number = _real(value)
-    if not (math.isfinite(number) and 0 < number <= WEIGHT_MAX):
-        raise ValueError(
-            f"a weight must be a number more than 0 and at most 1e6, not {shown(value)}"
-        )
+    if not (math.isfinite(number) and WEIGHT_MIN <= number <= WEIGHT_MAX):
+        raise ValueError(f"a weight must be a number from 1e-6 to 1e6, not {shown(str(value))}")
     return number
 
 
-def budget_limit(value: str) -> float:
+def budget_limit(value: str | float) -> float:
     """A budget's limit in its counter's units (or money): 0 or more, finite."""
     number = _real(value)
     if not (math.isfinite(number) and number >= 0):
-        raise ValueError(f"a budget's limit must be a number 0 or more, not {shown(value)}")
+        raise ValueError(f"a budget's limit must be a number 0 or more, not {shown(str(value))}")
     return number
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import psycopg
 
+from pg_pipeline import inputs
 from pg_pipeline.admin.status import BudgetUse, read_budgets
 from pg_pipeline.queries import Q
 
@@ -37,7 +38,8 @@ def set_budget(
         "stage": stage,
         "counter": counter,
         "per": per,
-        "limit": limit,
+        # nan passes the table's check (nan >= 0 in Postgres) and no usage ever reaches it
+        "limit": inputs.budget_limit(limit),
         "warn": warn,
     }
     conn.execute(Q["set_budget"], params)

@@ -9,6 +9,7 @@ from typing import Any
 
 import psycopg
 
+from pg_pipeline import inputs
 from pg_pipeline.admin.status import TenantCapUse, TenantWeight, read_weights
 from pg_pipeline.queries import Q
 
@@ -37,8 +38,8 @@ def set_weight(
     conn: psycopg.Connection[Any], tenant_id: str, weight: float, stage: str | None = None
 ) -> None:
     """The tenant's weight for `stage`, or for every stage without one of its own (None): it
-    counts from the next claim (docs/fairness.md)."""
-    params = {"tenant_id": tenant_id, "stage": stage, "weight": weight}
+    counts from the next claim (docs/fairness.md). ValueError unless 1e-6 <= weight <= 1e6."""
+    params = {"tenant_id": tenant_id, "stage": stage, "weight": inputs.weight(weight)}
     with conn.transaction():
         conn.execute(Q["set_tenant_weight"], params)
         conn.execute(Q["apply_tenant_weights"], params)

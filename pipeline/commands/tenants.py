@@ -60,7 +60,7 @@ def add_commands(sub: Subcommands) -> None:
         "set-weight", help="TENANT's weight: its share of the claims under contention (default 1)"
     )
     w.add_argument("tenant", type=tenant_arg)
-    w.add_argument("weight", type=weight_arg, help="more than 0; 2 gets twice a 1's share")
+    w.add_argument("weight", type=weight_arg, help="1e-6 to 1e6; 2 gets twice a 1's share")
     w.add_argument("--stage", type=stage_arg, help="for this stage alone (default: every stage)")
     w.add_argument("--app", action="append", type=text_arg, default=[])
     cw = tsub.add_parser("clear-weight", help="remove TENANT's weight (back to 1)")

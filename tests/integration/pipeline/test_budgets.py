@@ -133,6 +133,15 @@ def test_below_its_limit_a_tenant_is_claimed_and_at_its_warning_level_alerted(
     assert claimed(store) == {"acme": 3}, "a warning stopped the claims"
 
 
+def test_a_limit_that_is_not_a_number_is_refused(conn: Conn) -> None:
+    """nan passes the table's check (nan >= 0 in Postgres) and no usage reaches it: a budget
+    that never stops its tenant."""
+    for limit in (float("nan"), float("inf"), -1.0):
+        with pytest.raises(ValueError, match="limit"):
+            set_budget(conn, "acme", limit, counter="pages", per="day")
+    assert budgets(conn) == []
+
+
 def test_a_stages_budget_stops_that_stage_alone(conn: Conn, pool: ConnectionPool) -> None:
     store = JobStore(pool)
     set_budget(conn, "acme", 5, counter="pages", per="day", stage="capped")

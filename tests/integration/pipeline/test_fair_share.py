@@ -11,6 +11,7 @@ from collections import Counter
 from typing import Any
 
 import psycopg
+import pytest
 from psycopg_pool import ConnectionPool
 
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
@@ -158,6 +159,24 @@ def test_a_weight_changed_at_runtime_counts_from_the_next_claim(
     for _ in range(40):
         got.update(j.tenant_id for j in store.claim(["noop"], 10, WORKER, {}) if j.tenant_id)
     assert within(got, {"a": 1.0, "b": 1.0}), got
+
+
+def test_the_least_weight_still_claims_and_a_tinier_one_is_refused(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    """A pass advances by n / weight: a weight of 1e-310 took it past the largest double at the
+    first claim, and every claim of the stage (every tenant's) failed with an overflow."""
+    with pytest.raises(ValueError, match="weight"):
+        set_weight(conn, "tiny", 1e-310)
+    set_weight(conn, "tiny", 1e-6)
+    backlog(conn, {"tiny": 200, "b": 200})
+    store = JobStore(pool)
+    got: Counter[str] = Counter()
+    for _ in range(40):
+        jobs = store.claim(["noop"], 10, WORKER, {})
+        got.update(j.tenant_id for j in jobs if j.tenant_id)
+        store.complete([j.fence for j in jobs])
+    assert got == {"b": 200, "tiny": 200}
 
 
 def test_claimers_disagreeing_on_caps_never_deadlock(db_url: str, conn: Conn) -> None:

@@ -158,7 +158,12 @@ def test_an_argument_type_names_what_argparse_reports_for_it() -> None:
 @pytest.mark.parametrize(
     ("check", "good", "bad"),
     [
-        (inputs.weight, {"1": 1.0, "0.5": 0.5, "1e6": 1e6}, ["0", "-1", "nan", "inf", "2e6", "x"]),
+        (
+            inputs.weight,
+            {"1": 1.0, "0.5": 0.5, "1e6": 1e6, "1e-6": 1e-6},
+            # 1e-310: n / weight past the largest double, failing every claim of the stage
+            ["0", "-1", "nan", "inf", "2e6", "x", "1e-7", "1e-310"],
+        ),
         (inputs.budget_limit, {"0": 0.0, "2.5": 2.5, "1e9": 1e9}, ["-0.1", "nan", "inf", "x"]),
         (inputs.share, {"1": 1.0, "0.8": 0.8, "0.01": 0.01}, ["0", "1.01", "-1", "nan", "x"]),
     ],
