@@ -986,10 +986,12 @@ CREATE TRIGGER job_history_roll_up_usage
     REFERENCING NEW TABLE AS changed
     FOR EACH STATEMENT
     EXECUTE FUNCTION pipeline.roll_up_usage();
+-- An attempt's row that is not a done one (whose job's history row counts it), with usage.
 CREATE TRIGGER job_attempts_roll_up_usage
     AFTER INSERT ON pipeline.job_attempts
-    REFERENCING NEW TABLE AS changed
-    FOR EACH STATEMENT
+    FOR EACH ROW
+    WHEN (NEW.outcome <> 'done'
+          AND (NEW.wall_s IS NOT NULL OR NEW.cpu_s IS NOT NULL OR NEW.usage IS NOT NULL))
     EXECUTE FUNCTION pipeline.roll_up_usage();
 
 -- What a unit of a counter costs (`pipeline usage prices set`), in one currency: reports show
