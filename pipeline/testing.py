@@ -37,7 +37,7 @@ from psycopg_pool import ConnectionPool
 
 from pg_pipeline.context import Context
 from pg_pipeline.db import database_url, make_pool
-from pg_pipeline.executor import run_job
+from pg_pipeline.executor import forget_thread_cpu, run_job
 from pg_pipeline.logs import running
 from pg_pipeline.outcomes import Fail, Retry, Transition, decide
 from pg_pipeline.runs import TERMINAL, job_output, run_outputs, run_progress
@@ -156,6 +156,7 @@ class _Drain:
     def _run(self, job: ClaimedJob, span: JobSpan | None) -> tuple[Transition, Settled]:
         spec = self.registry.get(job.type)
         ctx = Context.for_job(job, self.registry, self._read_outputs, self._read_wait)
+        forget_thread_cpu()  # this thread claimed and wrote since the last run
         outcome = run_job(spec, job, ctx, self._read_job_output)
         transition: Transition = decide(spec, job, outcome)
         if span is not None:

@@ -76,16 +76,20 @@ def counter_value(name: str, value: object) -> float | str:
     return number
 
 
+#: Guards every attempt's counters: reports are rare (a few per attempt), and a lock per
+#: attempt was a measurable part of a no-op job's cost to the worker.
+_lock = threading.Lock()
+
+
 class Usage:
     """One attempt's usage: the counters its stage reported (thread-safe: a stage may report
     from threads of its own), and the run's seconds and CPU as the worker measured them
     (pipeline/executor.run_job)."""
 
-    __slots__ = ("_counters", "_lock", "began", "cpu_s", "steps_cpu_s", "wall_s")
+    __slots__ = ("_counters", "began", "cpu_s", "steps_cpu_s", "wall_s")
 
     def __init__(self) -> None:
         self._counters: Counters = {}
-        self._lock = threading.Lock()
         self.began: float | None = None  #: time.perf_counter() when the run began
         self.wall_s: float | None = None  #: seconds the run took, once it is over
         self.cpu_s: float | None = None  #: CPU seconds of the stage's thread or steps
@@ -110,7 +114,7 @@ class Usage:
     def add(self, counters: dict[str, Any]) -> None:
         """Add numbers, set labels; nothing is kept when one of them is refused."""
         checked = [(counter_name(k), counter_value(k, v)) for k, v in counters.items()]
-        with self._lock:
+        with _lock:
             added: Counters = {}
             for name, value in checked:
                 old = self._counters.get(name)
@@ -129,7 +133,7 @@ class Usage:
             self._counters.update(added)
 
     def counters(self) -> Counters:
-        with self._lock:
+        with _lock:
             return dict(self._counters)
 
     def __bool__(self) -> bool:

@@ -175,11 +175,14 @@ WITH gone AS (
     DELETE FROM pipeline.active_jobs AS j
     USING ROWS FROM (unnest(%(ids)s::bigint[]), unnest(%(claims)s::integer[]),
                      unnest(%(started)s::float8[]), unnest(%(logs)s::text[]),
-                     unnest(%(dropped)s::integer[]), unnest(%(wall_s)s::real[]),
-                     unnest(%(cpu_s)s::real[]), unnest(%(usage)s::jsonb[]))
-          AS done(id, claims, started, logs, dropped, wall_s, cpu_s, usage)
+                     unnest(%(dropped)s::integer[]), unnest(%(wall_us)s::bigint[]),
+                     unnest(%(cpu_us)s::bigint[]), unnest(%(usage)s::jsonb[]))
+          AS done(id, claims, started, logs, dropped, wall_us, cpu_us, usage)
     WHERE j.id = done.id AND j.claims = done.claims AND j.status IS NOT DISTINCT FROM 'running'
-    RETURNING j AS job, done.started, done.logs, done.dropped, done.wall_s, done.cpu_s, done.usage
+    RETURNING j AS job, done.started, done.logs, done.dropped,
+              (done.wall_us / 1e6::float8)::real AS wall_s,
+              (done.cpu_us / 1e6::float8)::real AS cpu_s,
+              done.usage
 ),
 moved AS (
     INSERT INTO pipeline.job_history
@@ -221,15 +224,18 @@ WITH gone AS (
     DELETE FROM pipeline.active_jobs AS j
     USING ROWS FROM (unnest(%(ids)s::bigint[]), unnest(%(claims)s::integer[]),
                      unnest(%(started)s::float8[]), unnest(%(logs)s::text[]),
-                     unnest(%(dropped)s::integer[]), unnest(%(wall_s)s::real[]),
-                     unnest(%(cpu_s)s::real[]), unnest(%(usage)s::jsonb[]))
-          AS done(id, claims, started, logs, dropped, wall_s, cpu_s, usage)
+                     unnest(%(dropped)s::integer[]), unnest(%(wall_us)s::bigint[]),
+                     unnest(%(cpu_us)s::bigint[]), unnest(%(usage)s::jsonb[]))
+          AS done(id, claims, started, logs, dropped, wall_us, cpu_us, usage)
     CROSS JOIN LATERAL (SELECT j.id FROM pipeline.active_jobs AS j
                         WHERE j.id = done.id AND j.claims = done.claims
                           AND j.status IS NOT DISTINCT FROM 'running'
                         FOR UPDATE OF j SKIP LOCKED) AS free
     WHERE j.id = free.id
-    RETURNING j AS job, done.started, done.logs, done.dropped, done.wall_s, done.cpu_s, done.usage
+    RETURNING j AS job, done.started, done.logs, done.dropped,
+              (done.wall_us / 1e6::float8)::real AS wall_s,
+              (done.cpu_us / 1e6::float8)::real AS cpu_s,
+              done.usage
 ),
 moved AS (
     INSERT INTO pipeline.job_history

@@ -182,3 +182,27 @@ def money(amounts: dict[str, float], table: dict[str, Price]) -> float | None:
     """The money of counter amounts; None when none has a price."""
     priced = [amount * table[c].price for c, amount in amounts.items() if c in table]
     return sum(priced) if priced else None
+
+
+@dataclass(frozen=True)
+class TenantCost:
+    tenant_id: str | None  #: None: the untenanted jobs
+    cost: float | None  #: None when none of its counters has a price
+    cpu_s: float
+    attempts: int  #: attempts the workers measured
+
+
+def tenants_by_cost(
+    conn: psycopg.Connection[Any], since: date, tenant: str | None = None, limit: int = 50
+) -> list[TenantCost]:
+    """Tenants since a day, the costliest first (then the most CPU): the dashboard's tenants."""
+    lines = usage(conn, by="tenant", since=since, tenant=tenant)
+    costs = costs_by_key(lines)
+    cpu = {line.key: line.amount for line in lines if line.counter == "cpu_s"}
+    attempts = {line.key: line.attempts for line in lines if line.counter == "wall_s"}
+    rows = [
+        TenantCost(key, cost, cpu.get(key, 0.0), attempts.get(key, 0))
+        for key, cost in costs.items()
+    ]
+    rows.sort(key=lambda r: (-(r.cost or 0.0), -r.cpu_s, r.tenant_id or ""))
+    return rows[:limit]

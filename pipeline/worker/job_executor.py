@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from pg_pipeline.context import Context
-from pg_pipeline.executor import run_job
+from pg_pipeline.executor import forget_thread_cpu, run_job
 from pg_pipeline.limits import Counters
 from pg_pipeline.logs import running
 from pg_pipeline.outcomes import (
@@ -34,6 +34,7 @@ from pg_pipeline.outcomes import (
 from pg_pipeline.stage import Registry, StageSpec
 from pg_pipeline.store import ClaimedJob
 from pg_pipeline.tracing import JobSpan, JobTracer
+from pg_pipeline.usage import Usage
 from pg_pipeline.worker.completer import Completer, Settled
 from pg_pipeline.worker.heartbeat import Heartbeat
 from pg_pipeline.worker.inflight import InFlight, InFlightTable
@@ -75,6 +76,9 @@ class LimitCorrections(Protocol):
 class RunMetrics(Protocol):
     def ran(self, stage: str, result: str, seconds: float) -> None:
         """One run of a job of `stage` took `seconds` and ended as `result`."""
+
+    def used(self, stage: str, usage: Usage) -> None:
+        """What one run of a job of `stage` consumed (pipeline/usage.py)."""
 
 
 @dataclass
@@ -143,6 +147,11 @@ class JobExecutor:
             return
         if entry.spec.limits and self.limits is not None:
             self.limits.correct_after_run(entry.job, entry.spec, entry.ctx.usage_counters())
+        if self.metrics is not None:
+            try:
+                self.metrics.used(entry.spec.name, entry.ctx.usage_record)
+            except Exception:  # a metric must not keep a job from settling
+                log.exception("job %s: counting its usage failed", entry.job.id)
         outcome: Outcome = LostWhileRunning(ran) if entry.ctx.lost_lease.is_set() else ran
         transition = decide(entry.spec, entry.job, outcome)
         error = transition.error if isinstance(transition, Retry | Fail) else None
@@ -150,6 +159,8 @@ class JobExecutor:
         self.completer.apply(
             entry.job, transition, until=entry.lease_until, usage=entry.ctx.usage_record
         )
+        if not (isinstance(transition, Complete) and transition.plain):
+            forget_thread_cpu()  # this thread wrote the transition: not the next job's CPU
 
     def _observe(
         self,

@@ -34,6 +34,7 @@ from prometheus_client import (
 from psycopg_pool import ConnectionPool
 
 from pg_pipeline.admin.metrics import CACHE_S, TOP_STAGES, TOP_TENANTS, QueueCollector
+from pg_pipeline.usage import Usage
 
 log = logging.getLogger(__name__)
 
@@ -117,11 +118,30 @@ class WorkerMetrics:
             buckets=DURATION_BUCKETS,
             registry=self.registry,
         )
+        self._usage = Counter(
+            "pipeline_usage",
+            "What the runs this worker ran consumed, by stage and counter: wall_s and cpu_s as "
+            "measured, and every number stages reported with ctx.usage (docs/usage.md).",
+            ["stage", "counter"],
+            registry=self.registry,
+        )
         ProcessCollector(registry=self.registry)
 
     def ran(self, stage: str, result: str, seconds: float) -> None:
         """One run of a job of `stage` took `seconds` and ended as `result`."""
         self._duration.labels(stage, result).observe(seconds)
+
+    def used(self, stage: str, usage: Usage) -> None:
+        """What one run of `stage` consumed. Its labels are bounded by the code: the stages and
+        the counter names their code reports."""
+        wall_s, cpu_s, counters = usage.measures()
+        if wall_s is not None:
+            self._usage.labels(stage, "wall_s").inc(wall_s)
+        if cpu_s is not None:
+            self._usage.labels(stage, "cpu_s").inc(cpu_s)
+        for counter, value in (counters or {}).items():
+            if isinstance(value, float):
+                self._usage.labels(stage, counter).inc(value)
 
     def settled(self, stage: str, result: str) -> None:
         """A job's settling is over; result is one of "done", "queued", "failed", "lost",

@@ -11,6 +11,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from pg_pipeline.admin import runs as admin_runs
+from pg_pipeline.admin import usage as admin_usage
 from pg_pipeline.dashboard.handler import Handler, parse_id
 from pg_pipeline.dashboard.problem import Problem
 from pg_pipeline.output_versions import OutputVersion, output_versions
@@ -40,10 +41,11 @@ class RunPages(Handler):
     async def show(self, request: Request) -> Response:
         page = self.page(request)
         run_id = self.path_id(request, "run_id", "run id")
-        found, versions = await self.read(
+        found, versions, used = await self.read(
             lambda c: (
                 admin_runs.read_run(c, run_id, page.tenant),
                 output_versions(c, run_id, tenant=page.tenant) or [],
+                admin_usage.run_usage(c, run_id, page.tenant),
             )
         )
         if found is None:
@@ -66,6 +68,8 @@ class RunPages(Handler):
             outputs=outputs,
             finished=finished,
             versions=with_previous(versions),
+            usage=used,
+            cost=admin_usage.cost_of(used),
             flash=_flash(request),
         )
 

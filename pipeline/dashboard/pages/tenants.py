@@ -18,9 +18,13 @@ from pg_pipeline.admin.tenants import (
     tenant_loads,
     tenant_weights,
 )
+from pg_pipeline.admin.usage import TenantCost, currency_of, prices, tenants_by_cost
 from pg_pipeline.dashboard.handler import Handler
+from pg_pipeline.inputs import since_day
 
 TENANTS_SHOWN = 50
+#: how far back the tenants' costs reach
+COST_SINCE = "7d"
 
 
 @dataclass(frozen=True)
@@ -30,6 +34,8 @@ class Tenants:
     noisy: list[NoisyTenant]
     weights: list[TenantWeight]
     budgets: list[BudgetUse]
+    costs: list[TenantCost]  #: since COST_SINCE, the costliest first (docs/usage.md)
+    currency: str | None
 
 
 def read_tenants(conn: psycopg.Connection[Any], tenant: str | None) -> Tenants:
@@ -39,6 +45,8 @@ def read_tenants(conn: psycopg.Connection[Any], tenant: str | None) -> Tenants:
         noisiest_tenants(conn, tenant, TENANTS_SHOWN),
         tenant_weights(conn, tenant, limit=TENANTS_SHOWN),
         budgets(conn, tenant, limit=TENANTS_SHOWN),
+        tenants_by_cost(conn, since_day(COST_SINCE), tenant, TENANTS_SHOWN),
+        currency_of(prices(conn)),
     )
 
 

@@ -117,6 +117,8 @@ def test_claim_uses_the_partial_index_with_a_million_finished_rows(
         "dropped": None,
         "wall_s": None,
         "cpu_s": None,
+        "wall_us": None,
+        "cpu_us": None,
         "usage": None,
     }
     one = {
@@ -198,8 +200,8 @@ def test_the_acknowledgement_probes_each_job_by_key_whatever_the_statistics_say(
         "started": None,
         "logs": None,
         "dropped": None,
-        "wall_s": None,
-        "cpu_s": None,
+        "wall_us": None,
+        "cpu_us": None,
         "usage": None,
     }
     for mode in ("force_custom_plan", "force_generic_plan"):

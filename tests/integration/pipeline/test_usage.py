@@ -159,8 +159,8 @@ def test_a_rolled_back_completion_records_nothing(conn: Conn, pool: ConnectionPo
         "started": "{NULL}",
         "logs": None,
         "dropped": None,
-        "wall_s": "{1.5}",
-        "cpu_s": "{0.5}",
+        "wall_us": "{1500000}",
+        "cpu_us": "{500000}",
         "usage": [psycopg.types.json.Jsonb(log.usage)],
     }
     with pytest.raises(RuntimeError), conn.transaction():

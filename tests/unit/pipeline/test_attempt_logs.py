@@ -69,8 +69,8 @@ def test_batched_params_keep_the_order_of_the_ids() -> None:
         "started": "{3.5,NULL,1.5}",
         "logs": [None, None, "one"],
         "dropped": [4, 0, 0],
-        "wall_s": None,
-        "cpu_s": None,
+        "wall_us": "{NULL,NULL,NULL}",
+        "cpu_us": "{NULL,NULL,NULL}",
         "usage": None,
     }
 
@@ -81,8 +81,8 @@ def test_batched_params_carry_each_attempts_usage_and_null_for_none() -> None:
         3: AttemptLog(3.5, None, 0, 2.0, None, {"pages": 3.0, "model": "m"}),
     }
     got = attempt_logs.params(logs, [3, 2, 1])
-    assert got["wall_s"] == "{2.0,NULL,0.25}"
-    assert got["cpu_s"] == "{NULL,NULL,0.125}"
+    assert got["wall_us"] == "{2000000,NULL,250000}"  # whole microseconds
+    assert got["cpu_us"] == "{NULL,NULL,125000}"
     assert [None if u is None else u.obj for u in got["usage"]] == [
         {"pages": 3.0, "model": "m"},
         None,

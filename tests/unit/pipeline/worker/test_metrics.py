@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from prometheus_client import generate_latest
 
+from pg_pipeline.usage import Usage
 from pg_pipeline.worker.completer import Settled
 from pg_pipeline.worker.metrics import RESULTS, WorkerMetrics
 
@@ -26,3 +27,19 @@ def test_run_durations_are_a_histogram_by_stage_and_result_beside_process_metric
     assert count in text and under_a_second in text
     assert 'pipeline_job_duration_seconds_count{result="retried",stage="resize"} 1.0' in text
     assert "process_resident_memory_bytes" in text
+
+
+def test_usage_is_counted_by_stage_and_counter_numbers_only() -> None:
+    metrics = WorkerMetrics("w1")
+    for pages in (2, 3):
+        usage = Usage()
+        usage.add({"pages": pages, "model": "m", "child_cpu_s": 0.5})
+        usage.wall_s, usage.cpu_s = 1.0, 0.25
+        metrics.used("ocr", usage)
+    value = metrics.registry.get_sample_value
+    assert value("pipeline_usage_total", {"stage": "ocr", "counter": "pages"}) == 5.0
+    assert value("pipeline_usage_total", {"stage": "ocr", "counter": "wall_s"}) == 2.0
+    # The thread's CPU and its children's, which also count under their own name.
+    assert value("pipeline_usage_total", {"stage": "ocr", "counter": "cpu_s"}) == 1.5
+    assert value("pipeline_usage_total", {"stage": "ocr", "counter": "child_cpu_s"}) == 1.0
+    assert value("pipeline_usage_total", {"stage": "ocr", "counter": "model"}) is None
