@@ -193,11 +193,24 @@ def _recorded_row(
     defaults = _Defaults() if version is None else version
     row = _row(request, payload_json, defaults)
     if version is not None and version.limits:
-        charges = recorded_charges(
-            request.type, version.limits, json.loads(payload_json), row["tenant_id"]
-        )
+        payload = _with_defaults(json.loads(payload_json), version.input_schema)
+        charges = recorded_charges(request.type, version.limits, payload, row["tenant_id"])
         row["limits"] = charges_json(charges)
     return row
+
+
+def _with_defaults(payload: Any, schema: Any) -> Any:
+    """The payload with the defaults its recorded schema gives the top-level fields it leaves
+    out: what the worker's model will read, and so what a limit charged from code reads."""
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(payload, dict) or not isinstance(properties, dict):
+        return payload
+    defaults = {
+        name: field["default"]
+        for name, field in properties.items()
+        if name not in payload and isinstance(field, dict) and "default" in field
+    }
+    return payload | defaults
 
 
 def enqueue_plan(

@@ -161,6 +161,12 @@ def test_enqueue_by_name_is_charged_from_the_recorded_limits(db_url: str, conn: 
         "SELECT limits FROM pipeline.active_jobs WHERE id = %s", (job_id,)
     ).fetchone() or (None,)
     assert limits == [{"name": UNITS, "key": "by-name", "units": 3}]
+    # A field the payload leaves out has its model's default, as from code (the key "k").
+    job_id = enqueue(conn, "limited", {"units": 2}, registry=nothing)
+    (limits,) = conn.execute(
+        "SELECT limits FROM pipeline.active_jobs WHERE id = %s", (job_id,)
+    ).fetchone() or (None,)
+    assert limits == [{"name": UNITS, "key": "k", "units": 2}]
     with pytest.raises(InvalidJob, match="computes its units in code"):
         enqueue(conn, "limited_in_code", {"units": 3}, tenant_id="t", registry=nothing)
 
