@@ -439,8 +439,6 @@ CREATE INDEX job_history_tenant ON pipeline.job_history (tenant_id, id) WHERE te
 CREATE INDEX job_history_failed ON pipeline.job_history (id) WHERE status IN ('failed', 'cancelled');
 CREATE INDEX job_history_created ON pipeline.job_history USING brin (created_at)
     WITH (pages_per_range = 32);
--- The status views' windows of finished jobs per stage.
-CREATE INDEX job_history_type ON pipeline.job_history (type, finished_at);
 
 -- The rows of runs that outlive the partition they finished in: when retention drops a day,
 -- a run that is still going (a job of it active, or finished on a later day) or, with
