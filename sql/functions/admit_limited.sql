@@ -128,7 +128,8 @@ BEGIN
             at := array_position(kids, c_kids[x]);
             IF at IS NULL OR blocked[at] THEN
                 fits := false;  -- another claimer holds the key, or it refused a job before
-            ELSIF rooms[at] IS NOT NULL AND c_units[x] > rooms[at]
+            ELSIF caps[at] = 0  -- paused: not even a job charged nothing goes
+                  OR rooms[at] IS NOT NULL AND c_units[x] > rooms[at]
                   AND NOT (c_units[x] > caps[at] AND rooms[at] = caps[at] AND caps[at] > 0) THEN
                 fits := false;
                 blocked[at] := true;

@@ -352,3 +352,16 @@ def test_a_refused_job_of_a_capped_stage_takes_no_tenant_slot(
     assert [row(conn, i) for i in ids[2:]] == [("queued", 0, 0, False)] * 2
     store.complete([j.fence for j in got])
     assert held_slots(conn)[("acme", "limited_capped")] == 0
+
+
+def test_a_capacity_of_0_pauses_the_key_even_for_jobs_charged_nothing(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    store = JobStore(pool)
+    set_limit(conn, UNITS, 0, per=60, key="paused")
+    held = enqueue(conn, "limited", {"key": "paused", "units": 0})
+    free = enqueue(conn, "limited", {"key": "other", "units": 0})
+    assert [j.id for j in claim(store)] == [free]
+    assert row(conn, held) == ("queued", 0, 0, False)
+    set_limit(conn, UNITS, 1, per=60, key="paused")
+    assert [j.id for j in claim(store)] == [held]
