@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import asdict
 
 from pg_pipeline.admin.budgets import COST, PERIODS, budgets, clear_budget, set_budget
 from pg_pipeline.admin.status import BudgetUse
+from pg_pipeline.admin.usage import prices
 from pg_pipeline.commands.api import (
     EXIT_OK,
     CliError,
@@ -80,6 +82,13 @@ def run(args: argparse.Namespace) -> int:
                 f"{_unit(args.counter)} per {args.per} {_where(args.stage)}, "
                 f"warning at {args.warn:.0%}"
             )
+            if args.counter == COST and not prices(conn):
+                # Without a price, cost counts 0: the budget would never stop the tenant.
+                print(
+                    "pipeline: no prices set, so cost counts 0 and this budget stops no claim "
+                    "until `pipeline usage prices set COUNTER PRICE` prices a counter",
+                    file=sys.stderr,
+                )
         elif args.budgets_command == "clear":
             gone = clear_budget(
                 conn, args.tenant, stage=args.stage, counter=args.counter, per=args.per

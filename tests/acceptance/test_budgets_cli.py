@@ -102,3 +102,18 @@ def test_a_bad_budget_is_refused(env: dict[str, str], conn: Conn, args: list[str
     done = run_cli(env, "budgets", "set", *args)
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert conn.execute("SELECT count(*) FROM pipeline.budgets").fetchone() == (0,)
+
+
+def test_a_budget_in_money_without_prices_says_it_stops_nothing(
+    env: dict[str, str], conn: Conn
+) -> None:
+    """Without a price, cost counts 0: such a budget would never stop its tenant, silently."""
+    args = ["budgets", "set", "acme", "50", "--counter", "cost", "--per", "month"]
+    unpriced = run_cli(env, *args)
+    assert unpriced.returncode == 0, unpriced.stderr
+    assert "no prices set" in unpriced.stderr
+    assert "pipeline usage prices set" in unpriced.stderr
+    priced = run_cli(env, "usage", "prices", "set", "pages", "0.01")
+    assert priced.returncode == 0, priced.stderr
+    again = run_cli(env, *args)
+    assert again.returncode == 0 and again.stderr == "", again.stderr
