@@ -26,6 +26,9 @@ MEASURED = frozenset({"wall_s", "cpu_s"})
 COST = "cost"
 #: CPU seconds of child processes the stage ran: kept as reported, and added to cpu_s
 CHILD_CPU = "child_cpu_s"
+#: the most child CPU seconds an attempt may report (about 31 years): cpu_s travels to the
+#: attempt's row in whole microseconds, a bigint, which more would overflow
+CHILD_CPU_MAX_S = 1e9
 #: characters in a counter's name: PostgreSQL's identifier length, so a name fits a label too
 NAME_MAX = 63
 #: characters in a label's value (a model's name, an endpoint's): more is not a label
@@ -130,6 +133,11 @@ class Usage:
                             f"usage counter {name!r}: {value!r} more is past the largest number"
                         )
                     added[name] = total
+                total_child = added.get(CHILD_CPU)
+                if isinstance(total_child, float) and total_child > CHILD_CPU_MAX_S:
+                    raise ValueError(
+                        f"usage counter {CHILD_CPU!r}: more than {CHILD_CPU_MAX_S:g} CPU seconds"
+                    )
             self._counters.update(added)
 
     def counters(self) -> Counters:

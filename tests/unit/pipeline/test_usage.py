@@ -97,6 +97,18 @@ def test_a_sum_past_the_largest_number_is_refused_and_the_counter_kept() -> None
     assert ctx.usage_counters() == {"tokens": 1e308}
 
 
+def test_child_cpu_past_what_an_attempts_row_holds_is_refused() -> None:
+    # cpu_s goes to the attempt's row in whole microseconds (a bigint): more failed the
+    # acknowledgement, and the job whose run succeeded went to reclaim at every attempt.
+    ctx = make_context()
+    ctx.usage(child_cpu_s=6e8)
+    with pytest.raises(ValueError, match="'child_cpu_s': more than 1e\\+09 CPU seconds"):
+        ctx.usage(child_cpu_s=6e8)
+    with pytest.raises(ValueError, match="'child_cpu_s': more than"):
+        make_context().usage(child_cpu_s=1e308)
+    assert ctx.usage_counters() == {"child_cpu_s": 6e8}
+
+
 def test_reports_from_threads_all_add_up() -> None:
     ctx = make_context()
 
