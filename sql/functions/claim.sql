@@ -11,9 +11,10 @@
 --                          take instead (only when a picked job carries charges: the plain
 --                          claim skips it).
 --   pipeline.take_passes   the passes advanced by what was taken (fair-share accounting).
--- Each group gets a share of the batch in proportion to its weight on a first pass, all groups in
--- one go; what is left goes to the groups one at a time, in their order, on a second. A capped
--- group never takes more than its free slots.
+-- Each group of the best priority gets a share of the batch in proportion to its weight on a
+-- first pass, all of them in one go; what is left goes to the groups one at a time, in their
+-- order (lower priorities last), on a second. A capped group never takes more than its free
+-- slots.
 CREATE OR REPLACE FUNCTION pipeline.claim(
     p_types text[], p_limit integer, p_worker uuid, p_cap_stages text[], p_caps integer[]
 ) RETURNS SETOF pipeline.active_jobs
@@ -28,7 +29,8 @@ DECLARE
     groups pipeline.claim_group[];
     weights double precision[];  -- each group's weight
     floors double precision[];  -- each group's stage's least pass in the order
-    total_weight double precision;
+    total_weight double precision;  -- of the groups of the best priority
+    top smallint;  -- the best priority of the groups
     n integer;
     shares integer[];  -- each group's first-pass share
     budget integer;
@@ -51,18 +53,28 @@ DECLARE
     got integer;
 BEGIN
     -- In the order of pipeline.claim_groups' ORDER BY, which the aggregates read it in.
-    SELECT array_agg(g.grp), array_agg(g.weight), array_agg(g.floor), sum(g.weight)
-    INTO groups, weights, floors, total_weight
+    SELECT array_agg(g.grp), array_agg(g.weight), array_agg(g.floor)
+    INTO groups, weights, floors
     FROM pipeline.claim_groups(p_types, p_cap_stages, p_caps) AS g;
     n := coalesce(array_length(groups, 1), 0);
     IF n = 0 THEN
         RETURN;
     END IF;
+    -- First-pass shares go to the groups of the best priority alone: shared with every group, a
+    -- batch took lower-priority jobs while higher ones stayed queued (one urgent job of ten
+    -- with nine tenants below it). The lower groups get what those leave, on the second pass.
+    top := (groups[1]).head_priority;
+    total_weight := 0;
+    FOR i IN 1..n LOOP
+        EXIT WHEN (groups[i]).head_priority <> top;
+        total_weight := total_weight + weights[i];
+    END LOOP;
     -- First-pass shares in the fair order, each in proportion to the group's weight, until the
     -- batch is spent. Groups of weight 1 alone share it evenly.
     shares := array_fill(0, ARRAY[n]);
     budget := p_limit;
     FOR i IN 1..n LOOP
+        EXIT WHEN (groups[i]).head_priority <> top;
         quota := greatest(1, ceil(p_limit * weights[i] / total_weight)::integer);
         shares[i] := least(quota, budget);
         EXIT WHEN shares[i] = 0;

@@ -127,6 +127,22 @@ def test_priority_comes_before_weight(conn: Conn, pool: ConnectionPool) -> None:
     assert [j.id for j in store.claim(["noop"], 1, WORKER, {})] == [urgent]
 
 
+def test_a_claims_batch_goes_to_the_best_priority_before_any_lower_one(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    """The batch's first-pass shares went to every group whatever its priority: with nine
+    tenants of priority 0 queued, a claim of 10 took one urgent job and nine lower ones."""
+    store = JobStore(pool)
+    backlog(conn, {f"t{i}": 5 for i in range(9)})
+    enqueue_many(
+        conn, [JobRequest("noop", {"n": i}, tenant_id="urgent", priority=5) for i in range(12)]
+    )
+    assert Counter(j.tenant_id for j in store.claim(["noop"], 10, WORKER, {})) == {"urgent": 10}
+    # Its last two, then the batch's rest shared among the lower ones.
+    got = Counter(j.tenant_id for j in store.claim(["noop"], 10, WORKER, {}))
+    assert got["urgent"] == 2 and sum(got.values()) == 10
+
+
 def test_a_stages_own_weight_wins_over_the_tenants(conn: Conn, pool: ConnectionPool) -> None:
     store = JobStore(pool)
     set_weight(conn, "a", 4)
