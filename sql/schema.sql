@@ -329,7 +329,7 @@ CREATE TABLE pipeline.tenant_weights (
     tenant_id  text             NOT NULL,
     stage      text,
     weight     double precision NOT NULL
-        CONSTRAINT tenant_weights_weight_check CHECK (weight > 0 AND weight <= 1000000),
+        CONSTRAINT tenant_weights_weight_check CHECK (weight >= 0.000001 AND weight <= 1000000),
     updated_at timestamptz      NOT NULL DEFAULT now(),
     CONSTRAINT tenant_weights_key UNIQUE NULLS NOT DISTINCT (tenant_id, stage)
 );
@@ -362,7 +362,7 @@ CREATE TABLE pipeline.budgets (
     per          text             NOT NULL
         CONSTRAINT budgets_per_check CHECK (per IN ('day', 'month')),
     budget_limit double precision NOT NULL
-        CONSTRAINT budgets_limit_check CHECK (budget_limit >= 0),
+        CONSTRAINT budgets_limit_check CHECK (budget_limit >= 0 AND budget_limit < 'Infinity'),
     warn         double precision NOT NULL DEFAULT 0.8
         CONSTRAINT budgets_warn_check CHECK (warn > 0 AND warn <= 1),
     updated_at   timestamptz      NOT NULL DEFAULT now(),

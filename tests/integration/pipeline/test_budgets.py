@@ -140,6 +140,14 @@ def test_a_limit_that_is_not_a_number_is_refused(conn: Conn) -> None:
         with pytest.raises(ValueError, match="limit"):
             set_budget(conn, "acme", limit, counter="pages", per="day")
     assert budgets(conn) == []
+    # Nor does the table take one written by hand (0027).
+    for text in ("NaN", "Infinity"):
+        with pytest.raises(psycopg.errors.CheckViolation):
+            conn.execute(
+                "INSERT INTO pipeline.budgets (tenant_id, counter, per, budget_limit)"
+                " VALUES ('acme', 'pages', 'day', %s::float8)",
+                (text,),
+            )
 
 
 def test_a_stages_budget_stops_that_stage_alone(conn: Conn, pool: ConnectionPool) -> None:

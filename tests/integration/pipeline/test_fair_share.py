@@ -184,6 +184,9 @@ def test_the_least_weight_still_claims_and_a_tinier_one_is_refused(
     first claim, and every claim of the stage (every tenant's) failed with an overflow."""
     with pytest.raises(ValueError, match="weight"):
         set_weight(conn, "tiny", 1e-310)
+    # Nor does the table take it written by hand (0027).
+    with pytest.raises(psycopg.errors.CheckViolation):
+        conn.execute("INSERT INTO pipeline.tenant_weights (tenant_id, weight) VALUES ('t', 1e-7)")
     set_weight(conn, "tiny", 1e-6)
     backlog(conn, {"tiny": 200, "b": 200})
     store = JobStore(pool)
