@@ -36,7 +36,7 @@ from benchmarks.compare.cpu import Meter, wait_idle
 from benchmarks.compare.server import _postmaster
 from benchmarks.drain import percentile, start_workers
 from benchmarks.polling import wait_until
-from benchmarks.tenants import span, stop
+from benchmarks.tenants import medians_line, round_line, span, stop
 from pg_pipeline import JobRequest, enqueue_many
 from pg_pipeline.admin import tenants as tenants_admin
 from pg_pipeline.admin.limits import set_limit
@@ -128,24 +128,10 @@ def drains(conn: Conn, url: str, home: Path, args: argparse.Namespace) -> None:
         base = rates["plain"]
         for label, rate in rates.items():
             ratios[label].append(rate / base)
-        print(
-            f"drain, round {round_no}: "
-            + "; ".join(
-                f"{k} {v:,.0f} jobs/s ({v / base:.2f}x, CPU per job: worker "
-                f"{cpu[k][-1][0]:.3f} ms, postgres {cpu[k][-1][1]:.3f} ms)"
-                for k, v in rates.items()
-            ),
-            flush=True,
-        )
+        print(f"drain, round {round_no}: " + round_line(rates, base, cpu), flush=True)
     print(
         f"drain, medians of {args.rounds} round(s), {args.jobs:,} jobs over 10 tenants, "
-        f"{args.workers} workers x {args.concurrency}: "
-        + "; ".join(
-            f"{label} {statistics.median(r):.3f}x (worker "
-            f"{statistics.median(c[0] for c in cpu[label]):.3f} ms, postgres "
-            f"{statistics.median(c[1] for c in cpu[label]):.3f} ms per job)"
-            for label, r in ratios.items()
-        )
+        f"{args.workers} workers x {args.concurrency}: " + medians_line(ratios, cpu, 3)
     )
 
 

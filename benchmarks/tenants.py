@@ -218,25 +218,32 @@ def throughput(conn: Conn, url: str, home: Path, args: argparse.Namespace) -> No
         base = rates["no tenants"]
         for label, rate in rates.items():
             ratios[label].append(rate / base)
-        print(
-            f"throughput, round {round_no}: "
-            + "; ".join(
-                f"{k} {v:,.0f} jobs/s ({v / base:.2f}x, CPU per job: worker "
-                f"{cpu[k][-1][0]:.3f} ms, postgres {cpu[k][-1][1]:.3f} ms)"
-                for k, v in rates.items()
-            ),
-            flush=True,
-        )
+        print(f"throughput, round {round_no}: " + round_line(rates, base, cpu), flush=True)
     if args.rounds > 1:
-        print(
-            f"throughput, medians of {args.rounds} rounds: "
-            + "; ".join(
-                f"{label} {statistics.median(r):.2f}x (worker "
-                f"{statistics.median(c[0] for c in cpu[label]):.3f} ms, postgres "
-                f"{statistics.median(c[1] for c in cpu[label]):.3f} ms per job)"
-                for label, r in ratios.items()
-            )
-        )
+        print(f"throughput, medians of {args.rounds} rounds: " + medians_line(ratios, cpu, 2))
+
+
+def round_line(
+    rates: dict[str, float], base: float, cpu: dict[str, list[tuple[float, float]]]
+) -> str:
+    """One round's drains: each configuration's rate, its ratio to `base` and its last CPU."""
+    return "; ".join(
+        f"{k} {v:,.0f} jobs/s ({v / base:.2f}x, CPU per job: worker "
+        f"{cpu[k][-1][0]:.3f} ms, postgres {cpu[k][-1][1]:.3f} ms)"
+        for k, v in rates.items()
+    )
+
+
+def medians_line(
+    ratios: dict[str, list[float]], cpu: dict[str, list[tuple[float, float]]], digits: int
+) -> str:
+    """Every round's medians: each configuration's ratio and CPU per job."""
+    return "; ".join(
+        f"{label} {statistics.median(r):.{digits}f}x (worker "
+        f"{statistics.median(c[0] for c in cpu[label]):.3f} ms, postgres "
+        f"{statistics.median(c[1] for c in cpu[label]):.3f} ms per job)"
+        for label, r in ratios.items()
+    )
 
 
 def backlog(conn: Conn, url: str, home: Path, args: argparse.Namespace) -> None:
