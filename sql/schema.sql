@@ -571,7 +571,8 @@ CREATE TRIGGER job_history_kept_count_runs_removed
 -- statement that moves jobs into the history or out of it (sql/functions/roll_up_finished.sql):
 -- the status views, `pipeline status`, the dashboard's overview and the metrics read a day of
 -- these instead of a day of the history, so they cost the same at a thousand finished jobs a
--- day or a million. Each backend adds to a shard of its own (0..7) so that concurrent
+-- day or a million. Each finishing transaction adds to a shard no other open one adds to
+-- (sql/functions/rollup_shard.sql, 0..15) so that concurrent
 -- finishers never wait on each other's row; a reader sums the shards, which the Partitions
 -- service folds into shard 0 once a minute is an hour old (rollups_fold_shards), so a day
 -- costs a row per minute, stage and outcome. Kept ROLLUP_KEEP_S (two days,
@@ -960,8 +961,8 @@ COMMENT ON VIEW pipeline.schedule_next IS
 -- a few rows a day whatever the history holds. Kept by statement-level triggers on the
 -- attempts and the history (sql/functions/roll_up_usage.sql), in the transaction that ends
 -- each attempt. Only ever added to: what an attempt consumed stays consumed when its job is
--- retried or pruned. Shards as in pipeline.finished_by_minute: each backend adds to its own
--- (its pid modulo 8), so concurrent finishers never wait on one row; readers sum them.
+-- retried or pruned. Shards as in pipeline.finished_by_minute (sql/functions/rollup_shard.sql),
+-- so concurrent finishers never wait on one row; readers sum them.
 -- attempts: how many attempts added to the row. tenant_id NULL: untenanted jobs.
 CREATE TABLE pipeline.usage_by_day (
     day       date             NOT NULL,

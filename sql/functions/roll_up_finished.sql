@@ -24,16 +24,16 @@
 -- (pipeline.run_time_histogram_of): the aggregate pipeline.run_time_histogram, whose PL/pgSQL
 -- step ran once per job, cost 2.6 us a job in groups of 100 where this costs 1.0.
 --
--- Concurrent finishers do not queue on one row: each backend adds to its own shard of a minute
--- (its pid modulo 8), and readers sum the shards. Rows are upserted in key order, so two
--- statements that do share a shard lock the rows they share in the same order (no deadlock).
+-- Concurrent finishers do not queue on one row: each transaction adds to a shard of a minute
+-- that no other open one adds to (pipeline.rollup_shard), and readers sum the shards. Rows are
+-- upserted in key order, so two statements of one transaction lock its rows in one order.
 CREATE OR REPLACE FUNCTION pipeline.roll_up_finished() RETURNS trigger
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     weight integer := CASE WHEN TG_OP = 'INSERT' THEN 1 ELSE -1 END;
-    backend_shard smallint := pg_backend_pid() % 8;
+    backend_shard smallint := pipeline.rollup_shard();
 BEGIN
     WITH f AS MATERIALIZED (
         SELECT minute, stage, tenant_id, status, attempts, run_s,

@@ -11,7 +11,7 @@
 -- cost the acknowledgement 0.4 us a job). wall_s and cpu_s are summed per (day, tenant,
 -- stage) first and only then made counter rows, and only the rows with reported counters are
 -- expanded, so that a job that reports nothing costs two sums. Each backend adds to its own
--- shard (pid modulo 8), in key order, as add_usage.sql says why.
+-- shard (pipeline.rollup_shard), in key order, as add_usage.sql says why.
 --
 -- The attempts' rows are few (retries, failures), and the acknowledgement inserts none in
 -- most batches: a row-level trigger whose WHEN clause only lets those through (a
@@ -24,7 +24,7 @@ AS $$
 DECLARE
     job_stage text;
     job_tenant text;
-    backend_shard smallint := pg_backend_pid() % 8;
+    backend_shard smallint := pipeline.rollup_shard();
 BEGIN
     IF TG_LEVEL = 'ROW' THEN
         SELECT j.type, j.tenant_id INTO job_stage, job_tenant

@@ -108,17 +108,26 @@ def test_the_status_views_count_what_the_rollups_hold_for_jobs_moved_by_the_runt
     assert durations[:2] == ("ocr", 2) and durations[2] >= 0
 
 
-def on_shards(db_url: str, n: int) -> tuple[list[Conn], list[Conn]]:
-    """`n` connections whose backends add to different rollup shards (pid modulo 8), and every
-    connection opened to find them (to close)."""
+#: pipeline.rollup_shard's number of shards: a backend tries its pid modulo this first.
+SHARDS = 16
+
+
+def on_shards(db_url: str, n: int, *, same: bool = False) -> tuple[list[Conn], list[Conn]]:
+    """`n` connections whose backends try different rollup shards first (pid modulo SHARDS), or
+    with `same` the same one, and every connection opened to find them (to close)."""
     opened: list[Conn] = []
-    by_shard: dict[int, Conn] = {}
-    while len(by_shard) < n:
+    by_shard: dict[int, list[Conn]] = {}
+    while True:
         c = psycopg.connect(db_url, autocommit=True)
         opened.append(c)
         [(pid,)] = c.execute("SELECT pg_backend_pid()").fetchall()
-        by_shard.setdefault(pid % 8, c)
-    return list(by_shard.values()), opened
+        by_shard.setdefault(pid % SHARDS, []).append(c)
+        if same:
+            found = next((cs for cs in by_shard.values() if len(cs) == n), None)
+            if found is not None:
+                return found, opened
+        elif len(by_shard) == n:
+            return [cs[0] for cs in by_shard.values()], opened
 
 
 def test_concurrent_finishers_on_other_backends_do_not_wait_for_each_others_rollup_row(
@@ -148,6 +157,38 @@ def test_concurrent_finishers_on_other_backends_do_not_wait_for_each_others_roll
             "SELECT count(*), sum(jobs) FROM pipeline.finished_by_minute"
         ).fetchall()
         assert (shards, jobs) in ((2, 2),), "same minute, two shards, summed on read"
+    finally:
+        for c in conns:
+            c.close()
+
+
+def test_finishers_whose_backends_would_share_a_shard_take_another_one(db_url: str) -> None:
+    # Two backends whose pids meet modulo the shards: the second finds the first's shard taken
+    # by its open transaction and adds to the next one instead of waiting for its commit.
+    [first, other], conns = on_shards(db_url, 2, same=True)
+    try:
+        enqueue(first, 3)
+        ids = [r[0] for r in first.execute("SELECT id FROM pipeline.active_jobs ORDER BY id")]
+        first.execute("BEGIN")
+        finish(first, ids[0])
+        # A later statement of the same transaction keeps to the shard it took.
+        finish(first, ids[1])
+        done = threading.Event()
+
+        def second_finisher() -> None:
+            finish(other, ids[2])
+            done.set()
+
+        thread = threading.Thread(target=second_finisher)
+        thread.start()
+        assert done.wait(timeout=10), "the second finisher waited for the first one's shard"
+        first.execute("COMMIT")
+        thread.join(timeout=10)
+        rows = first.execute(
+            "SELECT shard, jobs FROM pipeline.finished_by_minute ORDER BY jobs DESC"
+        ).fetchall()
+        assert [jobs for _, jobs in rows] == [2, 1], "one shard per transaction, two in all"
+        assert rows[0][0] != rows[1][0]
     finally:
         for c in conns:
             c.close()
