@@ -3,6 +3,7 @@ empty database.
 
     python -m benchmarks.scale [--finished 100000] [--days 30] [--day-volume 1000000]
         [--rounds 3] [--jobs 20000] [--indexes after|before] [--pgdata DIR] [--keep]
+        [--reuse DIR] [--no-settle] [--statements N]
 
 Two databases on one server (DATABASE_URL's, or a throwaway embedded PostgreSQL under --pgdata):
 `empty` (the schema alone) and `full`, loaded inside the server with generate_series (no API,
@@ -20,11 +21,23 @@ status` (the CLI's wall time and its main statement's execution time from EXPLAI
 the dashboard's overview and jobs pages (its ASGI app, in process). Last, in `full` alone, a
 drain beside a `pipeline prune --older-than` that drops the oldest `--prune-days` days.
 Prints a markdown table: figure, empty, full, ratio.
+
+`--pgdata DIR --keep` leaves the loaded server behind (the load's figures in DIR/scale-load.json);
+`--reuse DIR` runs the rounds on it again without loading (the `empty` database is made afresh,
+`full` keeps its history, its queue emptied): a 100 M load takes ten minutes and 30 GB. Every
+round starts settled (`--no-settle`: as the load left it): a CHECKPOINT, then a wait until no
+autovacuum worker runs and the checkpointer is idle, so that a round measures the queue and not
+the aftermath of the load or of the round before; the time it took and what ran are printed.
+`--statements N` loads pg_stat_statements (track = all, track_io_timing: into the embedded
+server by a restart) and prints, for the drains, wakes and claims of every round summed (their
+worker start-up included; the status and dashboard reads left out), the N statements of most
+time in `full` and the N of most shared blocks read, each beside its figures in `empty`.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import signal
@@ -44,10 +57,12 @@ import psycopg
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
+from benchmarks.compare.cpu import Meter
+from benchmarks.compare.server import _postmaster
 from benchmarks.drain import REPO, percentile, start_workers
 from benchmarks.polling import wait_until
 from pg_pipeline.db import make_pool
-from pg_pipeline.embedded import embedded_url, stop_embedded
+from pg_pipeline.embedded import embedded_url, restart_embedded, stop_embedded
 from pg_pipeline.migrate import migrate
 from pg_pipeline.queries import Q
 from pg_pipeline.store import JobStore
@@ -67,6 +82,8 @@ FAILED_EVERY = 50
 DAY_S = 86_400.0
 EMPTY = "empty"
 FULL = "full"
+#: The load's figures, beside the data directory of a server kept for --reuse.
+LOAD_FILE = "scale-load.json"
 
 
 @dataclass(frozen=True)
@@ -298,6 +315,130 @@ def insert(conn: psycopg.Connection[Any], table: sql.Composable, params: dict[st
     )
 
 
+# ---- settling and the statements -------------------------------------------------------------
+
+#: What runs in the background that a round would pay for: autovacuum workers (with what they
+#: work on) and a checkpoint under way (the checkpointer waits on anything but its main loop).
+BACKGROUND = """
+    SELECT coalesce(string_agg(
+               CASE WHEN backend_type = 'checkpointer' THEN 'checkpoint'
+                    ELSE left(regexp_replace(query, '\\s+', ' ', 'g'), 90) END, '; '), '')
+    FROM pg_stat_activity
+    WHERE backend_type = 'autovacuum worker'
+       OR (backend_type = 'checkpointer' AND wait_event IS DISTINCT FROM 'CheckpointerMain')
+"""
+
+
+@dataclass
+class Settled:
+    seconds: float
+    seen: list[str]  #: the background work waited for, each once, in the order seen
+
+
+def settle(server: str, *, quiet_s: float = 2.0, most_s: float = 1800.0) -> Settled:
+    """A CHECKPOINT (the dirty buffers of the load or of the round before written now, not
+    during the next round), then a wait until no autovacuum worker has run and the checkpointer
+    has been idle for `quiet_s`: what autovacuum starts on the tables a round wrote (or the load
+    did) runs before the next round, not in it."""
+    started = time.perf_counter()
+    seen: list[str] = []
+    with psycopg.connect(server, autocommit=True) as conn:
+        conn.execute("CHECKPOINT")
+        quiet_since = time.perf_counter()
+        while time.perf_counter() - quiet_since < quiet_s:
+            if time.perf_counter() - started > most_s:
+                raise TimeoutError(f"the server never settled in {most_s:.0f} s: {seen}")
+            [(busy,)] = conn.execute(BACKGROUND).fetchall()
+            if busy:
+                quiet_since = time.perf_counter()
+                seen.extend(part for part in str(busy).split("; ") if part not in seen)
+            time.sleep(0.1)
+    return Settled(time.perf_counter() - started, seen)
+
+
+def settled_said(settled: Settled) -> str:
+    waited = "; ".join(settled.seen) if settled.seen else "nothing running"
+    return f"settled in {settled.seconds:.1f} s ({waited})"
+
+
+#: Statements' figures summed over rounds, by database and normalised text: the query ids of
+#: the same statement differ between databases (they hash the relations' oids).
+STATEMENT_FIGURES = ("calls", "ms", "rows", "blks_hit", "blks_read", "read_ms")
+STATEMENTS = """
+    SELECT regexp_replace(query, '\\s+', ' ', 'g'), sum(calls), sum(total_exec_time),
+           sum(rows), sum(shared_blks_hit), sum(shared_blks_read),
+           sum(coalesce((to_jsonb(s) ->> 'shared_blk_read_time')::float8,
+                        (to_jsonb(s) ->> 'blk_read_time')::float8, 0))
+    FROM pg_stat_statements s
+    WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+    GROUP BY 1
+"""
+
+
+def track_statements(server: str, pgdata: Path | None) -> None:
+    """pg_stat_statements loaded and tracking nested statements (the claim's parts, the
+    triggers'), with read times: into the embedded server at `pgdata` by a restart when it is
+    not loaded yet, else (DATABASE_URL's server) it must be."""
+    with psycopg.connect(server, autocommit=True) as conn:
+        [(loaded,)] = conn.execute("SHOW shared_preload_libraries").fetchall()
+        if "pg_stat_statements" not in str(loaded):
+            if pgdata is None:
+                raise SystemExit("--statements: load pg_stat_statements into the server")
+            conn.execute("ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'")
+            conn.execute("ALTER SYSTEM SET pg_stat_statements.track = 'all'")
+            conn.execute("ALTER SYSTEM SET pg_stat_statements.max = 10000")
+            conn.execute("ALTER SYSTEM SET track_io_timing = on")
+            restart_embedded(pgdata)
+
+
+def reset_statements(url: str) -> None:
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+        conn.execute(
+            "SELECT pg_stat_statements_reset(0, "
+            "(SELECT oid FROM pg_database WHERE datname = current_database()), 0)"
+        )
+
+
+def add_statements(url: str, into: dict[str, list[float]]) -> None:
+    """The database's statements since reset_statements(url), added to `into` (text: figures
+    in STATEMENT_FIGURES' order)."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        for text, *figures in conn.execute(STATEMENTS):
+            sums = into.setdefault(str(text), [0.0] * len(STATEMENT_FIGURES))
+            for i, value in enumerate(figures):
+                sums[i] += float(value or 0)
+
+
+def statements_said(
+    empty: dict[str, list[float]], full: dict[str, list[float]], top: int, jobs: int
+) -> str:
+    """The `top` statements of most time in full, then of most shared blocks read there, each
+    with its figures in both databases: calls, ms in all, blocks hit and read (and their read
+    time, ms) per call; `jobs` the jobs the rounds drained and claimed in each database."""
+    zero = [0.0] * len(STATEMENT_FIGURES)
+
+    def line(text: str) -> str:
+        said = []
+        for name, sums in ((EMPTY, empty.get(text, zero)), (FULL, full.get(text, zero))):
+            calls, ms, _, hit, read, read_ms = sums
+            per = max(calls, 1)
+            said.append(
+                f"{name} {calls:,.0f} calls {ms:,.0f} ms ({1000 * ms / max(jobs, 1):.2f} "
+                f"us/job) hit {hit / per:,.1f} read {read / per:,.2f} ({read_ms:,.0f} ms)"
+            )
+        return f"  - `{text[:160]}`: " + "; ".join(said)
+
+    by_time = sorted(full, key=lambda t: -full[t][1])[:top]
+    by_read = sorted(full, key=lambda t: -full[t][4])[:top]
+    return "\n".join(
+        [f"statements of the drains, wakes and claims, {jobs:,} jobs a database, by time in full:"]
+        + [line(t) for t in by_time]
+        + ["by shared blocks read in full:"]
+        + [line(t) for t in by_read]
+    )
+
+
 # ---- the measurements ------------------------------------------------------------------------
 
 NO_ACTIVE = "SELECT (NOT EXISTS (SELECT FROM pipeline.active_jobs))::int"
@@ -332,9 +473,18 @@ def drain_and_wake(url: str, jobs: int, wake_samples: int, home: Path) -> dict[s
     with psycopg.connect(url, autocommit=True) as conn:
         marker = enqueue_noop(conn, jobs)
         [(launched,)] = conn.execute("SELECT clock_timestamp()").fetchall()
+        poller = conn.execute("SELECT pg_backend_pid()").fetchall()[0][0]
+        meter = Meter([], _postmaster(conn), frozenset({int(poller)}))
+        before = meter.read()
         workers = start_workers(url, WORKERS, CONCURRENCY, home)
+        meter.worker_pids = [w.pid for w in workers]
         try:
             wait_until(conn, NO_ACTIVE, 1, 600)
+            # CPU from the workers' start to the last job: their start-up included.
+            usage = Meter.usage(before, meter.read())
+            figures["worker_cpu"] = 1000 * usage.worker_s / jobs
+            figures["postgres_cpu"] = 1000 * usage.postgres_s / jobs
+            figures["other_load"] = usage.other_busy_pct
             # From the first claim to the last completion, by the database's clock: as
             # benchmarks/drain.py, the workers' start-up is left out (measured on its own).
             [(span, startup)] = conn.execute(
@@ -462,9 +612,17 @@ def dashboard_times(url: str, samples: int) -> dict[str, float]:
     return figures
 
 
-def measure(url: str, args: argparse.Namespace, home: Path) -> dict[str, float]:
+def measure(
+    url: str, args: argparse.Namespace, home: Path, statements: dict[str, list[float]]
+) -> dict[str, float]:
+    """A round in one database; the hot path's statements (drain, wake, claim) added to
+    `statements` when --statements asks for them."""
+    if args.statements:
+        reset_statements(url)
     figures = drain_and_wake(url, args.jobs, args.wake_samples, home)
     figures |= claim_latency(url, args.jobs)
+    if args.statements:
+        add_statements(url, statements)
     figures |= status_times(url, home, args.samples)
     figures |= dashboard_times(url, args.samples)
     return figures
@@ -550,6 +708,9 @@ FIGURES = (
     ("wake p50 (ms)", "wake_p50"),
     ("wake p99 (ms)", "wake_p99"),
     ("worker start-up to first claim (ms)", "startup"),
+    ("worker CPU a drained job (ms, start-up included)", "worker_cpu"),
+    ("Postgres CPU a drained job (ms)", "postgres_cpu"),
+    ("other load during the drain (% of all cores)", "other_load"),
     ("`pipeline status` wall (ms, process included)", "status_wall"),
     ("status per-stage statement (ms, EXPLAIN ANALYZE)", "status_stages_sql"),
     ("status failures-hourly statement (ms, EXPLAIN ANALYZE)", "status_failures_sql"),
@@ -577,6 +738,18 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--pgdata", type=Path, help="the embedded server's data directory (new)")
     p.add_argument("--keep", action="store_true", help="leave the server's data behind")
     p.add_argument("--load-only", action="store_true")
+    p.add_argument(
+        "--reuse", type=Path, help="a data directory kept with --pgdata DIR --keep: no load"
+    )
+    p.add_argument(
+        "--no-settle",
+        dest="settle",
+        action="store_false",
+        help="start each round as the load or the round before left the server",
+    )
+    p.add_argument(
+        "--statements", type=int, default=0, help="print the hot path's N costliest statements"
+    )
     return p
 
 
@@ -592,9 +765,11 @@ def load_said(load: Load) -> str:
     )
 
 
-def run(server: str, args: argparse.Namespace, home: Path) -> str:
-    """The whole benchmark on `server` (two databases of its own, made afresh): progress on
-    stdout, and the report, in markdown, returned. `args` as parser() makes them."""
+def run(server: str, args: argparse.Namespace, home: Path, pgdata: Path | None = None) -> str:
+    """The whole benchmark on `server` (two databases of its own, made afresh, or with --reuse
+    the `full` one as a run with --keep left it): progress on stdout, and the report, in
+    markdown, returned. `args` as parser() makes them; `pgdata` the embedded server's (None:
+    another server, which must have pg_stat_statements loaded for --statements)."""
     import benchmarks.bench_app  # noqa: F401  registers bench_noop
 
     older_than = prune_older_than_days(args.days, 2, args.prune_days) if args.prune_days else 0
@@ -602,24 +777,56 @@ def run(server: str, args: argparse.Namespace, home: Path) -> str:
         EMPTY: make_conninfo(server, dbname="bench_scale_empty"),
         FULL: make_conninfo(server, dbname="bench_scale_full"),
     }
-    version = fresh_databases(server, urls.values())
-    print(
-        f"PostgreSQL {version}; loading {args.finished:,} jobs over {args.days} days + "
-        f"{args.day_volume:,} in the last 24 h, indexes {args.indexes} the rows",
-        flush=True,
-    )
-    load = load_history(
-        urls[FULL], args.finished, args.days, args.day_volume, indexes_after=args.indexes == "after"
-    )
-    print(load_said(load), flush=True)
+    if args.statements:
+        track_statements(server, pgdata)
+    if args.reuse:
+        version = fresh_databases(server, [urls[EMPTY]])
+        load = Load(**json.loads((args.reuse / LOAD_FILE).read_text()))
+        with psycopg.connect(urls[FULL], autocommit=True) as conn:
+            migrate(conn)
+            # A run stopped midway leaves jobs behind; the history's rows stay.
+            conn.execute("TRUNCATE pipeline.active_jobs")
+            [(rows,)] = conn.execute(
+                "SELECT count(*) FROM pipeline.job_history "
+                "WHERE finished_at > now() - interval '1 day'"
+            ).fetchall()
+        print(
+            f"PostgreSQL {version}; reusing {args.reuse} ({load_said(load)}); "
+            f"{rows:,} jobs finished in the last 24 h now",
+            flush=True,
+        )
+    else:
+        version = fresh_databases(server, urls.values())
+        print(
+            f"PostgreSQL {version}; loading {args.finished:,} jobs over {args.days} days + "
+            f"{args.day_volume:,} in the last 24 h, indexes {args.indexes} the rows",
+            flush=True,
+        )
+        load = load_history(
+            urls[FULL],
+            args.finished,
+            args.days,
+            args.day_volume,
+            indexes_after=args.indexes == "after",
+        )
+        print(load_said(load), flush=True)
+        if pgdata is not None and args.keep:
+            (pgdata / LOAD_FILE).write_text(json.dumps(load.__dict__))
     if args.load_only:
         return load_said(load)
     rounds: dict[str, list[dict[str, float]]] = {EMPTY: [], FULL: []}
+    statements: dict[str, dict[str, list[float]]] = {EMPTY: {}, FULL: {}}
+    settles = []
     for i in range(args.rounds):
         for name in (EMPTY, FULL) if i % 2 == 0 else (FULL, EMPTY):
-            figures = measure(urls[name], args, home)
-            said = ", ".join(f"{k} {v:,.2f}" for k, v in sorted(figures.items()))
-            print(f"  round {i + 1} {name}: {said}", flush=True)
+            settled = "unsettled"
+            if args.settle:
+                done = settle(server)
+                settles.append(done.seconds)
+                settled = settled_said(done)
+            figures = measure(urls[name], args, home, statements[name])
+            shown = ", ".join(f"{k} {v:,.2f}" for k, v in sorted(figures.items()))
+            print(f"  round {i + 1} {name} ({settled}; load {loadavg()}): {shown}", flush=True)
             rounds[name].append(figures)
     medians = {name: median_by_figure(r) for name, r in rounds.items()}
     pruned = "(no prune: --prune-days 0)"
@@ -633,19 +840,32 @@ def run(server: str, args: argparse.Namespace, home: Path) -> str:
             f"{ratio(beside['after_prune'], beside['beside_prune']):.2f}x"
         )
     rows = [(label, medians[EMPTY][key], medians[FULL][key]) for label, key in FIGURES]
-    return "\n".join(
-        [
-            f"{load.rows:,} finished jobs in the history ({args.day_volume:,} of them in the "
-            f"last 24 h), PostgreSQL {version}; medians of {args.rounds} rounds, {WORKERS} "
-            f"workers x {CONCURRENCY}, {args.jobs:,} no-op jobs a drain",
-            "",
-            markdown_table(rows),
-            "",
-            pruned,
-            "",
-            load_said(load),
-        ]
+    settling = (
+        f"each round settled first (CHECKPOINT, no autovacuum): {min(settles):.1f}-"
+        f"{max(settles):.1f} s"
+        if settles
+        else "rounds unsettled (--no-settle)"
     )
+    said = [
+        f"{load.rows:,} finished jobs in the history ({args.day_volume:,} of them in the "
+        f"last 24 h), PostgreSQL {version}; medians of {args.rounds} rounds, {WORKERS} "
+        f"workers x {CONCURRENCY}, {args.jobs:,} no-op jobs a drain; {settling}",
+        "",
+        markdown_table(rows),
+        "",
+        pruned,
+        "",
+        load_said(load),
+    ]
+    if args.statements:
+        jobs = args.rounds * (2 * args.jobs + args.wake_samples)
+        said += ["", statements_said(statements[EMPTY], statements[FULL], args.statements, jobs)]
+    return "\n".join(said)
+
+
+def loadavg() -> str:
+    """The machine's 1-minute load average: other sessions share it."""
+    return Path("/proc/loadavg").read_text().split()[0]
 
 
 def main() -> None:
@@ -653,19 +873,28 @@ def main() -> None:
     # A TERM (a timeout) ends the run through its `finally`: workers and the server stop.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     scratch = Path(tempfile.mkdtemp(prefix="pgscale-"))
-    pgdata = args.pgdata or scratch / "pgdata"
-    if args.pgdata and args.pgdata.exists():
-        raise SystemExit(f"{args.pgdata} exists: the benchmark makes its own server there")
     external = os.environ.get("DATABASE_URL")
+    if args.reuse:
+        if external or args.pgdata:
+            raise SystemExit("--reuse DIR is the embedded server's data directory alone")
+        if not (args.reuse / LOAD_FILE).exists():
+            raise SystemExit(f"{args.reuse} holds no {LOAD_FILE}: load with --pgdata DIR --keep")
+        pgdata, keep = args.reuse, True
+    else:
+        pgdata, keep = args.pgdata or scratch / "pgdata", args.keep
+        if args.pgdata and args.pgdata.exists():
+            raise SystemExit(f"{args.pgdata} exists: the benchmark makes its own server there")
     try:
-        report = run(external or embedded_url(pgdata), args, scratch / "home")
+        report = run(
+            external or embedded_url(pgdata), args, scratch / "home", None if external else pgdata
+        )
     finally:
         if not external:
             stop_embedded(pgdata)
-        if not args.keep:
+        if not keep:
+            shutil.rmtree(pgdata, ignore_errors=True)
+        if not pgdata.is_relative_to(scratch) or not keep:
             shutil.rmtree(scratch, ignore_errors=True)
-            if args.pgdata:
-                shutil.rmtree(args.pgdata, ignore_errors=True)
     print()
     print(report)
 

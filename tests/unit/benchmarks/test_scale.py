@@ -15,6 +15,7 @@ from benchmarks.scale import (
     plan_days,
     prune_older_than_days,
     ratio,
+    statements_said,
 )
 
 
@@ -92,3 +93,20 @@ def test_markdown_table_has_a_row_per_figure_with_its_ratio() -> None:
     assert lines[2] == "| drain (jobs/s) | 13,981 | 13,938 | 1.00 |"
     assert lines[3] == "| wake p99 (ms) | 10.00 | 11.50 | 1.15 |"
     assert len(lines) == 4
+
+
+def test_statements_said_ranks_full_by_time_then_by_reads_beside_empty() -> None:
+    # calls, ms, rows, blocks hit, blocks read, read ms
+    empty = {"claim": [10.0, 5.0, 10.0, 100.0, 0.0, 0.0]}
+    full = {
+        "claim": [10.0, 6.0, 10.0, 100.0, 0.0, 0.0],
+        "fold": [2.0, 900.0, 0.0, 1000.0, 50.0, 3.0],
+        "insert": [4.0, 1.0, 4.0, 8.0, 400.0, 20.0],
+    }
+    said = statements_said(empty, full, 2, 1000).splitlines()
+    by_time, by_read = said[1:3], said[4:6]
+    assert [line.split("`")[1] for line in by_time] == ["fold", "claim"]
+    assert [line.split("`")[1] for line in by_read] == ["insert", "fold"]
+    # A statement full ran and empty did not reads as nothing in empty, per call in full.
+    assert "empty 0 calls 0 ms" in by_time[0]
+    assert "full 2 calls 900 ms (900.00 us/job) hit 500.0 read 25.00 (3 ms)" in by_time[0]
