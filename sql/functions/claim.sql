@@ -3,7 +3,8 @@
 -- Concurrent claimers take disjoint jobs without waiting for each other.
 --
 -- This function deals the batch out; its parts, one file each, do the rest:
---   pipeline.claim_groups  which groups of ready work, in what order (group selection);
+--   pipeline.claim_groups  which groups of ready work, in what order (group selection; not
+--                          needed for one stage without a tenant's job queued: below);
 --   pipeline.lock_slots    how many a capped group may take, under its counter's lock;
 --   pipeline.claim_pick    which jobs of each group (picking);
 --   pipeline.take_slots    the counters raised by what was taken (with lock_slots: cap accounting);
@@ -52,10 +53,33 @@ DECLARE
     served integer[] := '{}';  -- for each tenant's job claimed, its group's position in groups
     got integer;
 BEGIN
-    -- In the order of pipeline.claim_groups' ORDER BY, which the aggregates read it in.
-    SELECT array_agg(g.grp), array_agg(g.weight), array_agg(g.floor)
-    INTO groups, weights, floors
-    FROM pipeline.claim_groups(p_types, p_cap_stages, p_caps) AS g;
+    IF cardinality(p_types) = 1 THEN
+        -- One stage, none of whose queued jobs has a tenant: its jobs are one group, without a
+        -- cap, a pass or a budget, which needs no selection (pipeline.claim_groups: a tenth of
+        -- the plain claim's CPU), only its head. Its untenanted head is looked for first: a
+        -- stage of tenants alone then costs one probe that finds nothing, not a second walk
+        -- over its taken jobs' index entries.
+        SELECT p_types[1], NULL, NULL, j.priority, j.run_after, j.id INTO grp
+        FROM pipeline.active_jobs j
+        WHERE j.status = 'queued' AND j.type = p_types[1] AND j.tenant_id IS NULL
+          AND j.run_after <= now()
+        ORDER BY j.priority DESC, j.run_after, j.id
+        LIMIT 1;
+        IF FOUND AND NOT EXISTS (
+            SELECT FROM pipeline.active_jobs j
+            WHERE j.status = 'queued' AND j.type = p_types[1] AND j.tenant_id IS NOT NULL
+        ) THEN
+            groups := ARRAY[grp];
+            weights := ARRAY[1::double precision];
+            floors := ARRAY[NULL::double precision];
+        END IF;
+    END IF;
+    IF groups IS NULL THEN
+        -- In the order of pipeline.claim_groups' ORDER BY, which the aggregates read it in.
+        SELECT array_agg(g.grp), array_agg(g.weight), array_agg(g.floor)
+        INTO groups, weights, floors
+        FROM pipeline.claim_groups(p_types, p_cap_stages, p_caps) AS g;
+    END IF;
     n := coalesce(array_length(groups, 1), 0);
     IF n = 0 THEN
         RETURN;
