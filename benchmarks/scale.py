@@ -24,7 +24,8 @@ Prints a markdown table: figure, empty, full, ratio.
 
 `--pgdata DIR --keep` leaves the loaded server behind (the load's figures in DIR/scale-load.json);
 `--reuse DIR` runs the rounds on it again without loading (the `empty` database is made afresh,
-`full` keeps its history, its queue emptied): a 100 M load takes ten minutes and 30 GB. Every
+`full` keeps its history, its queue emptied, and the load's --finished, --days and
+--day-volume; a prune drops its days for good): a 100 M load takes ten minutes and 30 GB. Every
 round starts settled (`--no-settle`: as the load left it): a CHECKPOINT, then a wait until no
 autovacuum worker runs and the checkpointer is idle, so that a round measures the queue and not
 the aftermath of the load or of the round before; the time it took and what ran are printed.
@@ -781,7 +782,10 @@ def run(server: str, args: argparse.Namespace, home: Path, pgdata: Path | None =
         track_statements(server, pgdata)
     if args.reuse:
         version = fresh_databases(server, [urls[EMPTY]])
-        load = Load(**json.loads((args.reuse / LOAD_FILE).read_text()))
+        kept = json.loads((args.reuse / LOAD_FILE).read_text())
+        load = Load(**kept["load"])
+        # The prune's cutoff and the report go by the history as it was loaded.
+        args.finished, args.days, args.day_volume = kept["finished"], kept["days"], kept["volume"]
         with psycopg.connect(urls[FULL], autocommit=True) as conn:
             migrate(conn)
             # A run stopped midway leaves jobs behind; the history's rows stay.
@@ -811,7 +815,8 @@ def run(server: str, args: argparse.Namespace, home: Path, pgdata: Path | None =
         )
         print(load_said(load), flush=True)
         if pgdata is not None and args.keep:
-            (pgdata / LOAD_FILE).write_text(json.dumps(load.__dict__))
+            kept = {"load": load.__dict__, "finished": args.finished, "days": args.days}
+            (pgdata / LOAD_FILE).write_text(json.dumps(kept | {"volume": args.day_volume}))
     if args.load_only:
         return load_said(load)
     rounds: dict[str, list[dict[str, float]]] = {EMPTY: [], FULL: []}
