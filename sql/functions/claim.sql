@@ -4,7 +4,7 @@
 --
 -- This function deals the batch out; its parts, one file each, do the rest:
 --   pipeline.claim_groups  which groups of ready work, in what order (group selection; not
---                          needed for one stage without a tenant's job queued: below);
+--                          needed for stages without a tenant's job queued: below);
 --   pipeline.lock_slots    how many a capped group may take, under its counter's lock;
 --   pipeline.claim_pick    which jobs of each group (picking);
 --   pipeline.take_slots    the counters raised by what was taken (with lock_slots: cap accounting);
@@ -53,26 +53,38 @@ DECLARE
     served integer[] := '{}';  -- for each tenant's job claimed, its group's position in groups
     got integer;
 BEGIN
-    IF cardinality(p_types) = 1 THEN
-        -- One stage, none of whose queued jobs has a tenant: its jobs are one group, without a
-        -- cap, a pass or a budget, which needs no selection (pipeline.claim_groups: a tenth of
-        -- the plain claim's CPU), only its head. Its untenanted head is looked for first: a
-        -- stage of tenants alone then costs one probe that finds nothing, not a second walk
-        -- over its taken jobs' index entries.
-        SELECT p_types[1], NULL, NULL, j.priority, j.run_after, j.id INTO grp
-        FROM pipeline.active_jobs j
-        WHERE j.status = 'queued' AND j.type = p_types[1] AND j.tenant_id IS NULL
+    -- Stages none of whose queued jobs has a tenant: their jobs are one group a stage, without
+    -- a cap, a pass or a budget, which need no selection (pipeline.claim_groups: a tenth of the
+    -- plain claim's CPU), only their heads, in claim_groups' order. The untenanted heads are
+    -- looked for first: stages of tenants alone then cost a probe a stage that finds nothing,
+    -- not a second walk over their taken jobs' index entries. Each probe is a LIMIT 1 of its
+    -- own: a generic plan cannot make a join of them that reads a whole index.
+    SELECT array_agg(ROW(t.type, NULL, NULL, h.priority, h.run_after, h.id)::pipeline.claim_group
+                     ORDER BY h.priority DESC, h.run_after)
+    INTO groups
+    FROM unnest(p_types) AS t(type)
+    CROSS JOIN LATERAL (
+        SELECT j.priority, j.run_after, j.id FROM pipeline.active_jobs j
+        WHERE j.status = 'queued' AND j.type = t.type AND j.tenant_id IS NULL
           AND j.run_after <= now()
         ORDER BY j.priority DESC, j.run_after, j.id
-        LIMIT 1;
-        IF FOUND AND NOT EXISTS (
+        LIMIT 1
+    ) AS h;
+    IF groups IS NOT NULL AND NOT EXISTS (
+        SELECT FROM unnest(p_types) AS t(type)
+        CROSS JOIN LATERAL (
             SELECT FROM pipeline.active_jobs j
-            WHERE j.status = 'queued' AND j.type = p_types[1] AND j.tenant_id IS NOT NULL
-        ) THEN
-            groups := ARRAY[grp];
-            weights := ARRAY[1::double precision];
-            floors := ARRAY[NULL::double precision];
-        END IF;
+            WHERE j.status = 'queued' AND j.type = t.type AND j.tenant_id IS NOT NULL
+            -- jobs_ready's order: without it, the planner may walk the table for a stage with
+            -- nothing queued, which reads every row.
+            ORDER BY j.tenant_id, j.priority DESC, j.run_after, j.id
+            LIMIT 1
+        ) AS tenanted
+    ) THEN
+        weights := array_fill(1::double precision, ARRAY[cardinality(groups)]);
+        floors := array_fill(NULL::double precision, ARRAY[cardinality(groups)]);
+    ELSE
+        groups := NULL;
     END IF;
     IF groups IS NULL THEN
         -- In the order of pipeline.claim_groups' ORDER BY, which the aggregates read it in.

@@ -146,14 +146,18 @@ def test_a_claims_batch_goes_to_the_best_priority_before_any_lower_one(
 def test_a_stages_jobs_without_a_tenant_share_the_batch_once_a_tenants_job_is_queued(
     conn: Conn, pool: ConnectionPool
 ) -> None:
-    """A stage of untenanted jobs alone is claimed without the group selection
-    (sql/functions/claim.sql); one tenant's job queued in it brings the selection back, and
-    with it the tenant's share of the batch."""
+    """Stages of untenanted jobs alone are claimed without the group selection
+    (sql/functions/claim.sql), each stage a group in priority order; one tenant's job queued
+    in any of them brings the selection back, and with it the tenant's share of the batch."""
     store = JobStore(pool)
+    types = ["noop", "effect"]
     enqueue_many(conn, [JobRequest("noop", {"n": i}) for i in range(20)])
-    assert Counter(j.tenant_id for j in store.claim(["noop"], 4, WORKER, {})) == {None: 4}
+    enqueue_many(conn, [JobRequest("effect", {"n": i}, priority=1) for i in range(2)])
+    got = [(j.type, j.tenant_id) for j in store.claim(types, 4, WORKER, {})]
+    assert Counter(got) == {("effect", None): 2, ("noop", None): 2}
     backlog(conn, {"a": 5})
-    assert Counter(j.tenant_id for j in store.claim(["noop"], 4, WORKER, {})) == {None: 2, "a": 2}
+    got = [(j.type, j.tenant_id) for j in store.claim(types, 4, WORKER, {})]
+    assert Counter(got) == {("noop", None): 2, ("noop", "a"): 2}
 
 
 def test_a_stages_own_weight_wins_over_the_tenants(conn: Conn, pool: ConnectionPool) -> None:

@@ -176,17 +176,19 @@ def test_the_claim_seeks_tenants_in_jobs_ready_beside_a_big_queued_backlog(
         assert "Seq Scan on active_jobs" not in plan, plan
 
 
-def test_a_stage_without_tenants_is_claimed_from_its_head_without_the_group_selection(
+def test_stages_without_tenants_are_claimed_from_their_heads_without_the_group_selection(
     conn: psycopg.Connection[Any],
 ) -> None:
-    # A big backlog of one stage, none of it a tenant's: the claim finds its head, and that no
-    # tenant's job is queued, by index probes, and picks from the head on.
+    # A big backlog of one stage, none of it a tenant's: the claim finds each stage's head, and
+    # that no tenant's job is queued, by index probes, and picks from the head on.
     conn.execute(
         "INSERT INTO pipeline.active_jobs (type, payload) "
         "SELECT 'noop', '{}' FROM generate_series(1, 50000)"
     )
     conn.execute("ANALYZE pipeline.active_jobs")
-    plan = nested_plans(conn, Q["claim"], {**CLAIM_PARAMS, "types": ["noop"]}, runs=8)
+    # A worker claims for every stage it runs: stages with nothing queued beside it.
+    types = ["noop", "idle_a", "idle_b"]
+    plan = nested_plans(conn, Q["claim"], {**CLAIM_PARAMS, "types": types}, runs=8)
     scans = set(re.findall(r"Scan using (\w+) on active_jobs", plan))
     assert scans <= {"jobs_ready", "jobs_ready_untenanted", "active_jobs_pkey"}, scans
     assert "Seq Scan on active_jobs" not in plan, plan
