@@ -51,19 +51,20 @@ class AttemptLog(NamedTuple):
 
 class _Buffer:
     # Slots, and the list only once a line comes: most runs log nothing, and a buffer is made
-    # for every one of them.
-    __slots__ = ("dropped", "lines", "lock", "size", "started")
+    # for every one of them. Its lines are guarded by the module's _lines_lock, not a lock of
+    # its own: lines are rare, and a lock made per run was a measurable part of a no-op job.
+    __slots__ = ("dropped", "job", "lines", "size", "started")
 
-    def __init__(self) -> None:
+    def __init__(self, job: Any = None) -> None:
         self.started = time.time()
+        self.job = job  #: the running job (pipeline/logs.py running()), for log records
         self.lines: list[str] | None = None
         self.size = 0
         self.dropped = 0
-        self.lock = threading.Lock()
 
     def add(self, line: str) -> None:
         size = len(line.encode("utf-8", "replace")) + 1
-        with self.lock:
+        with _lines_lock:
             if self.dropped or self.size + size > ATTEMPT_LOG_CAP:
                 # Past the cap every later line is dropped too, so the kept ones read in order
                 # without a gap.
@@ -79,10 +80,13 @@ class _Buffer:
         if self.lines is None and not self.dropped:
             # Nothing logged yet: a line that comes meanwhile missed the snapshot either way.
             return AttemptLog(self.started, None, 0, wall, cpu, counters)
-        with self.lock:
+        with _lines_lock:
             text = "\n".join(self.lines) if self.lines else None
             return AttemptLog(self.started, text, self.dropped, wall, cpu, counters)
 
+
+#: Guards every buffer's lines (see _Buffer).
+_lines_lock = threading.Lock()
 
 #: The buffers of the runs going on, by claim. Without a lock: an item's assignment, lookup and
 #: removal are each atomic, and only the run of a claim adds or removes its own (a claim runs
@@ -92,25 +96,32 @@ _current: ContextVar[_Buffer | None] = ContextVar("pipeline_attempt_log", defaul
 
 
 class collecting:
-    """Within this block, records logged in this context are kept for the claim `fence`.
+    """Within this block, records logged in this context are kept for the claim `fence`, and
+    `job` (the running job, when given) is what current_job() says.
 
     A class rather than a generator: it is entered for every job, and contextlib's machinery
     cost more than the buffer itself."""
 
     __slots__ = ("_buffer", "_fence", "_token")
 
-    def __init__(self, fence: tuple[int, int]) -> None:
+    def __init__(self, fence: tuple[int, int], job: Any = None) -> None:
         self._fence = fence
+        self._buffer = _Buffer(job)
 
     def __enter__(self) -> None:
-        buffer = self._buffer = _Buffer()
-        _buffers[self._fence] = buffer
-        self._token = _current.set(buffer)
+        _buffers[self._fence] = self._buffer
+        self._token = _current.set(self._buffer)
 
     def __exit__(self, *exc: object) -> None:
         _current.reset(self._token)
         if _buffers.get(self._fence) is self._buffer:
             _buffers.pop(self._fence, None)
+
+
+def current_job() -> Any:
+    """The job given to the `collecting` block this code runs in, or None."""
+    buffer = _current.get()
+    return None if buffer is None else buffer.job
 
 
 def snapshot(fence: tuple[int, int], usage: Usage | None = None) -> AttemptLog | None:
@@ -120,49 +131,34 @@ def snapshot(fence: tuple[int, int], usage: Usage | None = None) -> AttemptLog |
     return None if buffer is None else buffer.snapshot(usage)
 
 
+#: what an attempt nothing is known of sends: NULLs, and no lines dropped
+_UNKNOWN = AttemptLog(None, None, 0)  # type: ignore[arg-type]
+
+
 def params(logs: Mapping[int, AttemptLog | None], ids: list[int]) -> dict[str, Any]:
     """The batched statements' arrays (sql/queries.sql `complete`, `acknowledge`), in the order
-    of `ids`. Start times and the measured seconds (in whole microseconds) travel as array
-    literals, like the fences;
-    the lines and the reported counters as arrays, NULL when no job has any (the common case
-    costs nothing to send). One pass over the jobs: this is built for every acknowledgement."""
-    started: list[str] = []
-    walls: list[str] = []
-    cpus: list[str] = []
-    texts: list[str | None] = []
-    dropped: list[int] = []
-    usage: list[Jsonb | None] = []
-    logged = reported = False
-    for i in ids:
-        a = logs.get(i)
-        if a is None:
-            started.append("NULL")
-            walls.append("NULL")
-            cpus.append("NULL")
-            texts.append(None)
-            dropped.append(0)
-            usage.append(None)
-            continue
-        started.append(repr(a[0]))
-        # Whole microseconds: formatting a float cost four times as much, per job.
-        walls.append("NULL" if a[3] is None else str(int(a[3] * 1e6)))
-        cpus.append("NULL" if a[4] is None else str(int(a[4] * 1e6)))
-        texts.append(a[1])
-        dropped.append(a[2])
-        if a[1] is not None or a[2]:
-            logged = True
-        if a[5] is None:
-            usage.append(None)
-        else:
-            usage.append(Jsonb(a[5]))
-            reported = True
+    of `ids`. Start times and the measured seconds travel as array literals, like the fences:
+    the seconds in whole microseconds, the start as whole microseconds with an exponent
+    (`1733180000123456e-6`, a float8 the server reads exactly as the seconds), since formatting
+    a float as itself cost three times as much, per job; the lines and the reported counters
+    as arrays, NULL when no job has any (the common case costs nothing to send). This is built
+    for every acknowledgement."""
+    got = logs.get
+    rows = [got(i) or _UNKNOWN for i in ids]
+    started = ["NULL" if a[0] is None else f"{int(a[0] * 1e6)}e-6" for a in rows]
+    walls = ["NULL" if a[3] is None else str(int(a[3] * 1e6)) for a in rows]
+    cpus = ["NULL" if a[4] is None else str(int(a[4] * 1e6)) for a in rows]
     return {
         "started": "{" + ",".join(started) + "}",
-        "logs": texts if logged and any(t is not None for t in texts) else None,
-        "dropped": dropped if logged and any(dropped) else None,
+        "logs": [a[1] for a in rows] if any(a[1] is not None for a in rows) else None,
+        "dropped": [a[2] for a in rows] if any(a[2] for a in rows) else None,
         "wall_us": "{" + ",".join(walls) + "}",
         "cpu_us": "{" + ",".join(cpus) + "}",
-        "usage": usage if reported else None,
+        "usage": (
+            [None if a[5] is None else Jsonb(a[5]) for a in rows]
+            if any(a[5] is not None for a in rows)
+            else None
+        ),
     }
 
 

@@ -36,7 +36,6 @@ class Context:
 
     def __init__(
         self,
-        *,
         job_id: int,
         stage: str,
         attempt: int,
@@ -76,18 +75,19 @@ class Context:
         read_outputs: OutputReader | None,
         read_wait: WaitReader | None = None,
     ) -> Context:
-        """The context of one claimed job."""
+        """The context of one claimed job. Made for every job: its arguments positional, which
+        cost half as much as naming them."""
         return cls(
-            root_id=job.root_id,
-            read_outputs=read_outputs,
-            read_wait=read_wait,
-            job_id=job.id,
-            stage=job.type,
-            attempt=job.attempts,
-            max_attempts=job.max_attempts,
-            tenant_id=job.tenant_id,
-            parent_id=job.parent_id,
-            registry=registry,
+            job.id,
+            job.type,
+            job.attempts,
+            job.max_attempts,
+            job.tenant_id,
+            job.parent_id,
+            registry,
+            job.root_id,
+            read_outputs,
+            read_wait,
         )
 
     def check_lease(self) -> None:
@@ -295,3 +295,8 @@ class Context:
     @property
     def transaction_steps(self) -> list[TransactionStep]:
         return list(self._steps)
+
+    @property
+    def has_steps(self) -> bool:
+        """Whether the run added anything to the completing transaction (without a copy)."""
+        return bool(self._steps)

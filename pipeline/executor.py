@@ -3,7 +3,6 @@ for what an outcome becomes, and the completer for the write."""
 
 from __future__ import annotations
 
-import inspect
 import threading
 import time
 import traceback
@@ -74,7 +73,9 @@ def run_job(
     """
     usage = ctx.usage_record
     began = usage.began = time.perf_counter()
-    cpu_began = _thread_cpu.last if hasattr(_thread_cpu, "last") else time.thread_time()
+    cpu_began = getattr(_thread_cpu, "last", None)
+    if cpu_began is None:
+        cpu_began = time.thread_time()
     try:
         return _run_job(spec, job, ctx, job_output)
     finally:
@@ -99,7 +100,7 @@ def _run_job(
     if isinstance(model, Unfit):
         return model
     try:
-        part = spec.part_of(model)
+        part = None if spec.part is None else spec.part_of(model)
         if spec.output_model is not None and job_output is not None:
             try:
                 stored = job_output(job.id)
@@ -110,7 +111,7 @@ def _run_job(
                 return Lost(f"database unavailable before the run started: {exc}")
             if stored is not None:
                 return Succeeded(spec.output_model.model_validate(stored), reused=True, part=part)
-        if inspect.iscoroutinefunction(spec.fn):
+        if spec.is_async:
             timed = CpuOfSteps(spec.fn(model, ctx), ctx.usage_record)
             result = run_coroutine(timed.run(), ctx.lost_lease, f"job {job.id}")
         else:
@@ -130,7 +131,7 @@ def _run_job(
         permanent = isinstance(exc, WaitTimedOut) or spec.is_permanent(exc)
         return Raised(describe_error(exc), permanent=permanent)
     output = result if spec.output_model is not None else None
-    steps = ctx.transaction_steps
-    if output is None and not steps and part is None:
+    if output is None and part is None and not ctx.has_steps:
         return NOTHING
+    steps = ctx.transaction_steps
     return Succeeded(output, tuple(steps), part=part, code_version=spec.code_version)

@@ -22,7 +22,6 @@ import json
 import logging
 import sys
 from collections.abc import Iterable
-from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import IO, Any, NamedTuple
@@ -55,41 +54,16 @@ class JobFields(NamedTuple):
         return cls(job.id, job.type, job.tenant_id, job.attempts)
 
 
-#: The running job itself: its fields are read from it only when a line is logged, which most
-#: runs never do.
-_current: ContextVar[ClaimedJob | None] = ContextVar("pipeline_current_job", default=None)
-
-
-class running:
+def running(job: ClaimedJob) -> attempt_logs.collecting:
     """Within this block (and what it calls, in this thread), log records carry the job, and
-    are kept for the attempt (pipeline/attempt_logs.py).
-
-    A class rather than a generator: it is entered for every job, and contextlib's machinery
-    was most of what it cost."""
-
-    __slots__ = ("_collecting", "_job", "_token")
-
-    def __init__(self, job: ClaimedJob) -> None:
-        self._job = job
-
-    def __enter__(self) -> None:
-        self._token = _current.set(self._job)
-        try:
-            self._collecting = attempt_logs.collecting(self._job.fence)
-            self._collecting.__enter__()
-        except BaseException:
-            _current.reset(self._token)
-            raise
-
-    def __exit__(self, *exc: object) -> None:
-        try:
-            self._collecting.__exit__(*exc)
-        finally:
-            _current.reset(self._token)
+    are kept for the attempt (pipeline/attempt_logs.py). The job is read from the attempt's
+    buffer, one context variable for both: its fields are read only when a line is logged,
+    which most runs never do."""
+    return attempt_logs.collecting(job.fence, job)
 
 
 def current_job() -> JobFields | None:
-    job = _current.get()
+    job: ClaimedJob | None = attempt_logs.current_job()
     return None if job is None else JobFields.of(job)
 
 

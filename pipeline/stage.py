@@ -104,6 +104,12 @@ class StageSpec:
             raise ValueError(f"stage {self.name!r}: then={self.then!r} needs an output model")
 
     @functools.cached_property
+    def is_async(self) -> bool:
+        """Whether the stage is an `async def`: asked for every run, and inspect's answer cost
+        a measurable part of a no-op job."""
+        return inspect.iscoroutinefunction(self.fn)
+
+    @functools.cached_property
     def input_schema(self) -> dict[str, Any] | None:
         """The input model's JSON schema, as a payload must match it; None when a field's type
         has none."""

@@ -26,7 +26,7 @@ import threading
 import time
 from collections.abc import Callable
 from enum import StrEnum
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, cast, runtime_checkable
 
 import psycopg
 import psycopg.errors
@@ -39,6 +39,7 @@ from pg_pipeline.errors import LeaseLost
 from pg_pipeline.executor import describe_error
 from pg_pipeline.logs import log_settlement, log_settlements
 from pg_pipeline.outcomes import (
+    PLAIN_COMPLETE,
     Complete,
     Discard,
     Fail,
@@ -141,6 +142,7 @@ class Completer:
         self._batch_max = batch_max
         self._metrics = metrics
         self._subscribers: tuple[Subscriber, ...] = ()
+        self._batch_subscribers: tuple[bool, ...] = ()  #: which of them are BatchSubscribers
         self._acks: queue.SimpleQueue[_Ack | None] = queue.SimpleQueue()
         #: plain completions whose rows were locked elsewhere, for run_locked()
         self._locked: queue.SimpleQueue[_Ack] = queue.SimpleQueue()
@@ -149,6 +151,8 @@ class Completer:
     def subscribe(self, subscriber: Subscriber) -> None:
         """From now on, tell `subscriber` of every settled claim (call before the work starts)."""
         self._subscribers = (*self._subscribers, subscriber)
+        # Asked once here, not per batch: isinstance against a Protocol walks its members.
+        self._batch_subscribers = tuple(isinstance(s, BatchSubscriber) for s in self._subscribers)
 
     # -- one job ------------------------------------------------------------------------------
 
@@ -159,7 +163,7 @@ class Completer:
         attempt's log lines so far and its `usage` go with it (taken now: the run is over, or
         stuck)."""
         log_ = attempt_logs.snapshot(job.fence, usage)
-        if isinstance(transition, Complete) and transition.plain:
+        if transition is PLAIN_COMPLETE or (isinstance(transition, Complete) and transition.plain):
             self._acks.put(_Ack(job, until, log_))
             return Settled.BATCHED
         written = transition
@@ -293,10 +297,10 @@ class Completer:
             log_settlements(jobs, settled)
         except Exception:  # a log line must not skip the bookkeeping below
             log.exception("%d job(s): logging their settling failed", len(jobs))
-        for subscriber in self._subscribers:
+        for subscriber, batched in zip(self._subscribers, self._batch_subscribers, strict=True):
             try:
-                if isinstance(subscriber, BatchSubscriber):
-                    subscriber.settled_all(jobs, settled)
+                if batched:
+                    cast(BatchSubscriber, subscriber).settled_all(jobs, settled)
                     continue
             except Exception:  # bookkeeping must not undo a confirmed write, nor skip the rest
                 log.exception("%d job(s): telling %r they settled failed", len(jobs), subscriber)

@@ -51,10 +51,16 @@ class InFlightTable:
         self._watched = math.inf  # the deadline next_deadline() last gave; inf: none
 
     def add(self, entry: InFlight) -> None:
+        self.add_all([entry])
+
+    def add_all(self, entries: list[InFlight]) -> None:
+        """Hold a claim's jobs, under one take of the lock."""
         with self.lock:
-            self._entries[entry.job.id] = entry
-            self._busy += 1
-            self._waiting += 1
+            held = self._entries
+            for entry in entries:
+                held[entry.job.id] = entry
+            self._busy += len(entries)
+            self._waiting += len(entries)
 
     def free(self, ahead: int = 0) -> int:
         """Slots to claim for, counting `ahead` more than there are runners."""

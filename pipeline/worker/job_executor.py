@@ -14,16 +14,16 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from pg_pipeline.context import Context
-from pg_pipeline.executor import forget_thread_cpu, run_job
+from pg_pipeline.executor import NOTHING, forget_thread_cpu, run_job
 from pg_pipeline.limits import Counters
 from pg_pipeline.logs import running
 from pg_pipeline.outcomes import (
+    PLAIN_COMPLETE,
     Complete,
     Discard,
     Fail,
     GiveBack,
     LostWhileRunning,
-    Outcome,
     Retry,
     RunResult,
     Transition,
@@ -99,18 +99,26 @@ class JobExecutor:
 
     def dispatch(self, job: ClaimedJob) -> None:
         """A claimed job: hold it, and queue it for a runner."""
-        spec = self.registry.get(job.type)
-        ctx = Context.for_job(job, self.registry, self.outputs.run_outputs, self.outputs.read_wait)
-        entry = InFlight(
-            job,
-            spec,
-            ctx,
-            isolated=self.isolated.wanted(spec, job),
-            lease_until=time.monotonic() + job.lease_seconds,
-        )
-        self.table.add(entry)
-        self.heartbeat.notice(job.lease_seconds)
-        self.runners.submit(entry)
+        self.dispatch_all([job])
+
+    def dispatch_all(self, jobs: list[ClaimedJob]) -> None:
+        """A claim's jobs: hold them, and queue them for the runners. The table's lock is taken
+        once for them all, and the heartbeat told once: per job, that was as dear as the rest."""
+        if not jobs:
+            return
+        registry, wanted = self.registry, self.isolated.wanted
+        run_outputs, read_wait = self.outputs.run_outputs, self.outputs.read_wait
+        now = time.monotonic()
+        entries = []
+        for job in jobs:
+            spec = registry.get(job.type)
+            ctx = Context.for_job(job, registry, run_outputs, read_wait)
+            entries.append(InFlight(job, spec, ctx, wanted(spec, job), now + job.lease_seconds))
+        self.table.add_all(entries)
+        self.heartbeat.notice(min(job.lease_seconds for job in jobs))
+        submit = self.runners.submit
+        for entry in entries:
+            submit(entry)
 
     def execute(self, entry: InFlight) -> None:
         """One job, start to settle; runs on a runner thread, with the job's fields on every
@@ -126,40 +134,50 @@ class JobExecutor:
         started = time.monotonic()
         if not self.table.start(entry, started):
             return  # given back or cancelled while it waited for a runner
+        spec, job, ctx = entry.spec, entry.job, entry.ctx
         ran: RunResult | Settled
         if entry.isolated:
             ran = self.isolated.run(entry)
         else:
-            ran = run_job(entry.spec, entry.job, entry.ctx, self.outputs.job_output)
+            ran = run_job(spec, job, ctx, self.outputs.job_output)
         if isinstance(ran, Unfit):
-            ran = self.versions.judge(entry.job, ran)
+            ran = self.versions.judge(job, ran)
         now = time.monotonic()
         took = now - started
-        self.prefetch.observe(entry.spec.name, took, now)
+        self.prefetch.observe(spec.name, took, now)
+        # Metrics and spans are off by default: then nothing is looked up for them per job.
+        observed = self.metrics is not None or span is not None
         if not self.table.finish_run(entry):
-            self._observe(entry, "abandoned", took, span)
+            if observed:
+                self._observe(entry, "abandoned", took, span)
             return  # a timeout or a cancel settled it already; this late result is dropped
         if isinstance(ran, Settled):
             failed = "the run failed in its child process" if ran in _CHILD_FAILED else None
-            self._observe(entry, CHILD_RESULTS.get(ran, "unknown"), took, span, failed)
+            if observed:
+                self._observe(entry, CHILD_RESULTS.get(ran, "unknown"), took, span, failed)
             # The child process settled it, and logged its line.
-            self.completer.publish(entry.job, ran, logged=True)
+            self.completer.publish(job, ran, logged=True)
             return
-        if entry.spec.limits and self.limits is not None:
-            self.limits.correct_after_run(entry.job, entry.spec, entry.ctx.usage_counters())
+        if spec.limits and self.limits is not None:
+            self.limits.correct_after_run(job, spec, ctx.usage_counters())
         if self.metrics is not None:
             try:
-                self.metrics.used(entry.spec.name, entry.ctx.usage_record)
+                self.metrics.used(spec.name, ctx.usage_record)
             except Exception:  # a metric must not keep a job from settling
-                log.exception("job %s: counting its usage failed", entry.job.id)
-        outcome: Outcome = LostWhileRunning(ran) if entry.ctx.lost_lease.is_set() else ran
-        transition = decide(entry.spec, entry.job, outcome)
-        error = transition.error if isinstance(transition, Retry | Fail) else None
-        self._observe(entry, RUN_RESULTS[type(transition)], took, span, error)
-        self.completer.apply(
-            entry.job, transition, until=entry.lease_until, usage=entry.ctx.usage_record
-        )
-        if not (isinstance(transition, Complete) and transition.plain):
+                log.exception("job %s: counting its usage failed", job.id)
+        if ran is NOTHING and not ctx.lost_lease.is_set():
+            transition: Transition = PLAIN_COMPLETE  # what decide() makes of it, without asking
+        else:
+            transition = decide(
+                spec, job, LostWhileRunning(ran) if ctx.lost_lease.is_set() else ran
+            )
+        if observed:
+            error = transition.error if isinstance(transition, Retry | Fail) else None
+            self._observe(entry, RUN_RESULTS[type(transition)], took, span, error)
+        self.completer.apply(job, transition, until=entry.lease_until, usage=ctx.usage_record)
+        if transition is not PLAIN_COMPLETE and not (
+            isinstance(transition, Complete) and transition.plain
+        ):
             forget_thread_cpu()  # this thread wrote the transition: not the next job's CPU
 
     def _observe(

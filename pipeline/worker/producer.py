@@ -75,8 +75,8 @@ class ClaimPlan:
 
 
 class Dispatcher(Protocol):
-    def dispatch(self, job: ClaimedJob) -> None:
-        """Take the claimed job on (pipeline/worker/job_executor.py's JobExecutor)."""
+    def dispatch_all(self, jobs: list[ClaimedJob]) -> None:
+        """Take the claimed jobs on (pipeline/worker/job_executor.py's JobExecutor)."""
 
 
 class ClaimMetrics(Protocol):
@@ -164,8 +164,7 @@ class Producer:
                         wake.set()
                     if self._stopping.is_set():
                         continue
-                for job in jobs:
-                    self.executor.dispatch(job)
+                self.executor.dispatch_all(jobs)
                 if len(jobs) == want and want < free:
                     continue  # a full batch and slots left: more may be ready right now
                 if not jobs and plan.limit_names:

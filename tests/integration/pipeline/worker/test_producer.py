@@ -36,11 +36,13 @@ class Holding:
         self.table = table
         self.jobs: list[ClaimedJob] = []
 
-    def dispatch(self, job: ClaimedJob) -> None:
-        self.jobs.append(job)
-        entry = InFlight(job, REGISTRY.get(job.type), Context.for_job(job, REGISTRY, None), False)
-        self.table.add(entry)
-        self.table.start(entry)
+    def dispatch_all(self, jobs: list[ClaimedJob]) -> None:
+        for job in jobs:
+            self.jobs.append(job)
+            ctx = Context.for_job(job, REGISTRY, None)
+            entry = InFlight(job, REGISTRY.get(job.type), ctx, False)
+            self.table.add(entry)
+            self.table.start(entry)
 
     def finish(self, job: ClaimedJob) -> None:
         entry = self.table.get(job.id)
