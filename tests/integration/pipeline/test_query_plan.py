@@ -231,4 +231,6 @@ def test_the_acknowledgement_probes_each_job_by_key_whatever_the_statistics_say(
         plan = nested_plans(conn, Q["acknowledge"], params)
         assert "Seq Scan on active_jobs" not in plan, (mode, plan)
         assert "Index Scan using active_jobs_pkey on active_jobs" in plan, (mode, plan)
+        # The DELETE reads each row the lock found by its ctid, not by the key again.
+        assert "Tid Scan on active_jobs" in plan, (mode, plan)
     conn.execute("RESET plan_cache_mode")
