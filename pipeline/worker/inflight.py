@@ -34,8 +34,12 @@ class InFlightTable:
     abandoned; it stays in the table (and is heartbeated) until its write is confirmed. Slots
     beyond the runners' are jobs claimed ahead, waiting for a runner."""
 
-    def __init__(self, slots: int, changed: threading.Event) -> None:
+    def __init__(
+        self, slots: int, changed: threading.Event, min_timeout_s: float | None = None
+    ) -> None:
         self.slots = slots
+        #: the shortest timeout of the stages whose jobs the table holds (see next_deadline)
+        self.min_timeout_s = min_timeout_s
         self.lock = threading.Lock()
         self._entries: dict[int, InFlight] = {}
         #: the entries running with a deadline, neither returned nor abandoned (each of those
@@ -204,10 +208,21 @@ class InFlightTable:
             self._changed()
         return due
 
-    def next_deadline(self) -> float | None:
-        """The soonest deadline of a running job; from now on a sooner one sets sooner_deadline."""
+    def next_deadline(self, now: float | None = None) -> float | None:
+        """The soonest deadline of a running job; from now on a sooner one sets sooner_deadline.
+
+        With no job running and min_timeout_s known: `now` plus that, which no job starting
+        later can beat. Watching nothing instead, the first job after every lull (each claim,
+        in a drain) woke the timeouts thread to walk the table; now that thread wakes once per
+        min_timeout_s of quiet, for nothing."""
         with self.lock:
             deadlines = [e.deadline for e in self._timed.values() if e.deadline is not None]
-            soonest = min(deadlines) if deadlines else None
+            soonest: float | None
+            if deadlines:
+                soonest = min(deadlines)
+            elif self.min_timeout_s is not None:
+                soonest = (time.monotonic() if now is None else now) + self.min_timeout_s
+            else:
+                soonest = None
             self._watched = math.inf if soonest is None else soonest
         return soonest

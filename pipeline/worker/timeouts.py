@@ -45,10 +45,12 @@ class Timeouts:
             self.completer.apply(
                 entry.job, transition, until=entry.lease_until, usage=entry.ctx.usage_record
             )
-        deadline = self.table.next_deadline()
+        # Read again: settling the overdue jobs took a while.
+        now = time.monotonic() if now is None else now
+        deadline = self.table.next_deadline(now)
         if deadline is None:
             return None
-        return max(0.0, deadline - (time.monotonic() if now is None else now))
+        return max(0.0, deadline - now)
 
     def stop(self) -> None:
         """Wake the thread to see that halt is set."""

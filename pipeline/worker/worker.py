@@ -105,7 +105,9 @@ class Worker:
 
             self.metrics = WorkerMetrics(str(self.id))
         retry_max_s = self.settings.db_retry_max_s
-        self.table = InFlightTable(self.settings.concurrency, self._wake)
+        timeouts = [spec.timeout_s for spec in self.specs.values() if spec.timeout_s is not None]
+        shortest = min(timeouts, default=None)
+        self.table = InFlightTable(self.settings.concurrency, self._wake, shortest)
         # Up to two claims' worth ahead: the producer claims again once half is taken, so the
         # runners keep a full claim's work in hand while the next claim's round trip (and its
         # commit's WAL flush) is under way; with one claim's worth they ran dry in between.

@@ -78,3 +78,18 @@ def test_only_a_deadline_sooner_than_the_watched_one_wakes_the_timeouts_thread()
     assert table.start(later, now=101.0) and not table.sooner_deadline.is_set()
     assert table.start(sooner, now=102.0) and table.sooner_deadline.is_set()
     assert table.next_deadline() == 103.0
+
+
+def test_with_nothing_running_the_shortest_timeout_from_now_is_watched() -> None:
+    # No job starting after a lull can have a deadline sooner than now plus the shortest
+    # timeout: such starts need not wake the timeouts thread, which wakes then anyway.
+    table = InFlightTable(4, threading.Event(), min_timeout_s=5.0)
+    assert table.next_deadline(now=100.0) == 105.0
+    first, sooner = entry(1), entry(2)
+    first.spec = replace(REG.get("counted"), timeout_s=5.0)
+    sooner.spec = replace(REG.get("counted"), timeout_s=0.5)  # shorter than the table knows
+    for e in (first, sooner):
+        table.add(e)
+    assert table.start(first, now=100.0) and not table.sooner_deadline.is_set()
+    assert table.next_deadline(now=101.0) == 105.0  # the running job's own deadline
+    assert table.start(sooner, now=101.0) and table.sooner_deadline.is_set()
