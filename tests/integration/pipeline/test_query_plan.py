@@ -234,3 +234,39 @@ def test_the_acknowledgement_probes_each_job_by_key_whatever_the_statistics_say(
         # The DELETE reads each row the lock found by its ctid, not by the key again.
         assert "Tid Scan on active_jobs" in plan, (mode, plan)
     conn.execute("RESET plan_cache_mode")
+
+
+def test_the_rollups_fold_reads_the_unfolded_shards_alone(conn: psycopg.Connection[Any]) -> None:
+    # Two days of rollups folded already (shard 0), as a million finished jobs a day leave
+    # them, and a few minutes of other shards to fold. The fold runs in every worker at its
+    # start: it read every row of the two days to find the unfolded ones, half a second of
+    # Postgres CPU beside the jobs the worker started to run (benchmarks/scale.py).
+    minutes = "generate_series(date_trunc('minute', now()) - interval '2 days', now(), '1 minute')"
+    conn.execute(
+        "INSERT INTO pipeline.finished_by_minute "
+        "(minute, stage, status, shard, jobs, attempts, timed) "
+        f"SELECT m, s, st, 0, 1, 1, 1 FROM {minutes} AS m, "
+        "unnest(ARRAY['ocr', 'extract', 'classify', 'upload']) AS s, "
+        "unnest(ARRAY['done', 'failed']) AS st"
+    )
+    conn.execute(
+        "INSERT INTO pipeline.tenant_finished_by_minute "
+        "(tenant_id, minute, stage, status, shard, jobs, attempts, timed) "
+        f"SELECT 't' || t, m, 'ocr', 'done', 0, 1, 1, 1 FROM {minutes} AS m, "
+        "generate_series(1, 20) AS t"
+    )
+    for table, key in (("finished_by_minute", ""), ("tenant_finished_by_minute", "'t1', ")):
+        conn.execute(
+            f"INSERT INTO pipeline.{table} "  # type: ignore[arg-type]
+            f"({'tenant_id, ' if key else ''}minute, stage, status, shard, jobs, attempts, timed) "
+            f"SELECT {key}m, 'ocr', 'done', 3, 1, 1, 1 FROM generate_series("
+            "date_trunc('minute', now()) - interval '3 hours', now() - interval '2 hours', "
+            "'1 minute') AS m"
+        )
+    conn.execute("ANALYZE pipeline.finished_by_minute, pipeline.tenant_finished_by_minute")
+    plan = "\n".join(
+        str(row[0]) for row in conn.execute("EXPLAIN " + Q["rollups_fold_shards"]).fetchall()
+    )
+    for table in ("finished_by_minute", "tenant_finished_by_minute"):
+        assert re.search(rf"(using|on) {table}_unfolded\b", plan), plan
+        assert f"Seq Scan on {table}" not in plan, plan
