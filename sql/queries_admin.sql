@@ -735,8 +735,9 @@ SELECT (SELECT count(*) FROM whole) + (SELECT count(*) FROM tenants);
 
 -- name: rollups_fold_shards
 -- The shards of minutes older than an hour folded into shard 0, one row per minute, stage and
--- outcome (and tenant): finishers write to the current minute, each backend to its own shard,
--- so a day read by the status views would otherwise hold up to 8 rows where 1 will do. Run
+-- outcome (and tenant): finishers write to the current minute, each finishing transaction to a
+-- shard no other open one writes (functions/rollup_shard.sql), so a day read by the status
+-- views would otherwise hold up to 16 rows where 1 will do. Run
 -- hourly by the Partitions service. A retry or prune that counts jobs out of an old minute
 -- meanwhile adds a row to its own shard, which the next round folds.
 WITH gone AS (
