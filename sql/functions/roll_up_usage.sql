@@ -16,7 +16,7 @@
 -- The attempts' rows are few (retries, failures), and the acknowledgement inserts none in
 -- most batches: a row-level trigger whose WHEN clause only lets those through (a
 -- statement-level one ran, and planned its read, for every batch: 6 us a job), which reads
--- its job's tenant and stage by id.
+-- its job's tenant and stage by id, in active_jobs first.
 CREATE OR REPLACE FUNCTION pipeline.roll_up_usage() RETURNS trigger
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -27,8 +27,14 @@ DECLARE
     backend_shard smallint := pipeline.rollup_shard();
 BEGIN
     IF TG_LEVEL = 'ROW' THEN
+        -- A retried or given-back job is still in active_jobs: found there, its attempt does
+        -- not name the history, whose every partition and index a read of it locks.
         SELECT j.type, j.tenant_id INTO job_stage, job_tenant
-        FROM pipeline.jobs AS j WHERE j.id = NEW.job_id LIMIT 1;
+        FROM pipeline.active_jobs AS j WHERE j.id = NEW.job_id;
+        IF NOT FOUND THEN
+            SELECT j.type, j.tenant_id INTO job_stage, job_tenant
+            FROM pipeline.jobs AS j WHERE j.id = NEW.job_id LIMIT 1;
+        END IF;
         PERFORM pipeline.add_usage(array_agg((NEW.ended_at AT TIME ZONE 'UTC')::date),
                                    array_agg(job_tenant), array_agg(job_stage),
                                    array_agg(c.counter), array_agg(c.amount),

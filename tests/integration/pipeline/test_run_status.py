@@ -55,6 +55,36 @@ def test_a_job_alone_has_no_run_row(conn: Conn, pool: ConnectionPool) -> None:
     assert conn.execute("SELECT count(*) FROM pipeline.runs").fetchone() == (0,)
 
 
+def history_relations_locked(conn: Conn) -> list[str]:
+    """The history's relations (partitions, indexes) this session's transaction has locked."""
+    return [
+        name
+        for (name,) in conn.execute(
+            "SELECT c.relname FROM pg_locks AS l JOIN pg_class AS c ON c.oid = l.relation"
+            " WHERE l.pid = pg_backend_pid() AND c.relname LIKE 'job\\_history%%'"
+        )
+    ]
+
+
+def test_enqueueing_a_job_alone_locks_nothing_of_the_history(conn: Conn) -> None:
+    # Locking the history's every partition and index made each enqueue grow with retention.
+    with conn.transaction():
+        enqueue(conn, "split", {"pages": 1})
+        assert history_relations_locked(conn) == []
+
+
+def test_enqueueing_into_a_run_that_has_its_row_locks_nothing_of_the_history(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    store = JobStore(pool)
+    root, _ = fan_out_root(conn, store, 1)
+    with conn.transaction():
+        enqueue(conn, "page", {"page": 9}, parent_id=root, root_id=root, tenant_id="acme")
+        assert history_relations_locked(conn) == []
+    # The run's one page and the new job: counted by the UPDATE, which stays.
+    assert run_row(conn, root) == ("running", 2, 1, 0, 0, None, None, False)
+
+
 def test_a_fan_out_runs_then_ends_done_once_its_last_stage_is(
     conn: Conn, pool: ConnectionPool
 ) -> None:

@@ -149,6 +149,36 @@ def test_a_refused_completion_records_the_attempt_once_with_the_failure(
     assert rolled(conn, "pages") == (10.0, 1)
 
 
+def test_a_retried_attempts_usage_is_rolled_up_without_locking_the_history(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    # Reading the history for the job's stage locked its every partition and index.
+    enqueue(conn, "metered", {}, registry=REG)
+    [job] = JobStore(pool).claim(["metered"], 1, WORKER)
+    params = {
+        "id": job.id,
+        "claims": job.claim,
+        "delay_s": 0.0,
+        "error": "upstream down",
+        "outcome": "retried",
+        "refund": False,
+        "started": None,
+        "logs": None,
+        "dropped": 0,
+        "wall_s": 2.0,
+        "cpu_s": 1.0,
+        "usage": psycopg.types.json.Jsonb({"pages": 3.0}),
+    }
+    with conn.transaction():
+        assert conn.execute(Q["retry_later"], params).fetchone() is not None
+        locked = conn.execute(
+            "SELECT c.relname FROM pg_locks AS l JOIN pg_class AS c ON c.oid = l.relation"
+            " WHERE l.pid = pg_backend_pid() AND c.relname LIKE 'job\\_history%%'"
+        ).fetchall()
+        assert locked == []
+    assert rolled(conn, "pages") == (3.0, 1) and rolled(conn, "wall_s") == (2.0, 1)
+
+
 def test_a_rolled_back_completion_records_nothing(conn: Conn, pool: ConnectionPool) -> None:
     job_id = enqueue(conn, "metered", {}, registry=REG)
     [job] = JobStore(pool).claim(["metered"], 1, WORKER)
