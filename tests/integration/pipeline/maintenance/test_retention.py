@@ -420,3 +420,123 @@ def test_a_retry_between_the_survivor_search_and_the_detach_keeps_its_run(conn: 
     assert kept == 2  # the root and its done page; the retried page is queued
     assert run_size(conn, root) == before
     assert count(conn, "SELECT count(*) FROM pipeline.job_history_kept WHERE root_id = %s", root)
+
+
+# -- a day's survivors: found by what can matter, not by every other day (issue 21, item 5) ------
+
+
+def day_of(conn: Conn, days_ago: int) -> str:
+    """The name of the history's partition of the day `days_ago` days back (UTC)."""
+    return str(
+        one_row(
+            conn,
+            "SELECT 'pipeline.job_history_' || "
+            "to_char((now() AT TIME ZONE 'UTC')::date - %s::integer, 'YYYYMMDD')",
+            days_ago,
+        )
+    )
+
+
+def finished_job(
+    conn: Conn, days_ago: int, *, root: int | None = None, status: str = "done"
+) -> int:
+    """A finished job, as data: at noon (UTC) `days_ago` days back, of the run `root` (None: a
+    root)."""
+    return int(
+        one_row(
+            conn,
+            "INSERT INTO pipeline.job_history (type, status, parent_id, root_id, finished_at) "
+            "VALUES ('page', %s, %s, %s, "
+            "((now() AT TIME ZONE 'UTC')::date - %s::integer + interval '12 hours') "
+            "AT TIME ZONE 'UTC') RETURNING id",
+            status,
+            root,
+            root,
+            days_ago,
+        )
+    )
+
+
+def survivors(conn: Conn, part: str, *, keep_failed: bool = False) -> list[int] | None:
+    """The runs of the day `part` that outlive it; None when the day is gone."""
+    [(found,)] = conn.execute(
+        Q["prune_partition_survivors"], {"part": part, "keep_failed": keep_failed}
+    ).fetchall()
+    return None if found is None else list(found)
+
+
+def test_a_day_keeps_each_run_with_a_job_anywhere_else_and_no_other(conn: Conn) -> None:
+    day = day_of(conn, 30)
+    alone = finished_job(conn, 30)
+    whole = finished_job(conn, 30)
+    finished_job(conn, 30, root=whole)
+    # Jobs of the day's runs elsewhere: a child on a later day, on an earlier one (a day a pass
+    # left behind), among the kept rows, queued; a root finished after its child.
+    later = finished_job(conn, 30)
+    finished_job(conn, 3, root=later)
+    earlier = finished_job(conn, 30)
+    finished_job(conn, 40, root=earlier)
+    kept = finished_job(conn, 30)
+    conn.execute(
+        "INSERT INTO pipeline.job_history_kept SELECT * FROM pipeline.job_history WHERE id = %s",
+        (finished_job(conn, 50, root=kept),),
+    )
+    conn.execute(
+        "DELETE FROM pipeline.job_history WHERE id IN (SELECT id FROM pipeline.job_history_kept)"
+    )
+    queued = finished_job(conn, 30)
+    conn.execute(
+        "INSERT INTO pipeline.active_jobs (type, status, parent_id, root_id) "
+        "VALUES ('page', 'queued', %s, %s)",
+        (queued, queued),
+    )
+    root_later = finished_job(conn, 3)
+    finished_job(conn, 30, root=root_later)
+    failed = finished_job(conn, 30)
+    finished_job(conn, 30, root=failed, status="failed")
+    # Jobs of other runs, their ids and root ids on both sides of the day's: no say.
+    finished_job(conn, 10, root=finished_job(conn, 10))
+
+    expected = sorted([later, earlier, kept, queued, root_later])
+    assert survivors(conn, day) == expected
+    assert survivors(conn, day, keep_failed=True) == sorted([*expected, failed])
+    assert alone not in expected and whole not in expected
+    assert survivors(conn, day_of(conn, 31)) == [], "an empty day"
+    assert survivors(conn, "pipeline.job_history_19990101") is None, "a day gone"
+
+
+def test_a_days_survivors_read_each_other_day_by_two_index_scans_not_one_per_run(
+    conn: Conn,
+) -> None:
+    # 200 runs of two jobs in the day, and in every other day jobs of other runs.
+    conn.execute(
+        """
+        WITH roots AS (
+            INSERT INTO pipeline.job_history (type, status, finished_at)
+            SELECT 'split', 'done', now() - interval '30 days'
+            FROM generate_series(1, 200)
+            RETURNING id
+        )
+        INSERT INTO pipeline.job_history (type, status, parent_id, root_id, finished_at)
+        SELECT 'page', 'done', id, id, now() - interval '30 days' FROM roots
+        """
+    )
+    conn.execute(
+        "INSERT INTO pipeline.job_history (type, status, finished_at) "
+        "SELECT 'noop', 'done', now() - make_interval(days => d) "
+        "FROM generate_series(0, 60) AS d, generate_series(1, 10)"
+    )
+    conn.execute("ANALYZE pipeline.job_history")
+    day = day_of(conn, 30)
+    other = day_of(conn, 20)
+    with conn.transaction():
+        assert survivors(conn, day) == []
+        # This transaction's own scans of the other day, the planner's reads of its indexes'
+        # ends among them.
+        scans = count(
+            conn,
+            "SELECT seq_scan + idx_scan FROM pg_stat_xact_user_tables WHERE relid = %s::regclass",
+            other,
+        )
+    # A probe per run and day read it 216 times here; the ranges, a few times whatever the runs.
+    assert scans < 20, scans
