@@ -18,7 +18,13 @@ import tests.support.apps.pipeline_app  # noqa: F401  registers the pipeline sta
 from pg_pipeline import enqueue
 from pg_pipeline.admin import jobs as admin
 from pg_pipeline.admin.jobs import Change
-from pg_pipeline.maintenance.retention import PRUNE_VACUUM_AFTER, Pruner, PruneReport, prune
+from pg_pipeline.maintenance.retention import (
+    PRUNE_VACUUM_AFTER,
+    Pruner,
+    PruneReport,
+    prune,
+    said,
+)
 from pg_pipeline.queries import Q
 from tests.integration.pipeline.worker.test_worker import FAST, running_worker
 from tests.support.apps.jobs_app import EFFECTS_DDL
@@ -288,18 +294,40 @@ def test_a_pass_that_deletes_many_rows_ends_with_a_vacuum(conn: Conn) -> None:
         "SELECT last_vacuum IS NOT NULL FROM pg_stat_user_tables "
         "WHERE schemaname = 'pipeline' AND relname = %s"
     )
-    for table in ("job_history_kept", "outputs", "joins"):
+    straddling = day_of(conn, 7).removeprefix("pipeline.")
+    for table in ("job_history_kept", "outputs", "joins", straddling):
 
         def done(table: str = table) -> bool:
             return bool(one_row(conn, vacuumed, table))
 
         wait_for(done, what=f"{table} to be vacuumed")
+    # The days it deleted nothing from are not read: the same statement would have counted them.
+    assert not one_row(conn, vacuumed, day_of(conn, 1).removeprefix("pipeline."))
 
     conn.execute(
         "INSERT INTO pipeline.job_history (type, status, finished_at) "
         f"VALUES ('noop', 'done', {STRADDLING})"
     )
     assert prune(conn, WEEK).vacuumed is False, "a small pass leaves it to autovacuum"
+
+
+def test_a_pass_whose_vacuum_skips_a_table_never_says_it_vacuumed(db_url: str, conn: Conn) -> None:
+    conn.execute(
+        "INSERT INTO pipeline.job_history (type, status, finished_at) "
+        f"SELECT 'noop', 'done', {STRADDLING} FROM generate_series(1, %s)",
+        (PRUNE_VACUUM_AFTER,),
+    )
+    # A vacuum of the outputs holds their lock (autovacuum's, as another pass's would).
+    with psycopg.connect(db_url) as holder:
+        holder.execute("LOCK TABLE pipeline.outputs IN SHARE UPDATE EXCLUSIVE MODE")
+        report = prune(conn, WEEK, batch=PRUNE_VACUUM_AFTER * 2)
+    assert report.jobs == PRUNE_VACUUM_AFTER
+    assert not report.vacuumed
+    assert report.vacuum_skipped == ('skipping vacuum of "outputs" --- lock not available',)
+    assert "then vacuumed" not in said(report)
+    assert said(report).endswith(
+        ', not vacuumed whole: skipping vacuum of "outputs" --- lock not available'
+    )
 
 
 # -- a prune and a retry at once (issue 20, defect 4) ---------------------------------------------
