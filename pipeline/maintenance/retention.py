@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -46,9 +46,6 @@ PRUNE_INTERVAL_S = 300.0
 #: (see prune_vacuum in sql/queries_admin.sql). Fewer are left to autovacuum: this table's is
 #: set to come by at 1% dead rows, and 20,000 dead rows cost the claim nothing measurable.
 PRUNE_VACUUM_AFTER = 10_000
-
-#: Before every finished row: the keyset cursor of a pass's first batch.
-_START = datetime.min.replace(tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -87,15 +84,14 @@ def prune(
     """
     [(cutoff,)] = conn.execute(Q["prune_cutoff"], {"older_than_s": older_than_s}).fetchall()
     days = _drop_days(conn, cutoff, keep_failed=keep_failed, stop=stop)
-    after_at, after_id = _START, 0
+    after_id = 0
     jobs = outputs = joins = batches = runs_deleted = 0
     while True:
         with conn.transaction():
             conn.execute(Q["prune_lock"])
             params = {"cutoff": cutoff, "keep_failed": keep_failed}
-            [(more, next_at, next_id, runs, locked)] = conn.execute(
-                Q["prune_lock_runs"],
-                params | {"after_at": after_at, "after_id": after_id, "batch": batch},
+            [(more, next_id, runs, locked)] = conn.execute(
+                Q["prune_lock_runs"], params | {"after_id": after_id, "batch": batch}
             ).fetchall()
             if runs:
                 # A statement of its own: its snapshot is taken after the locks, so a retry
@@ -110,7 +106,7 @@ def prune(
         batches += 1
         if not more or (stop is not None and stop()):
             break
-        after_at, after_id = next_at, next_id
+        after_id = next_id
     # A dropped day leaves no dead rows behind: only the run-by-run deletes count.
     vacuumed = False
     skipped: tuple[str, ...] = ()

@@ -268,12 +268,17 @@ def test_a_prune_batch_reads_jobs_finished_and_runs_by_index_on_a_million_rows(
     conn.execute("VACUUM ANALYZE pipeline.job_history")
     [(cutoff,)] = conn.execute(Q["prune_cutoff"], {"older_than_s": DAY}).fetchall()
     params = {"cutoff": cutoff, "keep_failed": False}
-    scan = params | {"after_at": cutoff.replace(year=2000), "after_id": 0, "batch": 1000}
+    scan = params | {"after_id": 0, "batch": 1000}
     plan = "\n".join(row[0] for row in conn.execute("EXPLAIN " + Q["prune_lock_runs"], scan))
     # The walk reads the days before the cutoff alone (in a pass, what is left of them: the day
     # that straddles it, the other days are dropped whole first), and the newer days by index.
     today = one_row(conn, "SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYYMMDD')")
     assert f"Seq Scan on job_history_{today}" not in plan, plan
+    # The days before the cutoff too: by id, a batch reads its rows; by finish time (no index),
+    # every batch read and sorted all of their rows.
+    walk = plan.split("CTE met")[0]
+    assert "Index Scan using job_history_" in walk, plan
+    assert not re.search(r"Seq Scan on job_history_\d+ .*?cost=[\d.]+\.\.\d{3,}", walk), plan
     runs = params | {"runs": list(range(1, 1001)), "locked": [1] * 1000}
     plan = "\n".join(row[0] for row in conn.execute("EXPLAIN " + Q["prune_runs"], runs))
     # (An empty day, or the empty hot table, is read whole: nothing to read.)
@@ -402,9 +407,9 @@ def test_a_retry_waits_for_a_prune_batch_holding_its_run_then_says_it_was_pruned
     results: list[Change] = []
     # A prune batch, its two statements apart: the run locked, not deleted yet.
     with psycopg.connect(db_url) as pruning:
-        [(_, _, _, runs, locked)] = pruning.execute(
+        [(_, _, runs, locked)] = pruning.execute(
             Q["prune_lock_runs"],
-            params | {"after_at": cutoff.replace(year=2000), "after_id": 0, "batch": 100},
+            params | {"after_id": 0, "batch": 100},
         ).fetchall()
         assert (runs, locked) == ([root], [3])
 
