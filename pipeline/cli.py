@@ -3,12 +3,15 @@
 Each command lives in pipeline/commands/, one module per command, in the shape
 pipeline/commands/api.py describes; packages add theirs through the `pg_pipeline.commands` entry
 point group (the document stages add `submit` this way, so that pipeline/ never imports them).
+A core command named on the command line is parsed by a parser of its own, so that its module
+alone is imported: `--help`, a plug-in's command or anything else gets the whole parser.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import logging
 import os
 import select
@@ -20,24 +23,6 @@ from typing import NoReturn
 
 import psycopg
 
-from pg_pipeline.commands import (
-    budgets,
-    dashboard,
-    db_url,
-    doctor,
-    enqueue,
-    jobs,
-    limits,
-    migrate,
-    prune,
-    runs,
-    schedule,
-    stages,
-    status,
-    tenants,
-    usage,
-    worker,
-)
 from pg_pipeline.commands.api import EXIT_FAILURE, EXIT_USAGE, CliError, log_level_arg
 from pg_pipeline.db import scrub
 from pg_pipeline.errors import DatabaseUnavailable
@@ -46,25 +31,28 @@ from pg_pipeline.terminal import TerminalFormatter, printable, printable_lines
 
 __all__ = ["build_parser", "main"]
 
-#: The core commands, in the order `pipeline --help` lists them; plug-ins' commands follow.
-COMMANDS = (
-    migrate,
-    worker,
-    enqueue,
-    status,
-    doctor,
-    db_url,
-    tenants,
-    limits,
-    usage,
-    budgets,
-    jobs,
-    runs,
-    prune,
-    schedule,
-    stages,
-    dashboard,
-)
+#: The core commands, in the order `pipeline --help` lists them (plug-ins' commands follow), each
+#: with its module of pg_pipeline.commands. A command's module is imported only when the parser
+#: needs it: `pipeline status` imports status.py alone, not the worker, the dashboard or a
+#: plug-in (tests/unit/pipeline/test_cli_dispatch.py holds the names to what the modules add).
+COMMANDS = {
+    "migrate": "migrate",
+    "worker": "worker",
+    "enqueue": "enqueue",
+    "status": "status",
+    "doctor": "doctor",
+    "db-url": "db_url",
+    "tenants": "tenants",
+    "limits": "limits",
+    "usage": "usage",
+    "budgets": "budgets",
+    "jobs": "jobs",
+    "runs": "runs",
+    "prune": "prune",
+    "schedule": "schedule",
+    "stages": "stages",
+    "dashboard": "dashboard",
+}
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -76,7 +64,9 @@ class ArgumentParser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: {shown} (see `{self.prog} --help`)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The `pipeline` parser: every command's, or with `command` (a core command's name) that
+    command's alone, which parses that command's arguments as the whole parser does."""
     parser = ArgumentParser(
         prog="pipeline",
         description="Durable, typed job pipelines on PostgreSQL. Uses DATABASE_URL, or an "
@@ -86,8 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--log-level", type=log_level_arg, default=os.environ.get("PIPELINE_LOG_LEVEL", "INFO")
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    for command in COMMANDS:
-        command.add_commands(sub)
+    for name in [command] if command is not None else COMMANDS:
+        importlib.import_module(f"pg_pipeline.commands.{COMMANDS[name]}").add_commands(sub)
+    if command is not None:
+        return parser
     for ep in entry_points(group="pg_pipeline.commands"):
         try:
             ep.load()(sub)
@@ -97,6 +89,18 @@ def build_parser() -> argparse.ArgumentParser:
                 file=sys.stderr,
             )
     return parser
+
+
+def core_command(argv: Sequence[str]) -> str | None:
+    """The core command `argv` runs, when it plainly names one: the first argument after any
+    `--log-level LEVEL`. None for anything else (help, a plug-in's command, an abbreviated
+    option, a mistake), which the whole parser reads."""
+    i = 0
+    while i < len(argv) and (argv[i] == "--log-level" or argv[i].startswith("--log-level=")):
+        i += 1 if "=" in argv[i] else 2
+    if i < len(argv) and argv[i] in COMMANDS:
+        return argv[i]
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -140,7 +144,8 @@ def _reader_gone() -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    args = build_parser().parse_args(argv)
+    given = sys.argv[1:] if argv is None else argv
+    args = build_parser(core_command(given)).parse_args(given)
     handler = logging.StreamHandler()
     handler.setFormatter(TerminalFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=args.log_level, handlers=[handler])

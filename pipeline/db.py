@@ -8,7 +8,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from contextlib import suppress
-from typing import Any, ClassVar, Literal, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
 from urllib.parse import unquote
 
 import psycopg
@@ -16,12 +16,13 @@ from psycopg.abc import Params, Query
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import Row
 from psycopg.types.json import set_json_loads
-from psycopg_pool import ConnectionPool
-from pydantic_core import from_json
 
 from pg_pipeline.errors import DatabaseUnavailable
 from pg_pipeline.queries import Q, check_schema, configured_schema, queries_for
 from pg_pipeline.redact import MASK, redact
+
+if TYPE_CHECKING:  # imported where a pool is made: a command's one connection needs neither
+    from psycopg_pool import ConnectionPool
 
 log = logging.getLogger(__name__)
 
@@ -230,6 +231,8 @@ def make_pool(
     a server restart the first statement fails, the caller retries, and a fresh one is made; so
     are connections to a server that has stopped taking writes (PooledCursor). `schema` as in
     connect()."""
+    from psycopg_pool import ConnectionPool
+
     pooler_mode()  # a bad setting fails here: in `configure` the pool would retry it forever
     cursor = cursor_class(PooledCursor, check_schema(schema or configured_schema()))
     return ConnectionPool(
@@ -251,6 +254,8 @@ def make_pool(
 
 
 def _configure(conn: psycopg.Connection[Any]) -> None:
+    from pydantic_core import from_json
+
     fit_to_pooler(conn)
     # Every claimed job's payload is parsed here: pydantic's parser (already installed for the
     # models) gives the same values as json.loads in a sixth of the time.

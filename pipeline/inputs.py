@@ -48,6 +48,8 @@ EVERY_MIN_S = 0.001
 #: Longest period of a schedule: far beyond any real period, far below where timestamps overflow.
 EVERY_MAX_S = float(DELAY_MAX_S)
 NAME_MAX = 200  #: characters in a schedule's name; it is part of every fired job's dedup key
+#: Longest wait name: a name is a label an operator types (`pipeline runs signal RUN NAME`).
+WAIT_NAME_MAX = 100
 
 #: The shorthands of Vixie cron, which cronsim does not read itself.
 CRON_ALIASES = {
@@ -134,6 +136,17 @@ def dedup_key(value: str) -> str:
     """A job's dedup key."""
     hint = " (use a hash of a longer key, e.g. its SHA-256)"
     return index_key(value, DEDUP_KEY_MAX_BYTES, "dedup_key", hint=hint)
+
+
+def wait_name(name: object) -> str:
+    """A wait's name, or ValueError saying what one can be."""
+    if not isinstance(name, str) or not name.strip() or len(name) > WAIT_NAME_MAX:
+        raise ValueError(
+            f"a wait's name is a non-blank string of at most {WAIT_NAME_MAX} characters"
+        )
+    if "\x00" in name:
+        raise ValueError("a wait's name cannot hold a NUL character")
+    return name
 
 
 def stage_name(value: str) -> str:

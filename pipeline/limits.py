@@ -16,11 +16,12 @@ import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any
 
 from pg_pipeline.validation import InvalidJob
+
+if TYPE_CHECKING:  # annotations alone: `pipeline status` reads limits without pydantic
+    from pydantic import BaseModel
 
 #: key="tenant": the job's tenant is the key; a job without one is charged to NO_TENANT_KEY
 TENANT = "tenant"

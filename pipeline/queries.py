@@ -101,6 +101,7 @@ class FunctionFile:
 _COMMENT = re.compile(r"--[^\n]*")
 _RETURNS_TRIGGER = re.compile(r"\bRETURNS\s+trigger\b", re.IGNORECASE)
 _DEFINES = re.compile(r"\bCREATE\s+OR\s+REPLACE\s+FUNCTION\s+pipeline\.(\w+)\s*\(", re.IGNORECASE)
+_CALLS = re.compile(r"\bpipeline\.(\w+)\s*\(")
 
 
 def _strip_comments(sql: str) -> str:
@@ -162,11 +163,9 @@ def order_functions(texts: dict[str, str]) -> list[FunctionFile]:
                 f"sql/functions/{name}.sql must define one function, pipeline.{name}, with a"
                 f" CREATE OR REPLACE FUNCTION; it defines {defined}"
             )
-        calls = {
-            other
-            for other in texts
-            if other != name and re.search(rf"\bpipeline\.{other}\s*\(", code)
-        }
+        # One pass over the body (every command runs this, in migrate()'s check), not one
+        # search per other file.
+        calls = set(_CALLS.findall(code)) & set(texts) - {name}
         found[name] = FunctionFile(name, text, frozenset(calls))
     ordered: list[FunctionFile] = []
     placed: set[str] = set()

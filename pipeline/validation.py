@@ -14,13 +14,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from typing import Any, TypeVar
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pg_pipeline import inputs
 from pg_pipeline.errors import PayloadTooLarge, PipelineError
 from pg_pipeline.jsonb import MAX_DEPTH, find_unstorable
+
+if TYPE_CHECKING:  # annotations alone: readers of InvalidJob need no pydantic
+    from pydantic import BaseModel
 
 __all__ = [
     "MAX_DEPTH",

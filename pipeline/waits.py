@@ -41,13 +41,12 @@ from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from pg_pipeline.errors import InvalidSignal, NoWaitingStep
+from pg_pipeline.inputs import wait_name
 from pg_pipeline.plans import Plan, Rows, Statement, Steps, sync_api
 from pg_pipeline.queries import Q
 from pg_pipeline.recorded_stages import schema_error_reason
 from pg_pipeline.validation import max_payload_bytes, storable_json
 
-#: Longest wait name: a name is a label an operator types (`pipeline runs signal RUN NAME`).
-NAME_MAX = 100
 #: Longest timeout: a hundred years, past which an interval overflows nothing but is a mistake.
 TIMEOUT_MAX_S = 100 * 365 * 86400.0
 
@@ -84,15 +83,6 @@ WaitReader = Callable[[int, str], WaitRecord | None]
 def read_wait(conn: psycopg.Connection[Any], job_id: int, name: str) -> WaitRecord | None:
     row = conn.execute(Q["wait_record"], {"job_id": job_id, "name": name}).fetchone()
     return None if row is None else WaitRecord(*row)
-
-
-def check_name(name: object) -> str:
-    """A wait's name, or ValueError saying what one can be."""
-    if not isinstance(name, str) or not name.strip() or len(name) > NAME_MAX:
-        raise ValueError(f"a wait's name is a non-blank string of at most {NAME_MAX} characters")
-    if "\x00" in name:
-        raise ValueError("a wait's name cannot hold a NUL character")
-    return name
 
 
 def timeout_seconds(timeout: object) -> float:
@@ -139,7 +129,7 @@ def wait_request(
     """The request of ctx.wait_for, every argument checked."""
     if not (isinstance(model, type) and issubclass(model, BaseModel)):
         raise TypeError(f"wait_for needs a pydantic model class, got {model!r}")
-    name = check_name(name)
+    name = wait_name(name)
     timeout_s = timeout_seconds(timeout)
     schema = json_text(model.model_json_schema(), f"the JSON schema of {model.__name__}")
     if detail is not None and not isinstance(detail, Mapping):
@@ -185,7 +175,7 @@ def signal_plan(
         raise TypeError(f"run_id is a run's id (an int), got {run_id!r}")
     if job_id is not None and (isinstance(job_id, bool) or not isinstance(job_id, int)):
         raise TypeError(f"job_id is a job's id (an int), got {job_id!r}")
-    name = check_name(name)
+    name = wait_name(name)
     try:
         text = json_text(payload, f"the payload of the signal {name!r}")
     except ValueError as exc:

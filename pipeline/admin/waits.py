@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from pg_pipeline.inputs import wait_name
 from pg_pipeline.plans import Plan, Rows, Statement, one, sync_api
 from pg_pipeline.queries import Q
-from pg_pipeline.waits import check_name
 
 #: Open waits list_waits returns at most per call.
 LIST_MAX = 1000
@@ -58,7 +58,7 @@ def list_waits_plan(
         raise ValueError(f"limit is a whole number within 1..{LIST_MAX}, got {limit!r}")
     params = {
         "tenant": tenant,
-        "name": None if name is None else check_name(name),
+        "name": None if name is None else wait_name(name),
         "limit": limit,
     }
     return Plan(one(Statement(Q["waits_open"], params))).then(_tasks)
@@ -73,7 +73,7 @@ def get_wait_plan(
         raise TypeError(f"job_id is a job's id (an int), got {job_id!r}")
     params = {
         "job_id": job_id,
-        "name": None if name is None else check_name(name),
+        "name": None if name is None else wait_name(name),
         "tenant": tenant,
     }
     return Plan(one(Statement(Q["waits_of_job"], params))).then(

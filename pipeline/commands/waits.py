@@ -23,14 +23,15 @@ from pg_pipeline.commands.api import (
     tenant_arg,
 )
 from pg_pipeline.errors import InvalidSignal, NoWaitingStep
-from pg_pipeline.waits import check_name, signal
+from pg_pipeline.inputs import wait_name
+from pg_pipeline.waits import signal
 
 VERBS = ("waiting", "signal")
 
 
 def _name_arg(text: str) -> str:
     try:
-        return check_name(text)
+        return wait_name(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 

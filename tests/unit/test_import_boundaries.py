@@ -232,3 +232,23 @@ def test_an_import_circle_is_found_through_a_function_and_a_relative_import(
     assert graph["pg_pipeline.commands.jobs"] == {"pg_pipeline.cli"}
     assert graph["pg_pipeline.commands.status"] == set()  # never runs
     assert import_circles(graph) == [["pg_pipeline.cli", "pg_pipeline.commands.jobs"]]
+
+
+def test_the_package_exports_lazily_what_its_type_checked_imports_name() -> None:
+    """pipeline/__init__.py imports each export on first use: its table of them (`_EXPORTS`)
+    must name what the imports mypy reads name, and __all__ the same names."""
+    tree = ast.parse((ROOT / "pipeline" / "__init__.py").read_text(encoding="utf-8"))
+    [checked] = [
+        n for n in tree.body if isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n)
+    ]
+    imported = {
+        (node.module or "").removeprefix("pg_pipeline").lstrip("."): tuple(
+            alias.name for alias in node.names
+        )
+        for node in checked.body
+        if isinstance(node, ast.ImportFrom)
+    }
+    # `from pg_pipeline import inputs`: a submodule, found by __getattr__ without the table.
+    assert imported.pop("") == ("inputs",)
+    assert imported == pg_pipeline._EXPORTS
+    assert sorted(pg_pipeline.__all__) == sorted([*pg_pipeline._MODULE_OF, "inputs"])

@@ -1,0 +1,106 @@
+"""`pipeline CMD` builds the parser of CMD alone, importing that command's module and what it
+needs: a short command does not pay for the worker, the dashboard or the plug-ins at start-up."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from pg_pipeline.cli import COMMANDS, build_parser, core_command
+
+#: What `pipeline status` must not import: the worker and its models, the dashboard, the
+#: extras' libraries and the document stages (a plug-in).
+HEAVY = (
+    "pydantic",
+    "jsonschema",
+    "psycopg_pool",
+    "starlette",
+    "jinja2",
+    "uvicorn",
+    "prometheus_client",
+    "opentelemetry",
+    "pg_pipeline_documents",
+    "pg_pipeline.worker",
+    "pg_pipeline.dashboard",
+    "pg_pipeline.stage",
+    "pg_pipeline.enqueue",
+    "pg_pipeline.waits",
+)
+
+
+def subcommands(parser: object) -> list[str]:
+    [sub] = [a for a in getattr(parser, "_actions", []) if a.dest == "command"]
+    return list(sub.choices)
+
+
+def test_status_imports_none_of_the_heavy_modules() -> None:
+    # A process of its own: this one has imported everything already. The database is closed
+    # (exit 1 after the imports, before any statement).
+    code = textwrap.dedent(
+        """
+        import json, sys
+        from pg_pipeline.cli import main
+        code = main(["status"])
+        print(json.dumps([code, sorted(sys.modules)]))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        env={"DATABASE_URL": "postgresql://app@127.0.0.1:1/shop", "PIPELINE_APP": ""},
+    )
+    exit_code, modules = json.loads(done.stdout.splitlines()[-1])
+    assert exit_code == 1, done.stderr
+    assert "pg_pipeline.commands.status" in modules
+    loaded = [m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY)]
+    assert loaded == []
+
+
+def test_each_command_name_is_the_one_its_module_adds() -> None:
+    assert subcommands(build_parser())[: len(COMMANDS)] == list(COMMANDS)
+    for name in COMMANDS:
+        assert subcommands(build_parser(name)) == [name]
+
+
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [
+        (["status"], "status"),
+        (["status", "--json"], "status"),
+        (["--log-level", "DEBUG", "db-url"], "db-url"),
+        (["--log-level=DEBUG", "jobs", "list"], "jobs"),
+        # Read by the whole parser: help, an abbreviated option, a plug-in's or no command.
+        (["-h", "status"], None),
+        (["--log", "DEBUG", "status"], None),
+        (["--log-levelx", "status"], None),
+        (["submit", "a.pdf"], None),
+        (["--log-level"], None),
+        ([], None),
+    ],
+)
+def test_the_command_is_found_only_where_argparse_finds_it(
+    argv: list[str], command: str | None
+) -> None:
+    assert core_command(argv) == command
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["status", "--json"],
+        ["--log-level", "debug", "jobs", "list", "--status", "failed", "--limit", "5"],
+        ["worker", "--concurrency", "3"],
+        ["runs", "waiting"],
+    ],
+)
+def test_a_command_s_own_parser_reads_its_arguments_as_the_whole_parser(argv: list[str]) -> None:
+    command = core_command(argv)
+    assert command is not None
+    assert vars(build_parser(command).parse_args(argv)) == vars(build_parser().parse_args(argv))
