@@ -573,3 +573,41 @@ def test_a_days_survivors_read_each_other_day_by_two_index_scans_not_one_per_run
         )
     # A probe per run and day read it 216 times here; the ranges, a few times whatever the runs.
     assert scans < 20, scans
+
+
+def test_a_prune_batch_reads_each_other_day_a_few_times_whatever_its_runs(conn: Conn) -> None:
+    # 200 runs of two jobs in the day of the cutoff, and in every other day jobs of other runs.
+    conn.execute(
+        f"""
+        WITH roots AS (
+            INSERT INTO pipeline.job_history (type, status, finished_at)
+            SELECT 'split', 'done', {STRADDLING} FROM generate_series(1, 200)
+            RETURNING id
+        )
+        INSERT INTO pipeline.job_history (type, status, parent_id, root_id, finished_at)
+        SELECT 'page', 'done', id, id, {STRADDLING} FROM roots
+        """
+    )
+    conn.execute(
+        "INSERT INTO pipeline.job_history (type, status, finished_at) "
+        "SELECT 'noop', 'done', now() - make_interval(days => d) "
+        "FROM generate_series(0, 6) AS d, generate_series(1, 10)"
+    )
+    conn.execute("ANALYZE pipeline.job_history")
+    [(cutoff,)] = conn.execute(Q["prune_cutoff"], {"older_than_s": WEEK}).fetchall()
+    params = {"cutoff": cutoff, "keep_failed": False}
+    with conn.transaction():
+        [(more, _, runs, locked)] = conn.execute(
+            Q["prune_lock_runs"], params | {"after_id": 0, "batch": 1000}
+        ).fetchall()
+        [(deleted, *_)] = conn.execute(
+            Q["prune_runs"], params | {"runs": runs, "locked": locked}
+        ).fetchall()
+        scans = count(
+            conn,
+            "SELECT seq_scan + idx_scan FROM pg_stat_xact_user_tables WHERE relid = %s::regclass",
+            day_of(conn, 3),
+        )
+    assert (more, len(runs), deleted) == (False, 200, 400)
+    # A probe per run read it 1,000 times or more; the range of the runs' ids, a few times.
+    assert scans < 20, scans
