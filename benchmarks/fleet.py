@@ -17,13 +17,14 @@ when idle and at their peak during the drain, by role, and the wait events of th
 backends (the evidence when a configuration is slower than a smaller one).
 
 What one worker process holds (pipeline/worker/worker.py, pipeline/db.py):
-- a pool (`pg-pipeline worker`) of min 1, max `concurrency + 7` connections: a runner thread
-  each (used only by stages that read or write outputs; a no-op job touches none), the claim
-  loop, the heartbeat, the acknowledger, the locked-rows completer, the timeouts thread, and
-  two maintenance threads (reclaim, dead-worker pruning and the scheduler on one; slot repair,
-  and retention with `--retention`, on the other). psycopg_pool opens connections as threads
-  wait for one and closes idle ones after 10 minutes, so what a worker holds is what its
-  threads use at once, not the maximum;
+- one connection each for the claim loop and the acknowledger (`pg-pipeline worker`, pools
+  of one), and a shared pool (`pg-pipeline worker`) of min 1, max `concurrency + 5`
+  connections: a runner thread each (used only by stages that read or write outputs; a no-op
+  job touches none), the heartbeat, the locked-rows completer, the timeouts thread, and two
+  maintenance threads (reclaim, dead-worker pruning and the scheduler on one; slot repair, and
+  retention with `--retention`, on the other). psycopg_pool opens connections as threads wait
+  for one and closes idle ones after 10 minutes, so what a worker holds is what its threads
+  use at once, not the maximum;
 - one listener connection of its own (`pg-pipeline listener`, not pooled: LISTEN holds it);
 - at start, briefly, one connection for the schema check and one to probe for a pooler;
 - an isolated stage's child process opens a pool of its own (max 2) for the job's time.

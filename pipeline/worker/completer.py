@@ -135,8 +135,11 @@ class Completer:
         retry_max_s: float,
         batch_max: int,
         metrics: CompleterMetrics | None = None,
+        acks: JobStore | None = None,
     ) -> None:
+        """`acks`: where the acknowledger thread writes its batches (`store` when None)."""
         self.store = store
+        self.acks = acks or store
         self._halt = halt
         self._retry_max_s = retry_max_s
         self._batch_max = batch_max
@@ -387,7 +390,7 @@ class Completer:
         self, fences: list[tuple[int, int]], logs: dict[int, AttemptLog | None]
     ) -> set[int]:
         try:
-            return self.store.acknowledge(fences, lock_wait_s=ACK_LOCK_WAIT_S, logs=logs)
+            return self.acks.acknowledge(fences, lock_wait_s=ACK_LOCK_WAIT_S, logs=logs)
         except psycopg.errors.LockNotAvailable as exc:
             raise _MetLock from exc
 

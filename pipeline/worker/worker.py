@@ -59,6 +59,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("pg_pipeline.worker")
 
 EXIT_OK, EXIT_FATAL = 0, 1
+#: every pooled connection's application_name (docs/connections.md)
+POOL_NAME = "pg-pipeline worker"
 
 
 class Worker:
@@ -91,11 +93,19 @@ class Worker:
         self._grace_over = threading.Event()
         self._fatal: str | None = None
         self._threads: list[threading.Thread] = []
-        # runners + the claim loop, heartbeat, acknowledger, locked rows, timeouts and
-        # maintenance threads
-        pool_size = self.settings.concurrency + 5 + Maintainer.threads_for(self.settings)
-        self.pool = make_pool(dsn, max_size=pool_size, name="pg-pipeline worker")
+        # runners + the heartbeat, locked rows, timeouts and maintenance threads
+        pool_size = self.settings.concurrency + 3 + Maintainer.threads_for(self.settings)
+        self.pool = make_pool(dsn, max_size=pool_size, name=POOL_NAME)
         self.store = JobStore(self.pool)
+        # The claim loop and the acknowledger, which run a statement every few milliseconds in
+        # a drain, each on a connection of its own, open from the start. In the shared pool,
+        # which hands out the connection idle longest and opens one more when a thread waits,
+        # every connection ran every statement a few times, and a drain's first seconds opened
+        # a new one per worker: a backend parses and plans a statement, and its triggers'
+        # statements, afresh on its first runs (psycopg prepares one at its fifth), so with 16
+        # workers on one queue a third of the server's CPU went to that (benchmarks/FLEET.md).
+        self._claim_pool = make_pool(dsn, max_size=1, name=POOL_NAME)
+        self._ack_pool = make_pool(dsn, max_size=1, name=POOL_NAME)
         self.metrics: WorkerMetrics | None = None
         if self.settings.metrics_port is not None:
             # Only here: prometheus_client is the metrics extra, which a worker without
@@ -120,6 +130,7 @@ class Worker:
             retry_max_s=retry_max_s,
             batch_max=self.settings.ack_batch_max,
             metrics=self.metrics,
+            acks=JobStore(self._ack_pool),
         )
         self.runners = Runners(
             count=self.settings.concurrency,
@@ -150,7 +161,7 @@ class Worker:
             limits=self.store,
         )
         self.producer = Producer(
-            self.store,
+            JobStore(self._claim_pool),
             ClaimPlan.for_worker(self.id, self.specs, self.settings),
             self.table,
             self.executor,
@@ -193,7 +204,7 @@ class Worker:
             self._fatal = f"schedules declared in code cannot be synced: {exc}"
             log.error("worker %s stopped: %s", self.id, self._fatal)
             self._retry("unregister", lambda: self.store.unregister_worker(self.id))
-            self.pool.close(timeout=5)
+            self._close_pools()
             return EXIT_FATAL
         log.info(
             "worker %s started: stages %s, concurrency %d",
@@ -283,7 +294,7 @@ class Worker:
         self.isolated.close()
         if self.metrics is not None:
             self.metrics.close()
-        self.pool.close(timeout=5)
+        self._close_pools()
         log.info("worker %s stopped", self.id)
 
     def _give_back_waiting(self) -> None:
@@ -302,6 +313,10 @@ class Worker:
             self.table.forget(entry)
 
     # -- helpers ------------------------------------------------------------------------------
+
+    def _close_pools(self) -> None:
+        for pool in (self._claim_pool, self._ack_pool, self.pool):
+            pool.close(timeout=5)
 
     def _fail_fatally(self, reason: str) -> None:
         if self._fatal is None:
