@@ -27,8 +27,8 @@ log = logging.getLogger(__name__)
 
 #: the first wait after a claim failed for an outage; it doubles up to ClaimPlan.retry_max_s
 FIRST_RETRY_S = 0.1
-#: how long announcements go unheeded after the first claim one woke for nothing; it doubles
-#: with each such claim in a row, up to the poll interval (see Producer.run)
+#: how long announcements are put off after the first claim one woke for nothing; it doubles
+#: with each such claim in a row, up to the poll interval (see Producer._muted)
 FIRST_DEAF_S = 0.01
 #: how late after a rate limit's window moves a blocked worker claims again: the database's
 #: clock and ours differ by a little
@@ -110,10 +110,12 @@ class Producer:
         self.short = False
         #: The stages whose announcements were heeded since the last claim began.
         self._heard: set[str] = set()
-        #: By stage, monotonic: its announcements are not heeded before this (see announced()).
+        #: By stage, monotonic: its announcements are put off until this (see announced()).
         #: Per stage: jobs a rate limit or a tenant's cap holds back are announced and not
         #: claimed, which must not mute the announcements of the worker's other stages.
         self.deaf_until: dict[str, float] = {}
+        #: The stages announced while muted: heeded when their mute ends (see _nap()).
+        self._put_off: set[str] = set()
         #: By stage, how long the last claim its announcement woke for nothing made it deaf:
         #: doubled by each such claim in a row, back to nothing once a woken claim finds its work.
         self.deaf_s: dict[str, float] = {}
@@ -158,7 +160,10 @@ class Producer:
                 self.short = len(jobs) < want
                 if self.metrics is not None:
                     self.metrics.claimed(len(jobs), time.monotonic() - started)
-                if heard and self._muted(heard - {job.type for job in jobs}, jobs):
+                found = {job.type for job in jobs}
+                if found:
+                    self._answered(found)
+                if heard and self._muted(heard - found, jobs):
                     wake.clear()
                     if self._heard:  # another stage announced meanwhile: claim for it
                         wake.set()
@@ -171,19 +176,50 @@ class Producer:
                     # Only an empty claim asks: after a short one, the jobs it took wake the
                     # next claim as they settle, and a drain asks nothing.
                     nap = self._until_limits_allow(nap)
-            wake.wait(nap)
+            self._nap(nap)
+
+    def _nap(self, nap: float) -> None:
+        """Sleep until woken or for `nap`, and until the end of a mute that put announcements
+        off: the next claim heeds them. A worker that lost a race for a job, and was muted for
+        it, still claims the next job announced meanwhile, a few milliseconds late, where
+        dropping the announcement left that job to the poll (a second) whenever every worker
+        had lost its last race."""
+        wake = self.table.changed
+        deadline = time.monotonic() + nap
+        while True:
+            now = time.monotonic()
+            ends = [t for t in list(self.deaf_until.values()) if now < t < deadline]
+            if wake.wait(max(0.0, min(ends, default=deadline) - now)):
+                return
+            now = time.monotonic()
+            due = {s for s in list(self._put_off) if self.deaf_until.get(s, 0.0) <= now}
+            if due:
+                self._put_off -= due
+                self._heard |= due
+                return
+            if now >= deadline:
+                return
+
+    def _answered(self, found: set[str]) -> None:
+        """A claim took jobs of the stages `found`, whatever woke it: their announcements that
+        arrived while it ran, or were put off, are most likely of those jobs (a claim that a
+        settlement or a poll started took the job whose announcement came meanwhile), so none
+        wakes a claim that would count as woken for nothing; and a run of such claims is over,
+        so the next mute is short again. Jobs enqueued after the claim are still found: this
+        worker claims again as the jobs it took settle, and the others heard them too."""
+        self._heard -= found
+        self._put_off -= found
+        for stage in found:
+            self.deaf_s.pop(stage, None)
 
     def _muted(self, unfound: set[str], jobs: list[ClaimedJob]) -> bool:
-        """After a claim announcements woke: the stages heard whose jobs it found are heeded
-        again at once; those `unfound` (another worker took the job, this one took it in an
-        earlier claim before its announcement arrived, a limit or a cap holds it back, or the
-        announcement was forged) are not heeded for a while, twice as long after each such
-        claim in a row up to the poll interval: a flood of forged ones soon costs one claim per
-        interval and stage, while a worker that lost one race hears the next job after a few
-        milliseconds. A settlement, a freed slot or a stop still wakes it meanwhile. True when
-        the claim found nothing: the wake-up is spent."""
-        for job in jobs:
-            self.deaf_s.pop(job.type, None)
+        """After a claim announcements woke: those of the stages `unfound` (another worker took
+        the job, a limit or a cap holds it back, or the announcement was forged) are put off
+        for a while, twice as long after each such claim in a row up to the poll interval: a
+        flood of forged ones soon costs one claim per interval and stage, while a worker that
+        lost one race claims the next job announced a few milliseconds later (see _nap()). A
+        settlement, a freed slot or a stop still wakes it meanwhile. True when the claim found
+        nothing: the wake-up is spent."""
         now = time.monotonic()
         for stage in unfound:
             deaf = min(self.plan.poll_interval_s, max(FIRST_DEAF_S, 2 * self.deaf_s.get(stage, 0)))
@@ -228,14 +264,18 @@ class Producer:
         (re)connected and may have missed some: claim now.
 
         Anyone who can connect may send a notification, so after a claim that one woke finds
-        nothing, they are not heeded for a while (see run()): a flood of them costs a few claims
-        (one per doubling of FIRST_DEAF_S up to the poll interval), then at most one claim per
-        poll interval beyond the polls."""
+        nothing, the stage's next ones are put off for a while (see _muted()), and heeded
+        together when it ends: a flood of them costs a few claims (one per doubling of
+        FIRST_DEAF_S up to the poll interval), then at most one claim per poll interval beyond
+        the polls."""
         if not job_type:
             self.table.changed.set()
-        elif job_type in self.plan.types and time.monotonic() >= self.deaf_until.get(job_type, 0):
-            self._heard.add(job_type)
-            self.table.changed.set()
+        elif job_type in self.plan.types:
+            if time.monotonic() >= self.deaf_until.get(job_type, 0):
+                self._heard.add(job_type)
+                self.table.changed.set()
+            else:
+                self._put_off.add(job_type)
 
     def settled(self, job: ClaimedJob, settled: Settled) -> None:
         """A completer subscriber: a claim that came back short may succeed now, and one held

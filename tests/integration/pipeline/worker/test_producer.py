@@ -189,6 +189,53 @@ def test_the_mute_doubles_with_each_claim_woken_for_nothing_and_ends_with_one_th
     assert r.producer.deaf_s["noop"] == FIRST_DEAF_S
 
 
+def test_a_producer_that_lost_a_race_claims_the_next_job_announced_during_its_mute(
+    conn: Conn, running: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every worker hears every announcement; the one that loses the race for the job is muted
+    # for a while (here long). A job announced meanwhile is claimed when the mute ends, not
+    # left to the poll: when every worker had lost its last race, nobody took it for a second.
+    monkeypatch.setattr(producer_module, "FIRST_DEAF_S", 2.0)
+    winner, loser = running(1), running(2)
+    wait_for(lambda: winner.metrics.claims == [0], what="the winner's first, empty claim")
+    wait_for(lambda: loser.metrics.claims == [0], what="the loser's first, empty claim")
+    enqueue(conn, "noop", {})
+    winner.producer.announced("noop")
+    wait_for(lambda: len(winner.executor.jobs) == 1, what="the winner's claim")
+    loser.producer.announced("noop")  # the same announcement, heard a moment later
+    wait_for(lambda: loser.metrics.claims == [0, 0], what="the loser's claim, for nothing")
+    assert time.monotonic() < loser.producer.deaf_until["noop"], "the race cost no mute"
+    enqueue(conn, "noop", {})
+    winner.producer.announced("noop")  # its one slot is taken: it does not claim
+    loser.producer.announced("noop")
+    assert not loser.table.changed.is_set(), "a muted announcement woke the producer"
+    wait_for(lambda: len(loser.executor.jobs) == 1, timeout=10, what="the job, at the mute's end")
+    assert loser.producer.deaf_s.get("noop", 0.0) == 0.0, "the claim found work: no run of mutes"
+
+
+def test_a_job_announced_while_a_claim_takes_it_mutes_nothing(conn: Conn, running: Any) -> None:
+    # A claim that a settlement started takes a job whose announcement arrives while it runs:
+    # the claim that announcement wakes finds nothing, and must not count as woken for nothing
+    # (with every worker so muted at once, the next job waited for the poll).
+    r = running(2)
+    wait_for(lambda: r.metrics.claims == [0], what="the first, empty claim")
+    store_claim = r.producer.store.claim
+
+    def claim_hearing_its_job(*args: Any, **kwargs: Any) -> list[ClaimedJob]:
+        jobs: list[ClaimedJob] = store_claim(*args, **kwargs)
+        if jobs:
+            r.producer.announced("noop")  # the job's announcement, come during its claim
+        return jobs
+
+    r.producer.store.claim = claim_hearing_its_job
+    enqueue(conn, "noop", {})
+    settled_elsewhere = ClaimedJob(0, "noop", None, {}, 0, 1, 3, 30, None, 1)
+    r.producer.settled(settled_elsewhere, Settled.DONE)  # its last claim was short
+    wait_for(lambda: r.metrics.claims == [0, 1, 0], timeout=10, what="the announcement's claim")
+    assert "noop" not in r.producer.deaf_s
+    assert time.monotonic() >= r.producer.deaf_until.get("noop", 0.0), "muted by its own job"
+
+
 def test_the_producer_claims_nothing_while_completions_wait_to_be_confirmed_in_numbers(
     conn: Conn, running: Any
 ) -> None:
