@@ -611,3 +611,40 @@ def test_a_prune_batch_reads_each_other_day_a_few_times_whatever_its_runs(conn: 
     assert (more, len(runs), deleted) == (False, 200, 400)
     # A probe per run read it 1,000 times or more; the range of the runs' ids, a few times.
     assert scans < 20, scans
+
+
+def test_a_days_detach_reads_the_day_a_few_times_whatever_the_backlog(conn: Conn) -> None:
+    # Under the detach's exclusive lock, 300 queued jobs of other runs are no reason to read
+    # the day once each; a queued job of one of the day's runs keeps it.
+    live = finished_job(conn, 30)
+    finished_job(conn, 30, root=live)
+    conn.execute(
+        "INSERT INTO pipeline.active_jobs (type, status, parent_id, root_id) "
+        "VALUES ('page', 'queued', %s, %s)",
+        (live, live),
+    )
+    conn.execute(
+        "INSERT INTO pipeline.job_history (type, status, finished_at) "
+        "SELECT 'noop', 'done', now() - interval '30 days' FROM generate_series(1, 20000)"
+    )
+    conn.execute("ANALYZE pipeline.job_history")
+    conn.execute(
+        "INSERT INTO pipeline.active_jobs (type, status) "
+        "SELECT 'noop', 'queued' FROM generate_series(1, 300)"
+    )
+    conn.execute("ANALYZE pipeline.active_jobs")
+    day = day_of(conn, 30)
+    with conn.transaction():
+        [(kept,)] = conn.execute(
+            Q["prune_detach_partition"], {"part": day, "survivors": []}
+        ).fetchall()
+        scans = count(
+            conn,
+            "SELECT seq_scan + idx_scan FROM pg_stat_xact_user_tables WHERE relid = %s::regclass",
+            day,
+        )
+    conn.execute(Q["prune_drop_partition"], {"part": day})
+    assert kept == 2, "the live run's root and page, found through its queued job"
+    assert run_size(conn, live)[0] == 3
+    # A probe of the day per queued job read it 605 times.
+    assert scans < 20, scans
