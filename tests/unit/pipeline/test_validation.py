@@ -221,7 +221,7 @@ def test_the_default_payload_limit_keeps_a_full_claim_batch_within_tens_of_megab
 ) -> None:
     assert max_payload_bytes() == MAX_PAYLOAD_BYTES_DEFAULT == 256 * 1024
     # claim_batch_max payloads at the limit, held at once by a claim
-    assert WorkerSettings().claim_batch_max * MAX_PAYLOAD_BYTES_DEFAULT <= 32 * 1024 * 1024
+    assert WorkerSettings().claim_batch_max * MAX_PAYLOAD_BYTES_DEFAULT <= 64 * 1024 * 1024
     overhead = len('{"text":""}')
     assert row_of("x" * (MAX_PAYLOAD_BYTES_DEFAULT - overhead))["payload"]
     with pytest.raises(PayloadTooLarge) as refused:
