@@ -23,9 +23,9 @@ class WorkerSettings(BaseModel):
     #: of work per runner (at least `concurrency`, at most twice `claim_batch_max`), else none, so a
     #: slow job is never parked behind another. 0: never.
     prefetch: int | None = Field(default=None, ge=0, le=4096)
-    #: the most jobs one claim statement takes: a claim costs Postgres about 0.8 ms of CPU
-    #: whatever it takes, so a drain of fast jobs spends less a job in fuller claims (12.6 us a
-    #: job in claims of 100, 7.7 in claims of 250: docs/measurements.md, 2026-12-03 (m))
+    #: the most jobs one claim statement takes: a claim costs Postgres about 0.3 ms of CPU
+    #: whatever it takes, so a drain of fast jobs spends less a job in fuller claims (8.3 us a
+    #: job in claims of 100, 6.5 in claims of 200: docs/measurements.md, 2026-12-03 (m))
     claim_batch_max: int = Field(default=200, ge=1)
     #: the most acknowledgements written by one statement
     ack_batch_max: int = Field(default=500, ge=1)
