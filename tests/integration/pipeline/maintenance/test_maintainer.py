@@ -128,7 +128,7 @@ def test_a_long_retention_pass_delays_neither_a_one_second_schedule_nor_reclaim(
 
 
 def test_a_stopping_maintainer_ends_a_retention_pass_between_batches(
-    conn: Conn, pool: ConnectionPool
+    db_url: str, conn: Conn, pool: ConnectionPool
 ) -> None:
     # In the day of the cutoff, before it: pruned run by run, in batches (an older day would
     # be dropped at once).
@@ -142,12 +142,25 @@ def test_a_stopping_maintainer_ends_a_retention_pass_between_batches(
     halt = threading.Event()
     maintainer = Maintainer.for_worker(pool, WorkerSettings(retention_s=WEEK), halt=halt)
     thread = threading.Thread(target=maintainer.run, daemon=True)
-    thread.start()
-    wait_for(
-        lambda: count(conn, "SELECT count(*) FROM pipeline.jobs") < BACKLOG,
-        what="the pass to delete its first batch",
-    )
-    halt.set()
-    thread.join(timeout=10)
+    # The stop comes while the pass waits for its turn (another pass's prune_lock): a batch
+    # of a thousand runs takes milliseconds, so a stop timed by watching the rows go could
+    # come after the last one.
+    with psycopg.connect(db_url) as other_pass:
+        other_pass.execute(Q["prune_lock"])
+        thread.start()
+        try:
+            wait_for(
+                lambda: count(
+                    conn,
+                    "SELECT count(*) FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND wait_event_type = 'Lock'",
+                ),
+                what="the retention pass to wait for its turn",
+            )
+            halt.set()
+        finally:
+            other_pass.rollback()
+            halt.set()
+            thread.join(timeout=10)
     assert not thread.is_alive(), "the maintainer did not stop"
     assert count(conn, "SELECT count(*) FROM pipeline.jobs") > 0, "the pass went on to the end"
