@@ -55,6 +55,18 @@ def count(conn: Conn, sql: str) -> int:
     return int(row[0])
 
 
+def wait_for_its_turn(conn: Conn) -> None:
+    """Until the retention pass waits for another pass's prune_lock."""
+    wait_for(
+        lambda: count(
+            conn,
+            "SELECT count(*) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND wait_event_type = 'Lock'",
+        ),
+        what="the retention pass to wait for its turn",
+    )
+
+
 def test_a_long_retention_pass_delays_neither_a_one_second_schedule_nor_reclaim(
     db_url: str, conn: Conn, pool: ConnectionPool
 ) -> None:
@@ -76,14 +88,7 @@ def test_a_long_retention_pass_delays_neither_a_one_second_schedule_nor_reclaim(
         other_pass.execute(Q["prune_lock"])
         thread.start()
         try:
-            wait_for(
-                lambda: count(
-                    conn,
-                    "SELECT count(*) FROM pg_stat_activity "
-                    "WHERE datname = current_database() AND wait_event_type = 'Lock'",
-                ),
-                what="the retention pass to wait for its turn",
-            )
+            wait_for_its_turn(conn)
             fired_before = len(fire_times(conn))
             wait_for(
                 lambda: len(fire_times(conn)) >= fired_before + 3,
@@ -149,14 +154,7 @@ def test_a_stopping_maintainer_ends_a_retention_pass_between_batches(
         other_pass.execute(Q["prune_lock"])
         thread.start()
         try:
-            wait_for(
-                lambda: count(
-                    conn,
-                    "SELECT count(*) FROM pg_stat_activity "
-                    "WHERE datname = current_database() AND wait_event_type = 'Lock'",
-                ),
-                what="the retention pass to wait for its turn",
-            )
+            wait_for_its_turn(conn)
             halt.set()
         finally:
             other_pass.rollback()
