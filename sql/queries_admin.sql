@@ -612,12 +612,7 @@ VACUUM (SKIP_LOCKED, ANALYZE) {days} pipeline.job_history_kept, pipeline.outputs
 -- first one whatever its size, so a batch stays near `batch` jobs when the walk meets many
 -- large runs at once. The cursor (next_id) is the last row read before the first run not
 -- taken; more: the next batch has rows to read.
---
--- A job of a run met is its root (id = run) or names it (root_id = run), so every one has an
--- id or a root id between the least and the greatest run met (lo, hi): each table and day is
--- read for that range, two index range scans, and the rows are matched to the runs by hash.
--- A probe per run into every day instead cost two index descents per run and day (0.1 s a
--- batch of 100 runs at 36 days). `keys`: the runs a row can belong to, its id and its root.
+-- The runs met are read whole by pipeline.run_members.
 WITH scanned AS (
     SELECT s.id, coalesce(s.root_id, s.id) AS run_id,
            row_number() OVER (ORDER BY s.id) AS pos
@@ -633,22 +628,13 @@ WITH scanned AS (
 met AS (
     SELECT run_id, min(pos) AS pos FROM scanned GROUP BY run_id
 ),
-members AS (
-    SELECT k.run_id,
-           j.status IN ('queued', 'running', 'waiting')
-           OR coalesce(j.finished_at >= %(cutoff)s, false)
-           OR (%(keep_failed)s AND j.status = 'failed') AS live
-    FROM pipeline.jobs AS j
-    CROSS JOIN LATERAL (VALUES (j.id), (nullif(j.root_id, j.id))) AS k(run_id)
-    WHERE (j.id BETWEEN (SELECT min(run_id) FROM met) AND (SELECT max(run_id) FROM met)
-           OR j.root_id BETWEEN (SELECT min(run_id) FROM met) AND (SELECT max(run_id) FROM met))
-      AND k.run_id IN (SELECT run_id FROM met)
-),
 finished_runs AS (
     SELECT m.run_id, m.pos, sum(n.jobs) OVER (ORDER BY m.pos) AS upto
     FROM met AS m
-    JOIN (SELECT run_id, count(*) AS jobs, bool_or(live) AS live
-          FROM members GROUP BY run_id) AS n ON n.run_id = m.run_id
+    -- The runs met go in as a row's value, not as a sub-select in the call: the planner
+    -- inlines no call whose arguments hold one.
+    CROSS JOIN (SELECT array_agg(run_id) AS ids FROM met) AS a
+    JOIN pipeline.run_members(a.ids, %(cutoff)s, %(keep_failed)s) AS n ON n.run_id = m.run_id
     WHERE NOT n.live
 ),
 taken AS (
@@ -705,27 +691,16 @@ SELECT (SELECT count(*) FROM scanned) = %(batch)s OR (SELECT pos FROM stop) IS N
 -- snapshot taken after its locks: every run whose jobs are all locked by this batch (none added
 -- or left unlocked since) and still finished past the cutoff is deleted whole, with its outputs,
 -- join rows and dedup keys. A run retried before the locks were taken is live again here, and stays.
--- Each table and day is read for the range of the runs' ids, as in prune_lock_runs.
+-- Each table and day is read for the range of the runs' ids, as in prune_lock_runs
+-- (pipeline.run_members).
 WITH given AS (
     SELECT r.run_id, r.locked
     FROM unnest(%(runs)s::bigint[], %(locked)s::bigint[]) AS r(run_id, locked)
 ),
-members AS (
-    SELECT k.run_id,
-           j.status IN ('queued', 'running', 'waiting')
-           OR coalesce(j.finished_at >= %(cutoff)s, false)
-           OR (%(keep_failed)s AND j.status = 'failed') AS live
-    FROM pipeline.jobs AS j
-    CROSS JOIN LATERAL (VALUES (j.id), (nullif(j.root_id, j.id))) AS k(run_id)
-    WHERE (j.id BETWEEN (SELECT min(run_id) FROM given) AND (SELECT max(run_id) FROM given)
-           OR j.root_id BETWEEN (SELECT min(run_id) FROM given)
-                            AND (SELECT max(run_id) FROM given))
-      AND k.run_id IN (SELECT run_id FROM given)
-),
 runs AS (
     SELECT g.run_id FROM given AS g
-    LEFT JOIN (SELECT run_id, count(*) AS jobs, bool_or(live) AS live
-               FROM members GROUP BY run_id) AS n ON n.run_id = g.run_id
+    LEFT JOIN pipeline.run_members(%(runs)s::bigint[], %(cutoff)s, %(keep_failed)s) AS n
+        ON n.run_id = g.run_id
     WHERE g.locked = coalesce(n.jobs, 0) AND NOT coalesce(n.live, false)
 ),
 gone AS (
