@@ -9,6 +9,11 @@ the same key. Two implementations sit behind one small interface:
 * :class:`S3BlobStore` keeps them in an S3 bucket (AWS, MinIO, R2, ... via ``endpoint_url``).
 
 :func:`blob_store_from_url` / :func:`blob_store_from_env` pick one from configuration.
+
+Retention deletes a blob once no remaining run references it (pipeline/maintenance/blob_sweep.py).
+So that a blob about to go is not lost to someone storing the same bytes again, a put that
+finds its blob stored already refreshes its modification time, and the sweep deletes only
+blobs left unmodified for a grace period (:meth:`BlobStore.delete_if_older`).
 """
 
 from __future__ import annotations
@@ -20,9 +25,10 @@ import io
 import os
 import shutil
 import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO, NoReturn
+from typing import Any, BinaryIO, Literal, NoReturn
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from pg_pipeline import paths
@@ -38,6 +44,7 @@ __all__ = [
     "blob_store_from_env",
     "blob_store_from_url",
     "content_key",
+    "names_blob",
 ]
 
 CHUNK_SIZE = 1024 * 1024
@@ -77,6 +84,18 @@ def content_key(hexdigest: str) -> str:
     if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
         raise ValueError(f"not a sha256 hex digest: {hexdigest!r}")
     return f"{KEY_PREFIX}{digest[:2]}/{digest}"
+
+
+def names_blob(text: str) -> bool:
+    """Whether `text` (a payload's JSON) may name a blob key: a substring test, a few hundred
+    nanoseconds for a payload, so that enqueueing without blobs costs nothing more. The keys
+    themselves are found by the database (sql/functions/blob_keys.sql), when this holds."""
+    return KEY_PREFIX in text
+
+
+#: What :meth:`BlobStore.delete_if_older` did: deleted the blob, left it (modified since the
+#: time given), or found nothing under the key.
+Deletion = Literal["deleted", "recent", "missing"]
 
 
 def validate_key(key: str) -> str:
@@ -145,6 +164,12 @@ class BlobStore(abc.ABC):
         """The store as a URL that PIPELINE_BLOB_URL accepts (``file:///abs/dir``,
         ``s3://bucket/prefix``), never with credentials: what a job records so that a worker
         configured with another store can say so."""
+
+    def delete_if_older(self, key: str, before: float) -> Deletion:
+        """Delete the blob unless it was stored or put again (see put_file) at or after
+        `before` (seconds since the epoch): retention's sweep of blobs no run references.
+        Raises BlobStoreError (BlobStoreUnavailable when transient) when the store fails."""
+        raise BlobStoreError(f"{type(self).__name__} cannot delete blobs")
 
     def put_bytes(self, data: bytes) -> str:
         """Store ``data``; return its key."""
@@ -216,7 +241,7 @@ class LocalBlobStore(BlobStore):
                 os.fsync(out.fileno())
             key = content_key(hexdigest)
             final = self.path_for(key)
-            if final.is_file():
+            if self._touch(final):
                 _unlink_quietly(tmp_name)  # same bytes are already there
                 return key
             final.parent.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
@@ -226,6 +251,35 @@ class LocalBlobStore(BlobStore):
             raise
         self._fsync_dir(final.parent)
         return key
+
+    @staticmethod
+    def _touch(path: Path) -> bool:
+        """Refresh the modification time of a blob stored already, so that a sweep that
+        finds it unreferenced leaves it for the grace period (the job naming it is about to be
+        enqueued); False when there is none (a sweep moved it away first: it is written anew)."""
+        try:
+            os.utime(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+        return path.is_file()
+
+    def delete_if_older(self, key: str, before: float) -> Deletion:
+        path = self.path_for(key)
+        try:
+            if path.stat().st_mtime >= before:
+                return "recent"
+            # Moved aside first, in one step: a put of the same bytes either refreshed its time
+            # before (read again below, and the blob put back) or finds no blob and writes it
+            # anew. Never a put that counted on a blob this then deletes.
+            aside = self.root / f".deleting-{uuid.uuid4().hex}"
+            os.rename(path, aside)
+        except (FileNotFoundError, NotADirectoryError):
+            return "missing"
+        if aside.stat().st_mtime >= before:
+            os.replace(aside, path)  # a put's copy meanwhile holds the same bytes
+            return "recent"
+        os.unlink(aside)
+        return "deleted"
 
     @staticmethod
     def _fsync_dir(directory: Path) -> None:
@@ -424,7 +478,7 @@ class S3BlobStore(BlobStore):
         ) as spool:
             hexdigest = _copy_hashing(fileobj, spool)  # type: ignore[arg-type]
             key = content_key(hexdigest)
-            if self.exists(key):
+            if self._touch(key, hexdigest):
                 return key
             spool.seek(0)
             with _translate_s3_errors(None):
@@ -439,6 +493,42 @@ class S3BlobStore(BlobStore):
                     Config=self.transfer_config,
                 )
         return key
+
+    def _touch(self, key: str, hexdigest: str) -> bool:
+        """Refresh LastModified of a blob stored already (a copy onto itself, server-side: S3
+        has no other way), so that a sweep that finds it unreferenced leaves it for the grace
+        period; False when there is none. The managed copy reads its size first (the HEAD that
+        said whether it exists), and copies one over 5 GiB in parts."""
+        object_key = self.object_key(key)
+        try:
+            with _translate_s3_errors(key):
+                self.client.copy(
+                    {"Bucket": self.bucket, "Key": object_key},
+                    self.bucket,
+                    object_key,
+                    ExtraArgs={
+                        "MetadataDirective": "REPLACE",
+                        "ContentType": "application/octet-stream",
+                        "Metadata": {"sha256": hexdigest},
+                    },
+                    Config=self.transfer_config,
+                )
+        except BlobNotFound:
+            return False
+        return True
+
+    def delete_if_older(self, key: str, before: float) -> Deletion:
+        # S3 cannot delete on a condition of LastModified: a put of the same bytes between the
+        # HEAD and the DELETE (milliseconds) still loses its blob (docs/operations.md).
+        try:
+            modified = self.head(key)["LastModified"]
+        except BlobNotFound:
+            return "missing"
+        if modified.timestamp() >= before:
+            return "recent"
+        with _translate_s3_errors(key):
+            self.client.delete_object(Bucket=self.bucket, Key=self.object_key(key))
+        return "deleted"
 
     def open(self, key: str) -> BinaryIO:
         object_key = self.object_key(key)

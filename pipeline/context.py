@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import psycopg
 from pydantic import BaseModel, ValidationError
 
+from pg_pipeline.blobs import names_blob
 from pg_pipeline.enqueue import JobRequest, insert_row, insert_rows, job_row
 from pg_pipeline.errors import InvalidWait, LeaseLost, Waiting, WaitTimedOut
 from pg_pipeline.lazy_event import LazyEvent
@@ -183,6 +184,11 @@ class Context:
                     "then_limits": nxt.get("limits"),
                 },
             )
+            if then_row is not None and names_blob(then_row["payload"]):
+                # The join enqueues the next stage later, in the run: its blobs are the run's now.
+                conn.execute(
+                    Q["blob_refs_of_json"], {"json": then_row["payload"], "run_id": self.root_id}
+                )
             insert_rows(conn, child_rows)
 
         # Every row is built (and so validated) now: a bad child fails this job at the call.

@@ -11,6 +11,7 @@ import psycopg
 from pydantic import BaseModel
 
 from pg_pipeline import recorded_stages as recorded
+from pg_pipeline.blobs import names_blob
 from pg_pipeline.errors import InvalidPayload, UnknownStage
 from pg_pipeline.limits import charges_json, recorded_charges
 from pg_pipeline.plans import Plan, Statement, Steps, execute, sync_api
@@ -150,42 +151,61 @@ def _unstorable(stage: str, exc: ValueError) -> InvalidPayload:
 Rows = list[dict[str, Any]]
 
 
-def job_rows(requests: Sequence[JobRequest], registry: Registry, *, validate: bool) -> Steps[Rows]:
+class JobRows(NamedTuple):
+    """The rows of some requests, made by the steps that begin a plan, and whether a payload
+    names a blob (see `names_blob`): the plan's statements then land together, the blob
+    references (migration 0029) with their jobs."""
+
+    steps: Steps[Rows]
+    blobs: bool
+
+
+def job_rows(requests: Sequence[JobRequest], registry: Registry, *, validate: bool) -> JobRows:
     """The rows of `requests`. A stage in `registry` (this process's code) is checked now,
     before anything connects; any other is looked up by name in what workers recorded, by the
-    first statement of the plan these steps begin."""
-    rows = [
-        job_row(r, registry, validate=validate) if r.type in registry else None for r in requests
+    first statement of the plan these steps begin (its payload is made JSON now all the same)."""
+    rows: list[dict[str, Any] | str] = [
+        job_row(r, registry, validate=validate) if r.type in registry else _payload_json(r)
+        for r in requests
     ]
-    return _rows_by_name(requests, rows, registry, validate)
+    blobs = any(names_blob(row if isinstance(row, str) else row["payload"]) for row in rows)
+    return JobRows(_rows_by_name(requests, rows, registry, validate), blobs)
+
+
+def _payload_json(request: JobRequest) -> str:
+    try:
+        return storable_json(_plain(request.payload))
+    except ValueError as exc:
+        raise _unstorable(request.type, exc) from None
 
 
 def _rows_by_name(
     requests: Sequence[JobRequest],
-    rows: list[dict[str, Any] | None],
+    rows: list[dict[str, Any] | str],
     registry: Registry,
     validate: bool,
 ) -> Steps[Rows]:
-    names = sorted({r.type for r, row in zip(requests, rows, strict=True) if row is None})
+    """The rows, each payload of a stage found by name (JSON text in `rows`) made a row."""
+    names = sorted({r.type for r, row in zip(requests, rows, strict=True) if isinstance(row, str)})
+    found: dict[str, list[recorded.RecordedStage]] = {}
     if names:
         found = recorded.by_name((yield from recorded.read_steps(names)))
         unknown = [n for n in names if n not in found]
         if unknown and validate:
             known = yield from recorded.names_steps()
             raise UnknownStage(unknown[0], sorted({*registry.names(), *known}), recorded=True)
-        for index, request in enumerate(requests):
-            if rows[index] is None:
-                rows[index] = _recorded_row(request, found, validate)
-    return [row for row in rows if row is not None]
+    return [
+        _recorded_row(request, row, found, validate) if isinstance(row, str) else row
+        for request, row in zip(requests, rows, strict=True)
+    ]
 
 
 def _recorded_row(
-    request: JobRequest, found: dict[str, list[recorded.RecordedStage]], validate: bool
+    request: JobRequest,
+    payload_json: str,
+    found: dict[str, list[recorded.RecordedStage]],
+    validate: bool,
 ) -> dict[str, Any]:
-    try:
-        payload_json = storable_json(_plain(request.payload))
-    except ValueError as exc:
-        raise _unstorable(request.type, exc) from None
     if validate:
         # The schema describes the JSON the payload is stored as, not the Python values.
         recorded.check_payload(request.type, found[request.type], json.loads(payload_json))
@@ -242,7 +262,8 @@ def enqueue_plan(
     request = JobRequest(
         type, payload, tenant_id, priority, run_after, dedup_key, max_attempts, parent_id, root_id
     )
-    return Plan(_insert_one(job_rows([request], registry or REGISTRY, validate=validate)))
+    rows = job_rows([request], registry or REGISTRY, validate=validate)
+    return Plan(_insert_one(rows.steps), atomic=rows.blobs)
 
 
 def enqueue_once_plan(
@@ -258,7 +279,7 @@ def enqueue_once_plan(
     """Like enqueue with a dedup key, and says whether the job is new (True) or was there."""
     request = JobRequest(type, payload, tenant_id, priority, dedup_key=dedup_key)
     rows = job_rows([request], registry or REGISTRY, validate=validate)
-    return Plan(_insert_one_found(rows))
+    return Plan(_insert_one_found(rows.steps), atomic=rows.blobs)
 
 
 def enqueue_many_plan(
@@ -277,7 +298,7 @@ def enqueue_many_plan(
     if all(r.type in known for r in requests):
         return insert_rows_plan([job_row(r, known, validate=validate) for r in requests])
     # The records are read and the rows inserted together, on an autocommit connection too.
-    return Plan(_insert_all(job_rows(requests, known, validate=validate)), atomic=True)
+    return Plan(_insert_all(job_rows(requests, known, validate=validate).steps), atomic=True)
 
 
 # The public functions: `enqueue(conn, ...)` runs enqueue_plan(...) on what `conn` holds;
@@ -298,18 +319,21 @@ def _insert_one_found(rows: Steps[Rows]) -> Steps[tuple[int, bool]]:
 
 def _insert_all(rows: Steps[Rows]) -> Steps[list[int]]:
     made = yield from rows
-    return (yield from _insert_chunks(list(_chunks(made)) if made else []))
+    return (yield from _insert_chunks(_statements(made)))
 
 
 def insert_row(conn: psycopg.Connection[Any], row: dict[str, Any]) -> tuple[int, bool]:
     """Insert one row from job_row: (id, True), or (the holder's id, False) on a dedup key."""
-    return execute(conn, Plan(insert_row_steps(row)))
+    return execute(conn, Plan(insert_row_steps(row), atomic=names_blob(row["payload"])))
 
 
 def insert_row_steps(row: dict[str, Any]) -> Steps[tuple[int, bool]]:
     found = yield Statement(Q["enqueue"], row)
     if found:
-        return int(found[0][0]), True
+        job_id = int(found[0][0])
+        if names_blob(row["payload"]):
+            yield Statement(Q["blob_refs_of_jobs"], {"ids": [job_id]})
+        return job_id, True
     existing = yield Statement(Q["find_by_dedup_key"], row)
     if not existing:  # the holder of the key was deleted between the two statements
         raise RuntimeError(f"dedup key {row['dedup_key']!r} vanished while enqueueing")
@@ -327,15 +351,27 @@ def insert_rows(conn: psycopg.Connection[Any], rows: Sequence[dict[str, Any]]) -
 
 
 def insert_rows_plan(rows: Sequence[dict[str, Any]]) -> Plan[list[int]]:
-    chunks = list(_chunks(rows)) if rows else []
-    # Several statements: all or nothing, on an autocommit connection too.
-    return Plan(_insert_chunks(chunks), atomic=len(chunks) > 1)
+    statements = _statements(rows)
+    # Several statements (chunks, or blob references after the jobs): all or nothing, on an
+    # autocommit connection too.
+    atomic = len(statements) > 1 or any(blobs for _, blobs in statements)
+    return Plan(_insert_chunks(statements), atomic=atomic)
 
 
-def _insert_chunks(chunks: list[Sequence[dict[str, Any]]]) -> Steps[list[int]]:
+def _statements(rows: Sequence[dict[str, Any]]) -> list[tuple[Statement, bool]]:
+    """The statements inserting `rows`, each with whether a payload of it names a blob."""
+    statements = [_chunk_statement(chunk) for chunk in _chunks(rows)] if rows else []
+    # One search of each statement's payloads, joined already, rather than one per row.
+    return [(s, names_blob(s.params["payloads"])) for s in statements]
+
+
+def _insert_chunks(statements: list[tuple[Statement, bool]]) -> Steps[list[int]]:
     ids: list[int] = []
-    for chunk in chunks:
-        ids += [int(r[0]) for r in (yield _chunk_statement(chunk))]
+    for statement, blobs in statements:
+        inserted = [int(r[0]) for r in (yield statement)]
+        if blobs and inserted:
+            yield Statement(Q["blob_refs_of_jobs"], {"ids": inserted})
+        ids += inserted
     return ids
 
 

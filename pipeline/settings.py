@@ -34,6 +34,11 @@ class WorkerSettings(BaseModel):
     #: seconds a finished run (its jobs, outputs and joins) is kept once all of it has finished,
     #: before this worker's pruner deletes it; None: kept for good (`--retention`, e.g. 7d)
     retention_s: float | None = Field(default=None, gt=0)
+    #: seconds a blob that no remaining run references is kept, after it was last stored or
+    #: put again, before retention deletes it from the blob store (see
+    #: pipeline/maintenance/blob_sweep.py): longer than a job takes to be enqueued after its
+    #: blob is put
+    blob_grace_s: float = Field(default=3600.0, ge=0)
     #: longest wait between reconnect attempts while the database is down, seconds
     db_retry_max_s: float = Field(default=5.0, gt=0)
     #: stage threads stuck past their timeout or cancel (each replaced by a fresh thread) that

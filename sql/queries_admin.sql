@@ -743,11 +743,55 @@ waits AS (
 generations AS (
     -- Its reruns (pipeline.run_generations) go with the run.
     DELETE FROM pipeline.run_generations AS g USING runs AS r WHERE g.run_id = r.run_id
+),
+refs AS (
+    -- Its references to blobs go with the run; their blobs become candidates for the sweep
+    -- (pipeline/maintenance/blob_sweep.py), which keeps those another run still references.
+    DELETE FROM pipeline.blob_refs AS b USING runs AS r WHERE b.run_id = r.run_id
+    RETURNING b.blob_key
+),
+garbage AS (
+    -- `since` moves on a key already there: a sweep deleting the blob of the older row (which
+    -- another upload of the same bytes may have stored again since) leaves this one.
+    INSERT INTO pipeline.blob_garbage (blob_key)
+    SELECT DISTINCT blob_key FROM refs ORDER BY 1
+    ON CONFLICT (blob_key) DO UPDATE SET since = excluded.since
 )
 SELECT (SELECT count(*) FROM deleted) AS jobs,
        (SELECT count(*) FROM outputs) AS outputs,
        (SELECT count(*) FROM joins) AS joins,
        (SELECT count(*) FROM keys) AS keys;
+
+-- name: blob_sweep_take
+-- A batch of the blob sweep (pipeline/maintenance/blob_sweep.py): the candidates after the key
+-- `after`, in key order, each with its `since` and whether a run references it again (enqueued
+-- since its last reference went). Those are candidates no more: their rows go here. The others
+-- are for the store to delete, in the sweep's own time, outside any transaction.
+WITH batch AS (
+    SELECT blob_key, since FROM pipeline.blob_garbage
+    WHERE blob_key > %(after)s
+    ORDER BY blob_key
+    LIMIT %(batch)s
+),
+used AS (
+    DELETE FROM pipeline.blob_garbage AS g
+    USING batch AS b
+    WHERE g.blob_key = b.blob_key
+      AND EXISTS (SELECT FROM pipeline.blob_refs AS r WHERE r.blob_key = b.blob_key)
+    RETURNING g.blob_key
+)
+SELECT b.blob_key, b.since, u.blob_key IS NOT NULL AS used
+FROM batch AS b
+LEFT JOIN used AS u ON u.blob_key = b.blob_key
+ORDER BY b.blob_key;
+
+-- name: blob_sweep_done
+-- The candidates whose blobs the sweep deleted, or found gone from its store: their rows go,
+-- unless a prune made the key a candidate again since the sweep read it (a later `since`: the
+-- same bytes may have been stored again, for the run just pruned).
+DELETE FROM pipeline.blob_garbage AS g
+USING unnest(%(keys)s::text[], %(since)s::timestamptz[]) AS d(blob_key, since)
+WHERE g.blob_key = d.blob_key AND g.since = d.since;
 
 -- name: rollups_drop_old
 -- The rollups of finished jobs (pipeline.finished_by_minute, per tenant too) older than

@@ -664,6 +664,20 @@ CREATE TABLE pipeline.dedup_keys (
 -- Retention deletes a pruned run's keys by job.
 CREATE INDEX dedup_keys_job ON pipeline.dedup_keys (job_id);
 
+-- The blobs each run references (migration 0029): written with the jobs whose payloads name
+-- them, deleted with the run by retention, which then sweeps the blobs no run references.
+CREATE TABLE pipeline.blob_refs (
+    blob_key text   NOT NULL,
+    run_id   bigint NOT NULL,
+    CONSTRAINT blob_refs_pkey PRIMARY KEY (blob_key, run_id)
+);
+CREATE INDEX blob_refs_run ON pipeline.blob_refs (run_id);  -- a pruned run's, by run
+-- The blobs whose last reference went: the sweep's candidates (pipeline/maintenance/blob_sweep.py).
+CREATE TABLE pipeline.blob_garbage (
+    blob_key text        NOT NULL CONSTRAINT blob_garbage_pkey PRIMARY KEY,
+    since    timestamptz NOT NULL DEFAULT now()
+);
+
 -- One attempt: (job_id, claims) is the claim's fencing token, so no two rows name the same
 -- attempt. attempt is the charged attempt number as the claim counted it (a refunded attempt,
 -- a crash reclaim's or a release's, keeps the number the next claim takes again). claimed_at

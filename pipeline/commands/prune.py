@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from dataclasses import replace
 
 from pg_pipeline.commands.api import (
     EXIT_OK,
@@ -12,6 +14,7 @@ from pg_pipeline.commands.api import (
     integer_arg,
     open_db,
 )
+from pg_pipeline.maintenance.blob_sweep import BLOB_GRACE_S, sweep_blobs
 from pg_pipeline.maintenance.retention import PRUNE_BATCH, PRUNE_BATCH_MAX, prune, said
 
 
@@ -21,7 +24,8 @@ def add_commands(sub: Subcommands) -> None:
         "prune",
         run,
         "delete finished jobs older than --older-than, with their outputs and joins, once "
-        "their whole run is finished (never a queued or running job, nor a live run's data)",
+        "their whole run is finished (never a queued or running job, nor a live run's data), "
+        "then the blobs (PIPELINE_BLOB_URL) that no remaining run references",
     )
     p.add_argument(
         "--older-than",
@@ -40,11 +44,22 @@ def add_commands(sub: Subcommands) -> None:
         default=PRUNE_BATCH,
         help=f"finished jobs read per transaction (1..{PRUNE_BATCH_MAX})",
     )
+    p.add_argument(
+        "--blob-grace",
+        type=duration_arg,
+        default=BLOB_GRACE_S,
+        help="keep a blob no run references while it was stored or put again less than this "
+        "long ago: longer than a job takes to be enqueued after its blob is put (default 1h)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     _, conn = open_db()
     with conn:
         report = prune(conn, args.older_than, keep_failed=args.keep_failed, batch=args.batch)
+        report = replace(report, blobs=sweep_blobs(conn, grace_s=args.blob_grace))
     print(said(report))
+    if report.blobs is not None and report.blobs.error:
+        # The runs are pruned all the same; the blobs that failed stay candidates for next time.
+        print(f"warning: blob sweep: {report.blobs.error}", file=sys.stderr)
     return EXIT_OK

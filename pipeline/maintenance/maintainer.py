@@ -95,7 +95,12 @@ class Maintainer:
             Service("wait timeouts", WAIT_TIMEOUT_INTERVAL_S, WaitTimeouts(pool).run_once),
         ]
         if settings.retention_s is not None:
-            pruner = Pruner(pool, older_than_s=settings.retention_s, stop=halt.is_set)
+            pruner = Pruner(
+                pool,
+                older_than_s=settings.retention_s,
+                stop=halt.is_set,
+                blob_grace_s=settings.blob_grace_s,
+            )
             services.append(Service("retention", PRUNE_INTERVAL_S, pruner.run_once, apart=True))
         return cls(services, halt=halt)
 

@@ -17,13 +17,16 @@ with every one of its jobs locked first: a retry (or any other change to one of 
 same moment either comes first, and the run stays, or waits and finds the run gone; it never
 finds half a run. Batches are short transactions, so a prune of millions of rows never holds
 locks or one long snapshot (which would keep vacuum from cleaning up after the claims) for long.
+
+A deleted run's references to blobs go with it; the blobs no remaining run references are
+then deleted from the blob store by the sweep that follows a pass (blob_sweep.py).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -31,6 +34,8 @@ import psycopg
 from psycopg import sql
 from psycopg_pool import ConnectionPool
 
+from pg_pipeline.blobs import BlobStore, blob_store_from_env
+from pg_pipeline.maintenance.blob_sweep import BLOB_GRACE_S, SweepReport, sweep_blobs, swept
 from pg_pipeline.queries import Q
 
 log = logging.getLogger(__name__)
@@ -62,6 +67,8 @@ class PruneReport:
     runs: int = 0  #: runs deleted by the run-by-run pass
     #: tables its VACUUM passed over, their lock held (autovacuum, another pass): not vacuumed
     vacuum_skipped: tuple[str, ...] = ()
+    #: the blob sweep that followed the pass (None: none did)
+    blobs: SweepReport | None = None
 
 
 def prune(
@@ -214,6 +221,10 @@ class Pruner:
     batch: int = PRUNE_BATCH
     #: asked between batches: True ends the pass (the worker is stopping)
     stop: Callable[[], bool] | None = None
+    #: seconds a blob no run references is kept after its last write or put (blob_sweep.py)
+    blob_grace_s: float = BLOB_GRACE_S
+    #: the store the sweep deletes blobs from
+    blob_store: Callable[[], BlobStore] = blob_store_from_env
 
     def run_once(self) -> PruneReport:
         with self.pool.connection() as conn:
@@ -224,8 +235,19 @@ class Pruner:
                 batch=self.batch,
                 stop=self.stop,
             )
+            report = replace(report, blobs=self.sweep(conn))
         if report.jobs or report.partitions:
             log.info("pruned finished jobs older than %.0f s: %s", self.older_than_s, said(report))
+        elif report.blobs is not None and report.blobs.deleted:
+            log.info("retention: %s", swept(report.blobs))
+        return report
+
+    def sweep(self, conn: psycopg.Connection[Any]) -> SweepReport:
+        """The blob sweep after a pass. The store's failures are logged, never raised: it is
+        asked again next pass, and the pass's deletions stand."""
+        report = sweep_blobs(conn, self.blob_store, grace_s=self.blob_grace_s, stop=self.stop)
+        if report.error:
+            log.warning("retention: %s", swept(report))
         return report
 
 
@@ -239,5 +261,7 @@ def said(report: PruneReport) -> str:
     )
     if report.vacuum_skipped:
         # The rest of its VACUUM ran: what it passed over is said, not "vacuumed".
-        return text + f", not vacuumed whole: {'; '.join(report.vacuum_skipped)}"
-    return text + (", then vacuumed" if report.vacuumed else "")
+        text += f", not vacuumed whole: {'; '.join(report.vacuum_skipped)}"
+    else:
+        text += ", then vacuumed" if report.vacuumed else ""
+    return text if report.blobs is None else f"{text}; {swept(report.blobs)}"

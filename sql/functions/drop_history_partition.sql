@@ -1,5 +1,6 @@
 -- Retention, last step: a day detached from the history goes, with the outputs, join rows, dedup
--- keys, attempts, run rows (pipeline.runs) and reruns (run_generations) of its jobs, but for the
+-- keys, attempts, run rows (pipeline.runs), reruns (run_generations) and blob references
+-- (blob_refs, their blobs made candidates for the sweep) of its jobs, but for the
 -- rows copied into pipeline.job_history_kept (their runs live on). Also finishes a day whose pass
 -- stopped between its detach and its drop. Returns what it deleted: zeros when the table is gone
 -- already (another pass dropped it).
@@ -30,7 +31,14 @@ BEGIN
         r AS (DELETE FROM pipeline.runs x USING gone WHERE x.run_id = gone.id RETURNING 1),
         g AS (DELETE FROM pipeline.run_generations x USING gone WHERE x.run_id = gone.id),
         a AS (DELETE FROM pipeline.job_attempts x USING gone WHERE x.job_id = gone.id),
-        w AS (DELETE FROM pipeline.waits x USING gone WHERE x.job_id = gone.id)
+        w AS (DELETE FROM pipeline.waits x USING gone WHERE x.job_id = gone.id),
+        -- So do its references to blobs, which become candidates for the blob sweep (as in
+        -- prune_runs, sql/queries_admin.sql).
+        b AS (DELETE FROM pipeline.blob_refs x USING gone WHERE x.run_id = gone.id
+              RETURNING x.blob_key),
+        bg AS (INSERT INTO pipeline.blob_garbage (blob_key)
+               SELECT DISTINCT blob_key FROM b ORDER BY 1
+               ON CONFLICT (blob_key) DO UPDATE SET since = excluded.since)
         SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM o), (SELECT count(*) FROM j),
                (SELECT count(*) FROM k)
     $q$, p_table)

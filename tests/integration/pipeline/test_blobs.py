@@ -29,6 +29,7 @@ from pg_pipeline.blobs import (
     content_key,
 )
 from tests.support import s3_server
+from tests.support.waiting import wait_for
 
 MiB = 1024 * 1024
 PART_SIZE = 5 * MiB  # S3's minimum multipart part size
@@ -123,7 +124,7 @@ def test_content_addressed_keys_and_dedup(store: BlobStore) -> None:
         uploads = count_s3_uploads(store)
         assert store.put_bytes(data) == key
         assert store.put_file(io.BytesIO(data)) == key
-        assert uploads == []  # head_object said it exists: no second upload
+        assert uploads == []  # it exists: refreshed by a copy onto itself, not uploaded again
         raw = s3_server.s3_client(store.endpoint_url or "")
         listed = raw.list_objects_v2(Bucket=store.bucket)["Contents"]
         assert [obj["Key"] for obj in listed] == [f"tenant-a/blobs/{key}"]
@@ -133,7 +134,9 @@ def test_content_addressed_keys_and_dedup(store: BlobStore) -> None:
         assert store.put_bytes(data) == key
         assert store.put_file(io.BytesIO(data)) == key
         after = os.stat(store.path_for(key))
-        assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+        # The same file, not written again; its time refreshed (see the blob sweep).
+        assert after.st_ino == before.st_ino
+        assert after.st_mtime_ns >= before.st_mtime_ns
         assert sorted(p.relative_to(store.root).as_posix() for p in store.root.rglob("*")) == [
             "sha256",
             f"sha256/{key.split('/')[1]}",
@@ -144,6 +147,38 @@ def test_content_addressed_keys_and_dedup(store: BlobStore) -> None:
     assert other != key
     assert store.read_bytes(other) == data + b"!"
     assert store.read_bytes(key) == data
+
+
+def modified(store: BlobStore, key: str) -> float:
+    """When the store says the blob was last written: its file's time, its object's."""
+    if isinstance(store, S3BlobStore):
+        return float(store.head(key)["LastModified"].timestamp())
+    assert isinstance(store, LocalBlobStore)
+    return store.path_for(key).stat().st_mtime
+
+
+def test_a_put_of_stored_bytes_refreshes_their_time_so_a_sweep_leaves_them(
+    store: BlobStore,
+) -> None:
+    data = b"stored long ago, put again now"
+    key = store.put_bytes(data)
+    if isinstance(store, LocalBlobStore):
+        os.utime(store.path_for(key), (time.time() - 7200,) * 2)
+    stored = modified(store, key)
+    # S3 keeps the time to the second: the put that refreshes it may take a second to tell.
+    wait_for(
+        lambda: store.put_bytes(data) == key and modified(store, key) > stored,
+        timeout=5,
+        what="a put to refresh the blob's time",
+    )
+    refreshed = modified(store, key)
+
+    assert store.delete_if_older(key, refreshed) == "recent"
+    assert store.read_bytes(key) == data
+    assert store.delete_if_older(key, refreshed + 1) == "deleted"
+    assert not store.exists(key)
+    assert store.delete_if_older(key, refreshed + 1) == "missing"
+    assert store.put_bytes(data) == key and store.read_bytes(key) == data
 
 
 def test_empty_blob(store: BlobStore) -> None:

@@ -1,0 +1,157 @@
+"""The blob sweep: blobs that no remaining run references are deleted from the blob store.
+
+A run's references to blobs (pipeline.blob_refs: every blob key its jobs' payloads or its
+stages' outputs named) are deleted with the run, by retention, in the transaction that deletes
+it; each blob key whose reference went becomes a candidate (pipeline.blob_garbage). The sweep,
+after each prune pass, reads the candidates in batches: one a run references again (the same
+bytes uploaded and enqueued since: a blob many runs share stays until the last one goes) is no
+candidate any more; any other is deleted from the store unless the store says it was written,
+or put again, within the grace period. A put of bytes already stored refreshes their time
+(pg_pipeline.blobs), so the blob of a job being enqueued right now is left alone, as long as
+its job commits within the grace period of the put. The time is the store's; the period is
+counted from before the batch's references were read, so a reference that commits after that
+read had its put within the period, and its blob stays.
+
+The store is the sweeping process's (PIPELINE_BLOB_URL): a candidate it does not hold (a
+payload named another store) is counted as missing and dropped. A candidate whose deletion
+failed stays for the next sweep, and the sweep says so; when the store is unreachable the sweep
+stops at once, the rest left for later, and never undoes or fails the prune before it. Runs
+enqueued before migration 0029 have no references: their blobs are never candidates.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+
+from pg_pipeline.blobs import BlobStore, BlobStoreError, BlobStoreUnavailable, blob_store_from_env
+from pg_pipeline.queries import Q
+
+log = logging.getLogger(__name__)
+
+#: Seconds a blob no run references is kept after it was last written or put again: longer
+#: than the time between putting a blob and committing the job that names it.
+BLOB_GRACE_S = 3600.0
+#: Candidates read per statement; each is a request or two to the store.
+BLOB_SWEEP_BATCH = 100
+
+
+@dataclass(frozen=True)
+class SweepReport:
+    """What one sweep did with the candidates it read."""
+
+    deleted: int = 0  #: blobs deleted from the store
+    referenced: int = 0  #: candidates a run references again: kept, candidates no more
+    recent: int = 0  #: kept for now: written or put within the grace period
+    missing: int = 0  #: not in this store (deleted already, or another store's)
+    failed: int = 0  #: the store refused or failed: candidates still, for the next sweep
+    #: what went wrong first (the store, and its error), when anything did
+    error: str | None = None
+    #: candidates not read: the sweep stopped (the store unreachable, or asked to stop)
+    left: bool = False
+
+    def __add__(self, other: SweepReport) -> SweepReport:
+        return SweepReport(
+            self.deleted + other.deleted,
+            self.referenced + other.referenced,
+            self.recent + other.recent,
+            self.missing + other.missing,
+            self.failed + other.failed,
+            self.error or other.error,
+            self.left or other.left,
+        )
+
+
+def sweep_blobs(
+    conn: psycopg.Connection[Any],
+    store: Callable[[], BlobStore] = blob_store_from_env,
+    *,
+    grace_s: float = BLOB_GRACE_S,
+    batch: int = BLOB_SWEEP_BATCH,
+    stop: Callable[[], bool] | None = None,
+    clock: Callable[[], float] = time.time,
+) -> SweepReport:
+    """Delete from `store()` the candidates no run references and older than `grace_s`.
+    `conn` in autocommit mode: each batch's statements commit on their own, and no transaction
+    stays open while the store is asked. The store is made only when there are candidates, and
+    a store that cannot be made (a bad PIPELINE_BLOB_URL, the s3 extra missing) is reported,
+    never raised."""
+    report = SweepReport()
+    made: BlobStore | None = None
+    after = ""
+    while not (stop is not None and stop()):
+        before = clock() - grace_s  # before the references are read: see the module's docstring
+        rows = conn.execute(Q["blob_sweep_take"], {"after": after, "batch": batch}).fetchall()
+        if not rows:
+            break
+        after = rows[-1][0]
+        referenced = sum(1 for _, _, used in rows if used)
+        report += SweepReport(referenced=referenced)
+        candidates = [(key, since) for key, since, used in rows if not used]
+        if not candidates:
+            continue
+        if made is None:
+            try:
+                made = store()
+            except (ValueError, ImportError, BlobStoreError) as exc:
+                return report + SweepReport(error=f"no blob store: {exc}", left=True)
+        done, outcome = _delete(made, candidates, before)
+        if done:
+            conn.execute(
+                Q["blob_sweep_done"],
+                {"keys": [key for key, _ in done], "since": [since for _, since in done]},
+            )
+        report += outcome
+        if outcome.left:
+            break
+    return report
+
+
+def _delete(
+    store: BlobStore, candidates: list[tuple[str, Any]], before: float
+) -> tuple[list[tuple[str, Any]], SweepReport]:
+    """Ask `store` to delete each candidate; the candidates done with (deleted, or gone) and
+    what became of them all."""
+    done: list[tuple[str, Any]] = []
+    deleted = recent = missing = failed = 0
+    error: str | None = None
+    left = False
+    for key, since in candidates:
+        try:
+            outcome = store.delete_if_older(key, before)
+        except BlobStoreUnavailable as exc:
+            # An outage fails every request alike: the rest wait for the next sweep.
+            failed, left = failed + 1, True
+            error = error or f"{store.describe()}: {exc}"
+            break
+        except (BlobStoreError, OSError) as exc:
+            failed += 1
+            error = error or f"{store.describe()}: blob {key}: {exc}"
+            continue
+        if outcome == "recent":
+            recent += 1
+            continue
+        done.append((key, since))
+        if outcome == "deleted":
+            deleted += 1
+        else:
+            missing += 1
+    return done, SweepReport(deleted, 0, recent, missing, failed, error, left)
+
+
+def swept(report: SweepReport) -> str:
+    """What a sweep did, as `pipeline prune` and the worker's log say it."""
+    text = (
+        f"deleted {report.deleted} blobs no run references"
+        f" (kept {report.referenced} another run references and {report.recent} put within"
+        f" the grace period; {report.missing} were not in the store)"
+    )
+    if report.failed or report.error:
+        left = ", the rest left for the next pass" if report.left else ""
+        text += f"; {report.failed} failed, kept for the next pass{left}: {report.error}"
+    return text
