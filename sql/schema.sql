@@ -621,6 +621,17 @@ CREATE INDEX finished_by_minute_unfolded ON pipeline.finished_by_minute (minute)
 CREATE INDEX tenant_finished_by_minute_unfolded ON pipeline.tenant_finished_by_minute (minute)
     WHERE shard <> 0;
 
+-- The days each stage finished jobs in, by outcome, once the rollups dropped their minutes
+-- (rollups_drop_old folds them in; 0030 counted the history of its time): with the minutes
+-- still held, where a jobs list by stage or outcome finds the days of the history to read
+-- (sql/functions/finished_span.sql), so that a stage no job has reads none.
+CREATE TABLE pipeline.finished_days (
+    stage  text        NOT NULL,
+    status text        NOT NULL,
+    day    timestamptz NOT NULL,  -- the UTC midnight it begins at, its partition's lower bound
+    CONSTRAINT finished_days_pkey PRIMARY KEY (stage, status, day)
+);
+
 -- A run-time histogram of jobs, and the sum of several. The functions:
 -- sql/functions/run_time_histogram_add.sql, sql/functions/histogram_add.sql.
 CREATE AGGREGATE pipeline.run_time_histogram(double precision, integer) (

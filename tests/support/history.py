@@ -73,6 +73,13 @@ INDEX = {
 }
 
 
+def pages_read(plan: str) -> int:
+    """The pages the whole statement touched, in an EXPLAIN (ANALYZE, BUFFERS): the first
+    Buffers line is the top node's, which counts its children's."""
+    line = next(line for line in plan.splitlines() if "Buffers: shared" in line)
+    return sum(int(part.split("=")[1]) for part in line.split() if "=" in part)
+
+
 def big_seq_scans(plan: str, rows: int = 1000) -> list[str]:
     """The sequential scans in an EXPLAIN of the hot table or of a day of the history that the
     planner expects to read more than `rows` rows from (an empty day is read whole: nothing)."""

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import re
 import uuid
+from dataclasses import replace
 from typing import Any
 
 import psycopg
 from psycopg.types.json import Jsonb
 
+from pg_pipeline.admin.jobs import JobQuery, page_jobs
+from pg_pipeline.history import drop_old_rollups
 from pg_pipeline.queries import Q
-from tests.support.history import INDEX, big_seq_scans
+from tests.support.history import INDEX, big_seq_scans, make_past_days, pages_read
 
 CLAIM_PARAMS = {
     "types": ["noop"],
@@ -270,3 +273,94 @@ def test_the_rollups_fold_reads_the_unfolded_shards_alone(conn: psycopg.Connecti
     for table in ("finished_by_minute", "tenant_finished_by_minute"):
         assert re.search(rf"(using|on) {table}_unfolded\b", plan), plan
         assert f"Seq Scan on {table}" not in plan, plan
+
+
+def test_a_jobs_list_by_stage_or_outcome_reads_only_the_days_that_may_hold_one(
+    conn: psycopg.Connection[Any],
+) -> None:
+    # Half a million jobs over ten days, through the history as finishing statements write them
+    # (the rollups count them), one in a hundred failed, none cancelled. One in ten is of a
+    # stage retired a week ago, whole UTC days before that; the rest 'ocr'. The minutes over two
+    # days old are dropped, folded into their days, as the Partitions service does. A filter by
+    # stage or outcome walked every day's id index back until it had a page: for a stage or an
+    # outcome no job has, the whole history.
+    make_past_days(conn, 10)
+    conn.execute(
+        """
+        INSERT INTO pipeline.job_history (type, payload, status, attempts, created_at,
+                                          finished_at)
+        SELECT CASE WHEN t < (date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')
+                             - interval '7 days' AND g % 10 = 0
+                    THEN 'retired' ELSE 'ocr' END,
+               '{}', CASE WHEN g % 100 = 0 THEN 'failed' ELSE 'done' END, 1, t, t
+        FROM generate_series(1, 500000) AS g,
+             LATERAL (SELECT now() - (500000 - g) * interval '1.7 seconds') AS x(t)
+        """
+    )
+    assert drop_old_rollups(conn) > 0
+    # Retention kept a row of a dropped day (its run lives on); a job of the retired stage is
+    # queued again.
+    conn.execute(
+        "INSERT INTO pipeline.job_history_kept SELECT * FROM pipeline.job_history "
+        "WHERE id = 1; UPDATE pipeline.job_history_kept SET type = 'kept', "
+        "finished_at = now() - interval '40 days'"
+    )
+    [(queued,)] = conn.execute(
+        "INSERT INTO pipeline.active_jobs (type, payload) VALUES ('retired', '{}') RETURNING id"
+    ).fetchall()
+    conn.execute(
+        "VACUUM ANALYZE pipeline.active_jobs, pipeline.job_history, pipeline.finished_by_minute"
+    )
+    base = {
+        **{k: None for k in ("status", "stage", "tenant", "since_s", "since", "until")},
+        **{"search": None, "before": None, "after": None, "limit": 51},
+    }
+    cases = [
+        ("jobs_list", {"stage": "no such stage"}),
+        ("jobs_list", {"stage": "retired"}),
+        ("jobs_list", {"stage": "ocr", "status": "cancelled"}),
+        ("jobs_list", {"status": "cancelled"}),
+        ("jobs_list", {"stage": "kept"}),
+        ("jobs_list_newer", {"stage": "no such stage", "after": 5}),
+        ("jobs_list_newer", {"stage": "retired", "after": 5}),
+    ]
+    for name, params in cases:
+        plan = "\n".join(
+            str(row[0])
+            for row in conn.execute(
+                "EXPLAIN (ANALYZE, BUFFERS) " + Q[name],  # type: ignore[operator]
+                base | params,
+            )
+        )
+        assert not big_seq_scans(plan), (name, params, plan)
+        # A page's rows of the days that hold the stage: the walk read tens of thousands.
+        assert pages_read(plan) < 500, (name, params, plan)
+
+    # Every job of the filter, newest first, page after page, from the days folded, the
+    # minutes, the kept rows and the hot table alike.
+    cases_listed = [
+        (JobQuery(stage="retired", status="failed", limit=100), "'retired', 'failed'"),
+        (JobQuery(stage="retired", limit=2000), "'retired', NULL"),
+        (JobQuery(stage="ocr", status="failed", limit=1000), "'ocr', 'failed'"),
+        (JobQuery(stage="kept"), "'kept', NULL"),
+    ]
+    for query, filters in cases_listed:
+        expected = [
+            r[0]
+            for r in conn.execute(
+                "SELECT id FROM pipeline.jobs WHERE type = %s AND status = coalesce(%s, status) "
+                "ORDER BY id DESC",
+                (query.stage, query.status),
+            )
+        ]
+        seen: list[int] = []
+        while True:
+            found = page_jobs(conn, query)
+            seen += [row.id for row in found.rows]
+            if found.older is None:
+                break
+            query = replace(query, before=found.older)
+        assert seen == expected, filters
+        assert expected, filters
+    first = page_jobs(conn, JobQuery(stage="retired", limit=5)).rows
+    assert first[0].id == queued

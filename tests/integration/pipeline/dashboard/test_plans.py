@@ -9,7 +9,7 @@ import psycopg
 import pytest
 
 from pg_pipeline.queries import Q
-from tests.support.history import INDEX, big_seq_scans, make_past_days
+from tests.support.history import INDEX, big_seq_scans, make_past_days, pages_read
 
 RUNS = {"tenant": None, "before": None, "status": None, "limit": 30}
 JOBS_ANY = {
@@ -36,13 +36,6 @@ def history_days(db_url: str) -> None:
 
 #: The most pages (8 KiB each) any page's statement may touch on the million-job history.
 MAX_PAGES = 4000
-
-
-def pages_read(plan: str) -> int:
-    """The pages the whole statement touched: the first Buffers line is the top node's, which
-    counts its children's."""
-    line = next(line for line in plan.splitlines() if "Buffers: shared" in line)
-    return sum(int(part.split("=")[1]) for part in line.split() if "=" in part)
 
 
 def explain(conn: psycopg.Connection[Any], name: str, params: dict[str, Any]) -> str:
