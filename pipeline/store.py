@@ -34,6 +34,10 @@ log = logging.getLogger(__name__)
 FREE_RELEASES = 3
 #: reclaims per job after its worker died that refund the attempt; later ones are charged
 FREE_CRASH_RECLAIMS = 3
+#: seconds a batched acknowledgement waits for a job's row locked elsewhere before it writes the
+#: batch again skipping such rows: long enough for a heartbeat's lock (a statement's), short
+#: beside the wait for a lock no statement can skip (the caller's lock_wait_s)
+ACK_ROW_WAIT_S = 0.05
 
 
 class ClaimedJob(NamedTuple):
@@ -159,13 +163,24 @@ class JobStore:
     ) -> set[int]:
         """Mark a batch done, skipping job rows locked elsewhere, and waiting at most
         lock_wait_s for any other lock (a fan-out's join row): psycopg.errors.LockNotAvailable
-        past that. Returns the ids confirmed; the rest are lost or locked (still_held tells)."""
-        params = _done_params(done, logs)
+        past that. Returns the ids confirmed; the rest are lost or locked (still_held tells).
+
+        The batch is written first by the statement that locks its rows itself, waiting for a
+        row locked elsewhere no longer than ACK_ROW_WAIT_S (a heartbeat's lock); only when that
+        wait runs out is it written again skipping such rows (sql/queries.sql says why)."""
+        # Sorted by id, which `acknowledge` finds each job's fence by (and locks the rows in).
+        params = _done_params(sorted(done), logs)
 
         def write() -> list[tuple[Any, ...]]:
+            try:
+                with conn.transaction():
+                    _lock_timeout(conn, min(ACK_ROW_WAIT_S, lock_wait_s))
+                    return conn.execute(Q["acknowledge"], params).fetchall()
+            except psycopg.errors.LockNotAvailable:
+                pass
             with conn.transaction():
                 _lock_timeout(conn, lock_wait_s)
-                return conn.execute(Q["acknowledge"], params).fetchall()
+                return conn.execute(Q["acknowledge_skipping"], params).fetchall()
 
         with self.pool.connection() as conn:
             rows = healing(conn, write)

@@ -230,10 +230,63 @@ tried AS (
 SELECT id FROM moved;
 
 -- name: acknowledge
--- A batch of plain completions. A row locked elsewhere (an operator's open transaction) is
--- skipped rather than waited for: a wait would hold up the rest of the batch and every batch
--- behind it, and their jobs' leases would run out. A skipped job does not come back, like a lost
--- one; the caller tells the two apart (still_held) and settles a locked one alone (`complete`).
+-- A batch of plain completions: each job's row deleted (and moved into the history) when its
+-- fence holds. `ids` sorted ascending (JobStore.acknowledge sorts them), `claims` and the
+-- attempts' arrays in the same order.
+--
+-- The DELETE reads its rows by the primary key alone (`id = ANY`, one descent of the index for
+-- a run of neighbouring ids) and locks them itself, in the index's order, and finds each job's
+-- fence and attempt in the arrays by a binary search (width_bucket over the sorted ids: `at`).
+-- No join with the arrays, whose plan followed the statistics: a hot table they say is small,
+-- or whose jobs they say are all queued, was scanned whole or joined to every job of the batch
+-- (26 ms for 184 jobs; the test in test_query_plan.py keeps that so). `ids[at] = j.id` makes
+-- the fence hold whatever order the arrays come in: unsorted, a job is left out, never
+-- deleted under another job's claim. Against `acknowledge_skipping` below, which locks each
+-- row in a subquery of its own and deletes it by the ctid that returned (and a Memoize above
+-- that), this cost 8.9 instead of 10.9 us of the backend's CPU a job in batches of 184
+-- (docs/measurements.md, 2026-12-03 (o)).
+--
+-- A row locked elsewhere is waited for, as any lock is, no longer than the caller's
+-- lock_timeout, which JobStore.acknowledge keeps short: a heartbeat's lock lasts a moment (and
+-- the row is deleted in the version the heartbeat left: its fence is the same); past the
+-- timeout the caller rolls back and writes the batch with `acknowledge_skipping`.
+WITH gone AS (
+    DELETE FROM pipeline.active_jobs AS j
+    WHERE j.id = ANY (%(ids)s::bigint[])
+      AND (%(ids)s::bigint[])[width_bucket(j.id, %(ids)s::bigint[])] = j.id
+      AND j.claims = (%(claims)s::integer[])[width_bucket(j.id, %(ids)s::bigint[])]
+      AND j.status IS NOT DISTINCT FROM 'running'
+    RETURNING j AS job, width_bucket(j.id, %(ids)s::bigint[]) AS at
+),
+moved AS (
+    INSERT INTO pipeline.job_history
+    SELECT h.*
+    FROM gone, pipeline.finished_job(
+        job, 'done', NULL,
+        wall_s => ((%(wall_us)s::bigint[])[at] / 1e6::float8)::real,
+        cpu_s => ((%(cpu_us)s::bigint[])[at] / 1e6::float8)::real,
+        usage => (%(usage)s::jsonb[])[at]) AS h
+    RETURNING id
+),
+tried AS (
+    INSERT INTO pipeline.job_attempts
+    SELECT a.*
+    FROM gone, pipeline.ended_attempt(
+        job, 'done', NULL, (%(started)s::float8[])[at], (%(logs)s::text[])[at],
+        (%(dropped)s::integer[])[at], ((%(wall_us)s::bigint[])[at] / 1e6::float8)::real,
+        ((%(cpu_us)s::bigint[])[at] / 1e6::float8)::real, (%(usage)s::jsonb[])[at]) AS a
+    -- As in `complete`: a first claim done without a line logged has no row.
+    WHERE (gone.job).claims > 1 OR (%(logs)s::text[])[at] IS NOT NULL
+       OR (%(dropped)s::integer[])[at] > 0
+)
+SELECT id FROM moved;
+
+-- name: acknowledge_skipping
+-- `acknowledge` when a row of the batch stayed locked past its short wait. A row locked
+-- elsewhere (an operator's open transaction) is skipped rather than waited for: a wait would
+-- hold up the rest of the batch and every batch behind it, and their jobs' leases would run
+-- out. A skipped job does not come back, like a lost one; the caller tells the two apart
+-- (still_held) and settles a locked one alone (`complete`).
 -- A lock it cannot skip (a fan-out's join row, which the history's trigger counts in) is waited
 -- for no longer than the caller's lock_timeout: then the caller settles the batch one by one.
 -- A capped tenant's slot counter is not one: the slots go back into pipeline.freed_slots.

@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 import psycopg
+import pytest
 from psycopg.types.json import Jsonb
 
 from pg_pipeline.admin.jobs import JobQuery, page_jobs
@@ -201,24 +202,32 @@ def test_stages_without_tenants_are_claimed_from_their_heads_without_the_group_s
     assert heads and set(heads) == {"Index Cond"}, plan
 
 
-def test_the_acknowledgement_probes_each_job_by_key_whatever_the_statistics_say(
-    conn: psycopg.Connection[Any],
+@pytest.mark.parametrize("analyzed", [5000, 0], ids=["all-queued", "empty"])
+def test_the_acknowledgement_reads_its_jobs_by_key_whatever_the_statistics_say(
+    conn: psycopg.Connection[Any], analyzed: int
 ) -> None:
     # The hot table as a drain leaves it between two autovacuum analyses: a few thousand jobs,
-    # which the statistics say are all queued, and a batch of them running. A join of the table
-    # with the batch's arrays was planned as a scan of the whole table (joined to every job of
-    # the batch, or hashed), on every acknowledgement.
+    # which the statistics say are all queued (or that the table is empty), and a batch of them
+    # running. A join of the table with the batch's arrays was planned as a scan of the whole
+    # table (joined to every job of the batch, or hashed), on every acknowledgement.
     conn.execute(
         "INSERT INTO pipeline.active_jobs (type, payload) "
-        "SELECT 'noop', '{}' FROM generate_series(1, 5000)"
+        "SELECT 'noop', '{}' FROM generate_series(1, %s)",
+        (analyzed,),
     )
     conn.execute("ANALYZE pipeline.active_jobs")
+    conn.execute(
+        "INSERT INTO pipeline.active_jobs (type, payload) "
+        "SELECT 'noop', '{}' FROM generate_series(1, %s)",
+        (5000 - analyzed,),
+    )
     fences = conn.execute(
         "UPDATE pipeline.active_jobs SET status = 'running', claims = 1, leased_until = now() + "
         "interval '1h' "
         "WHERE id IN (SELECT id FROM pipeline.active_jobs ORDER BY id LIMIT 200) "
         "RETURNING id, claims"
     ).fetchall()
+    fences.sort()
     params = {
         "ids": [f[0] for f in fences],
         "claims": [f[1] for f in fences],
@@ -232,6 +241,13 @@ def test_the_acknowledgement_probes_each_job_by_key_whatever_the_statistics_say(
     for mode in ("force_custom_plan", "force_generic_plan"):
         conn.execute(f"SET plan_cache_mode = {mode}")  # type: ignore[arg-type]
         plan = nested_plans(conn, Q["acknowledge"], params)
+        deleting = plan[plan.index("Delete on active_jobs") : plan.index("Insert on job_history")]
+        # The DELETE reads its rows by the primary key, and nothing else: no join.
+        assert "Seq Scan" not in deleting, (mode, plan)
+        by_key = r"(Index Scan using|Bitmap Index Scan on) active_jobs_pkey"
+        assert re.search(by_key, deleting), (mode, plan)
+        assert "Join" not in deleting and "Nested Loop" not in deleting, (mode, plan)
+        plan = nested_plans(conn, Q["acknowledge_skipping"], params)
         assert "Seq Scan on active_jobs" not in plan, (mode, plan)
         assert "Index Scan using active_jobs_pkey on active_jobs" in plan, (mode, plan)
         # The DELETE reads each row the lock found by its ctid, not by the key again.

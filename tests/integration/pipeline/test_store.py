@@ -14,9 +14,12 @@ from psycopg_pool import ConnectionPool
 
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
 from pg_pipeline import InvalidPayload, JobRequest, UnknownStage, enqueue, enqueue_many
+from pg_pipeline import store as store_module
 from pg_pipeline.maintenance import Reclaimer
+from pg_pipeline.queries import Q
 from pg_pipeline.store import FREE_CRASH_RECLAIMS, FREE_RELEASES, JobStore, WorkerInfo
 from tests.support.history import cancel
+from tests.support.waiting import wait_for
 
 Conn = psycopg.Connection[Any]
 WORKER = uuid.UUID(int=1)
@@ -311,6 +314,90 @@ def test_a_stale_claim_writes_nothing_after_reclaim(conn: Conn, pool: Connection
     assert store.heartbeat(OTHER, [fresh.fence]) == {job_id: True}
     assert store.complete([fresh.fence]) == {job_id}
     assert job_row(conn, job_id)["status"] == "done"
+
+
+def test_an_acknowledgement_holds_each_fence_of_its_batch_whatever_its_order(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    store = JobStore(pool)
+    ids = [enqueue(conn, "noop", {}) for _ in range(4)]
+    held = {j.id: j for j in store.claim(["noop"], 4, WORKER)}
+    assert cancel(conn, ids[1])
+    stale = (ids[2], held[ids[2]].claim + 1)  # a claim this job never had
+    fences = [held[ids[3]].fence, stale, held[ids[1]].fence, held[ids[0]].fence]
+    assert store.acknowledge(fences, lock_wait_s=1.0) == {ids[0], ids[3]}
+    assert [job_row(conn, i)["status"] for i in ids] == ["done", "cancelled", "running", "done"]
+    # The statement alone, given its arrays unsorted (the store sorts them): it may leave jobs
+    # out, but never deletes one whose own fence in the batch does not hold.
+    more = [enqueue(conn, "noop", {}) for _ in range(3)]
+    claimed = {j.id: j for j in store.claim(["noop"], 3, WORKER)}
+    wrong = claimed[more[1]].claim + 1
+    pairs = [(more[2], claimed[more[2]].claim), (more[1], wrong), (more[0], claimed[more[0]].claim)]
+    params = {
+        "ids": "{" + ",".join(str(p[0]) for p in pairs) + "}",
+        "claims": "{" + ",".join(str(p[1]) for p in pairs) + "}",
+        "started": None, "logs": None, "dropped": None, "wall_us": None, "cpu_us": None,
+        "usage": None,
+    }  # fmt: skip
+    with conn.transaction():
+        conn.execute(Q["acknowledge"], params).fetchall()
+    assert job_row(conn, more[1])["status"] == "running"
+
+
+def test_an_acknowledgement_waits_out_a_moments_lock_and_confirms_the_row_as_left(
+    conn: Conn, pool: ConnectionPool, db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A row locked by a heartbeat (which extends its lease) is deleted once the lock goes, in
+    the version the heartbeat left: its fence still holds. Before, the batch skipped it, and
+    its worker had to settle it alone."""
+    monkeypatch.setattr(store_module, "ACK_ROW_WAIT_S", 30.0)  # the lock goes long before
+    store = JobStore(pool)
+    ids = [enqueue(conn, "noop", {}) for _ in range(2)]
+    held = store.claim(["noop"], 2, WORKER)
+    beat = psycopg.connect(db_url)
+    try:
+        beat.execute(
+            "UPDATE pipeline.active_jobs SET leased_until = leased_until + interval '1 minute' "
+            "WHERE id = %s",
+            (ids[1],),
+        )
+        done: list[set[int]] = []
+        acker = threading.Thread(
+            target=lambda: done.append(store.acknowledge([j.fence for j in held], lock_wait_s=30))
+        )
+        acker.start()
+        wait_for(
+            lambda: (
+                conn.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                ).fetchone()
+                == (1,)
+            ),
+            timeout=10,
+            what="the acknowledgement waiting for the locked row",
+        )
+        beat.commit()
+        acker.join(timeout=10)
+    finally:
+        beat.close()
+    assert done == [set(ids)]
+    assert [job_row(conn, i)["status"] for i in ids] == ["done", "done"]
+
+
+def test_an_acknowledgement_skips_a_row_locked_past_its_wait_and_writes_the_rest(
+    conn: Conn, pool: ConnectionPool, db_url: str
+) -> None:
+    store = JobStore(pool)
+    ids = [enqueue(conn, "noop", {}) for _ in range(3)]
+    held = store.claim(["noop"], 3, WORKER)
+    operator = psycopg.connect(db_url)
+    try:
+        operator.execute("SELECT FROM pipeline.active_jobs WHERE id = %s FOR UPDATE", (ids[1],))
+        assert store.acknowledge([j.fence for j in held], lock_wait_s=1.0) == {ids[0], ids[2]}
+        assert store.still_held([held[1].fence]) == {ids[1]}
+    finally:
+        operator.close()
+    assert [job_row(conn, i)["status"] for i in ids] == ["done", "running", "done"]
 
 
 def test_completion_steps_roll_back_when_the_fence_fails(conn: Conn, pool: ConnectionPool) -> None:
