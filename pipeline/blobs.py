@@ -23,6 +23,7 @@ import contextlib
 import hashlib
 import io
 import os
+import re
 import shutil
 import tempfile
 import uuid
@@ -41,6 +42,7 @@ __all__ = [
     "BlobStoreUnavailable",
     "LocalBlobStore",
     "S3BlobStore",
+    "blob_keys",
     "blob_store_from_env",
     "blob_store_from_url",
     "content_key",
@@ -87,10 +89,24 @@ def content_key(hexdigest: str) -> str:
 
 
 def names_blob(text: str) -> bool:
-    """Whether `text` (a payload's JSON) may name a blob key: a substring test, a few hundred
-    nanoseconds for a payload, so that enqueueing without blobs costs nothing more. The keys
-    themselves are found by the database (sql/functions/blob_keys.sql), when this holds."""
+    """Whether `text` (a payload's JSON) may name a blob key: a substring test, so that
+    enqueueing without blobs costs nothing more; `blob_keys` says which, when this holds."""
     return KEY_PREFIX in text
+
+
+#: A key as content_key makes it (its two hex digits the digest's first), anywhere in a text: a
+#: key inside a longer string (an S3 object key under a prefix, a URL) counts too, a longer run
+#: of hex digits does not.
+_KEY_IN_TEXT = re.compile(r"sha256/([0-9a-f]{2})/\1[0-9a-f]{62}(?![0-9a-f])")
+
+
+def blob_keys(text: str) -> list[str]:
+    """The blob keys `text` (a payload's JSON) names, each once, sorted: what its job's run
+    references (retention deletes a blob once no run does). PostgreSQL's regular expressions
+    took 50 us a payload for this; Python's take about one."""
+    if KEY_PREFIX not in text:
+        return []
+    return sorted({match.group(0) for match in _KEY_IN_TEXT.finditer(text)})
 
 
 #: What :meth:`BlobStore.delete_if_older` did: deleted the blob, left it (modified since the

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import psycopg
 from pydantic import BaseModel, ValidationError
 
-from pg_pipeline.blobs import names_blob
+from pg_pipeline.blobs import blob_keys
 from pg_pipeline.enqueue import JobRequest, insert_row, insert_rows, job_row
 from pg_pipeline.errors import InvalidWait, LeaseLost, Waiting, WaitTimedOut
 from pg_pipeline.lazy_event import LazyEvent
@@ -184,11 +184,11 @@ class Context:
                     "then_limits": nxt.get("limits"),
                 },
             )
-            if then_row is not None and names_blob(then_row["payload"]):
+            then_keys = [] if then_row is None else blob_keys(then_row["payload"])
+            if then_keys:
                 # The join enqueues the next stage later, in the run: its blobs are the run's now.
-                conn.execute(
-                    Q["blob_refs_of_json"], {"json": then_row["payload"], "run_id": self.root_id}
-                )
+                refs = {"keys": then_keys, "runs": [self.root_id] * len(then_keys)}
+                conn.execute(Q["blob_refs_add"], refs)
             insert_rows(conn, child_rows)
 
         # Every row is built (and so validated) now: a bad child fails this job at the call.

@@ -11,7 +11,7 @@ import psycopg
 from pydantic import BaseModel
 
 from pg_pipeline import recorded_stages as recorded
-from pg_pipeline.blobs import names_blob
+from pg_pipeline.blobs import blob_keys, names_blob
 from pg_pipeline.errors import InvalidPayload, UnknownStage
 from pg_pipeline.limits import charges_json, recorded_charges
 from pg_pipeline.plans import Plan, Statement, Steps, execute, sync_api
@@ -331,8 +331,9 @@ def insert_row_steps(row: dict[str, Any]) -> Steps[tuple[int, bool]]:
     found = yield Statement(Q["enqueue"], row)
     if found:
         job_id = int(found[0][0])
-        if names_blob(row["payload"]):
-            yield Statement(Q["blob_refs_of_jobs"], {"ids": [job_id]})
+        keys = blob_keys(row["payload"])
+        if keys:
+            yield _refs([(row["root_id"] or job_id, keys)])
         return job_id, True
     existing = yield Statement(Q["find_by_dedup_key"], row)
     if not existing:  # the holder of the key was deleted between the two statements
@@ -354,25 +355,63 @@ def insert_rows_plan(rows: Sequence[dict[str, Any]]) -> Plan[list[int]]:
     statements = _statements(rows)
     # Several statements (chunks, or blob references after the jobs): all or nothing, on an
     # autocommit connection too.
-    atomic = len(statements) > 1 or any(blobs for _, blobs in statements)
+    atomic = len(statements) > 1 or any(chunk.blobs for chunk in statements)
     return Plan(_insert_chunks(statements), atomic=atomic)
 
 
-def _statements(rows: Sequence[dict[str, Any]]) -> list[tuple[Statement, bool]]:
-    """The statements inserting `rows`, each with whether a payload of it names a blob."""
-    statements = [_chunk_statement(chunk) for chunk in _chunks(rows)] if rows else []
+class _Chunk(NamedTuple):
+    statement: Statement
+    rows: Sequence[dict[str, Any]]
+    blobs: bool  #: a payload of it names a blob
+
+
+def _statements(rows: Sequence[dict[str, Any]]) -> list[_Chunk]:
+    """The statements inserting `rows`, each with its rows."""
+    chunks = list(_chunks(rows)) if rows else []
+    statements = [_chunk_statement(chunk) for chunk in chunks]
     # One search of each statement's payloads, joined already, rather than one per row.
-    return [(s, names_blob(s.params["payloads"])) for s in statements]
+    return [
+        _Chunk(s, chunk, names_blob(s.params["payloads"]))
+        for s, chunk in zip(statements, chunks, strict=True)
+    ]
 
 
-def _insert_chunks(statements: list[tuple[Statement, bool]]) -> Steps[list[int]]:
+def _insert_chunks(chunks: list[_Chunk]) -> Steps[list[int]]:
     ids: list[int] = []
-    for statement, blobs in statements:
+    for statement, rows, blobs in chunks:
         inserted = [int(r[0]) for r in (yield statement)]
         if blobs and inserted:
-            yield Statement(Q["blob_refs_of_jobs"], {"ids": inserted})
+            yield from _chunk_refs(rows, inserted)
         ids += inserted
     return ids
+
+
+def _chunk_refs(rows: Sequence[dict[str, Any]], ids: list[int]) -> Steps[None]:
+    """The blob references of a chunk's jobs. The ids come back in the rows' order (each row
+    takes the sequence's next value as the statement reads it, in order); when a dedup key
+    already taken left rows out, which ones is not said, and the inserted jobs are read back."""
+    if len(ids) == len(rows):
+        pairs = zip(rows, ids, strict=True)
+        found = [(row["root_id"] or job_id, row["payload"]) for row, job_id in pairs]
+    else:
+        found = [(int(run), payload) for run, payload in (yield _read_back(ids))]
+    named = [(run, keys) for run, payload in found if (keys := blob_keys(payload))]
+    if named:
+        yield _refs(named)
+
+
+def _read_back(ids: list[int]) -> Statement:
+    return Statement(Q["blob_refs_payloads"], {"ids": ids})
+
+
+def _refs(named: Iterable[tuple[int, list[str]]]) -> Statement:
+    """The statement recording that each run references its blob keys."""
+    keys: list[str] = []
+    runs: list[int] = []
+    for run, run_keys in named:
+        keys += run_keys
+        runs += [run] * len(run_keys)
+    return Statement(Q["blob_refs_add"], {"keys": keys, "runs": runs})
 
 
 def _chunks(rows: Sequence[dict[str, Any]]) -> Iterator[Sequence[dict[str, Any]]]:

@@ -122,30 +122,23 @@ FROM ROWS FROM (unnest(%(types)b::text[]), unnest(%(tenant_ids)b::text[]),
           run_after, parent_id, root_id, join_id, traceparent, limits)
 RETURNING id;
 
--- name: blob_refs_of_jobs
--- The blobs named by the payloads of jobs this transaction just enqueued, referenced by their
--- runs (pipeline.blob_refs: retention deletes a blob once no run references it). Sent only
--- when a payload holds `sha256/` (pipeline/enqueue.py), so enqueueing without blobs costs
--- nothing more; in the enqueue's transaction, so the job and its references commit together.
--- Ordered, so that two transactions referencing the same blobs for one run take their index
--- entries in the same order.
+-- name: blob_refs_add
+-- Runs' references to blobs (pipeline.blob_refs: retention deletes a blob once no run
+-- references it): each key with the run whose job's payload names it, found by
+-- pg_pipeline.blobs.blob_keys. Sent only when a payload names a blob (pipeline/enqueue.py,
+-- pipeline/context.py), in the enqueue's transaction, so the jobs and their references commit
+-- together. Ordered, so that two transactions referencing the same blobs for a run take their
+-- index entries in the same order.
 INSERT INTO pipeline.blob_refs (blob_key, run_id)
-SELECT DISTINCT k.key, coalesce(j.root_id, j.id)
-FROM pipeline.active_jobs AS j
-CROSS JOIN LATERAL pipeline.blob_keys(j.payload::text) AS k(key)
-WHERE j.id = ANY(%(ids)s::bigint[])
+SELECT DISTINCT r.blob_key, r.run_id
+FROM unnest(%(keys)s::text[], %(runs)s::bigint[]) AS r(blob_key, run_id)
 ORDER BY 1, 2
 ON CONFLICT DO NOTHING;
 
--- name: blob_refs_of_json
--- The blobs a JSON text names, referenced by one run: the payload of a fan-out's next stage,
--- which the join enqueues later in the same run, written with the join row in the completing
--- transaction when it holds `sha256/` (pipeline/context.py).
-INSERT INTO pipeline.blob_refs (blob_key, run_id)
-SELECT k.key, %(run_id)s::bigint
-FROM pipeline.blob_keys(%(json)s::text) AS k(key)
-ORDER BY 1
-ON CONFLICT DO NOTHING;
+-- name: blob_refs_payloads
+-- The runs and payloads of jobs a bulk enqueue just inserted, when it cannot tell which of its
+-- rows an id is (a dedup key already taken skipped some): their blob keys are found from these.
+SELECT coalesce(root_id, id), payload::text FROM pipeline.active_jobs WHERE id = ANY(%(ids)s::bigint[]);
 
 -- name: claim
 -- pipeline.claim (sql/functions/claim.sql) takes up to `limit` ready jobs with FOR UPDATE SKIP LOCKED,

@@ -75,6 +75,21 @@ def test_a_bulk_enqueue_records_each_jobs_run_and_none_for_a_dedup_key_taken(con
     assert refs(conn) == {(C, held), (A, first), (B, root), (A, again)}
 
 
+@pytest.mark.parametrize("dedup", [False, True], ids=["keyless", "keyed"])
+def test_a_bulk_enqueue_gives_each_new_run_the_blobs_of_its_own_payload(
+    conn: Conn, dedup: bool
+) -> None:
+    keys = [key_of(f"page {n}") for n in range(50)]
+    ids = enqueue_many(
+        conn,
+        [
+            JobRequest("blob_note", {"blob_key": key}, dedup_key=f"d{n}" if dedup else None)
+            for n, key in enumerate(keys)
+        ],
+    )
+    assert refs(conn) == set(zip(keys, ids, strict=True))
+
+
 def test_a_bulk_enqueue_of_stages_known_by_name_records_them_too(conn: Conn) -> None:
     ids = enqueue_many(
         conn,
