@@ -43,6 +43,7 @@ WORKER_FLAGS = {
     "poll_interval_s": "--poll-interval",
     "reclaim_interval_s": "--reclaim-interval",
     "retention_s": "--retention",
+    "blob_grace_s": "--blob-grace",
     "metrics_port": "--metrics-port",
     "metrics_host": "--metrics-host",
     "tenant_cap": "--tenant-cap",
@@ -100,6 +101,13 @@ def add_commands(sub: Subcommands) -> None:
         help="prune finished runs older than this, e.g. 7d (default: keep everything)",
     )
     w.add_argument(
+        "--blob-grace",
+        type=duration_arg,
+        default=defaults.blob_grace_s,
+        help="with --retention: keep a blob no run references while it was stored or put "
+        "again less than this long ago (default 1h)",
+    )
+    w.add_argument(
         "--no-listen",
         action="store_true",
         help="poll only (e.g. behind PgBouncer in transaction mode)",
@@ -150,6 +158,7 @@ def run(args: argparse.Namespace) -> int:
             poll_interval_s=args.poll_interval,
             reclaim_interval_s=args.reclaim_interval,
             retention_s=args.retention,
+            blob_grace_s=args.blob_grace,
             listen=not args.no_listen,
             metrics_port=args.metrics_port,
             metrics_host=args.metrics_host,

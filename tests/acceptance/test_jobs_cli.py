@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
+import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
 
+import tests.support.apps.blobs_app  # noqa: F401  registers the blob stages
+from pg_pipeline import enqueue
+from pg_pipeline.blobs import LocalBlobStore
 from tests.acceptance.cli import WorkerProcess, run_cli
-from tests.support.history import make_past_days
+from tests.integration.pipeline.test_blobs import free_port
+from tests.support.history import finish, make_past_days
+from tests.support.s3_server import DUMMY_AWS_ENV
 from tests.support.waiting import wait_for
 
 Conn = psycopg.Connection[Any]
@@ -171,6 +179,46 @@ def test_prune_deletes_old_finished_runs_and_keeps_live_and_recent_ones(
     remaining = conn.execute("SELECT id FROM pipeline.jobs ORDER BY id").fetchall()
     assert [r[0] for r in remaining] == sorted(recent + queued)
     assert one(conn, "SELECT count(*) FROM pipeline.outputs") == 2
+
+
+def test_prune_deletes_the_blobs_no_remaining_run_references_and_says_what_failed(
+    env: dict[str, str], conn: Conn, tmp_path: Path
+) -> None:
+    store = LocalBlobStore(Path(env["PIPELINE_HOME"]) / "blobs")  # the default store
+    old_blob, new_blob = store.put_bytes(b"long ago"), store.put_bytes(b"just now")
+    an_hour_and_more = time.time() - 4000
+    os.utime(store.path_for(old_blob), (an_hour_and_more, an_hour_and_more))
+    make_past_days(conn, 9)
+    for key in (old_blob, new_blob):
+        job = enqueue(conn, "blob_note", {"blob_key": key})
+        finish(conn, job, ago="8 days")
+    down = {
+        **env,
+        **DUMMY_AWS_ENV,
+        "PIPELINE_BLOB_URL": "s3://down",
+        "PIPELINE_S3_ENDPOINT_URL": f"http://127.0.0.1:{free_port()}",
+    }
+
+    failed = run_cli(down, "prune", "--older-than", "7d")
+
+    assert failed.returncode == 0, failed.stderr
+    assert failed.stdout.startswith("deleted 2 finished jobs"), "the runs go all the same"
+    assert "deleted 0 blobs no run references" in failed.stdout
+    assert "1 failed, kept for the next pass, the rest left for the next pass" in failed.stdout
+    warning = "\nwarning: blob sweep: S3 bucket s3://down at http://127.0.0.1"
+    assert warning in f"\n{failed.stderr}"  # after botocore's log lines, if any
+    assert one(conn, "SELECT count(*) FROM pipeline.blob_garbage") == 2
+
+    swept = run_cli(env, "prune", "--older-than", "7d")
+
+    assert swept.returncode == 0 and swept.stderr == ""
+    assert "deleted 1 blobs no run references (kept 0 another run references and 1 put" in (
+        swept.stdout
+    )
+    assert not store.exists(old_blob) and store.exists(new_blob)
+    assert run_cli(env, "prune", "--older-than", "7d", "--blob-grace", "1s").returncode == 0
+    assert not store.exists(new_blob)
+    assert one(conn, "SELECT count(*) FROM pipeline.blob_garbage") == 0
 
 
 # -- bad input: one line, exit 2, and the jobs as they were ----------------------------------------
