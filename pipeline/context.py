@@ -298,6 +298,23 @@ class Context:
         """Run `step(conn)` inside the completing transaction, after the fence held."""
         self._steps.append(step)
 
+    def reference_blobs(self, *keys: str) -> None:
+        """Record, with this job's completion, that its run references these blobs: ones the
+        stage stored and names only in its output, say (a key in a follow-up job's payload is
+        recorded without this). Retention then deletes each with the run's last reference;
+        a blob no run references is never deleted. Raises ValueError for a string that is
+        not a key pg_pipeline.blobs makes."""
+        for key in keys:
+            if blob_keys(key) != [key]:
+                raise ValueError(f"not a blob key: {key!r}")
+        refs = {"keys": sorted(set(keys)), "runs": [self.root_id] * len(set(keys))}
+
+        def insert(conn: psycopg.Connection[Any]) -> None:
+            conn.execute(Q["blob_refs_add"], refs)
+
+        if keys:
+            self._steps.append(insert)
+
     @property
     def transaction_steps(self) -> list[TransactionStep]:
         return list(self._steps)

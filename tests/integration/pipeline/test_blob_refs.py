@@ -139,3 +139,14 @@ def test_a_stages_follow_ups_fan_out_and_next_stage_reference_blobs_for_the_run(
         "SELECT count(*) FROM pipeline.jobs WHERE type = 'blob_note' AND root_id = %s", (root,)
     ).fetchall()
     assert notes == 4  # derived, two pages, then
+
+
+def test_a_stage_references_a_blob_it_names_only_in_its_output(db_url: str, conn: Conn) -> None:
+    job = enqueue(conn, "blob_render", {"digest": A.rsplit("/", 1)[1]})
+    assert refs(conn) == set(), "the payload names no key"
+
+    drain(db_url, stages=["blob_render"])
+
+    assert refs(conn) == {(A, job)}, "written with the job's completion"
+    [(output,)] = conn.execute("SELECT output FROM pipeline.outputs WHERE job_id = %s", (job,))
+    assert output == {"blob_key": A}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from pg_pipeline import Context, stage
+from pg_pipeline.blobs import content_key
 
 
 class Upload(BaseModel):
@@ -20,6 +21,14 @@ class Note(BaseModel):
     blob_key: str
 
 
+class Made(BaseModel):
+    blob_key: str
+
+
+class Render(BaseModel):
+    digest: str  #: the sha256 of a blob the stage "stores" and names only in its output
+
+
 @stage("blob_upload")
 def upload(job: Upload, ctx: Context) -> None:
     if job.derived is not None:
@@ -32,3 +41,10 @@ def upload(job: Upload, ctx: Context) -> None:
 @stage("blob_note")
 def note(job: Note, ctx: Context) -> None:
     pass
+
+
+@stage("blob_render")
+def render(job: Render, ctx: Context) -> Made:
+    key = content_key(job.digest)
+    ctx.reference_blobs(key)
+    return Made(blob_key=key)

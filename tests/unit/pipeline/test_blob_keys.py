@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import hashlib
 
+import pytest
+
 from pg_pipeline.blobs import blob_keys, content_key, names_blob
+from tests.unit.pipeline.test_usage import make_context
 
 A = content_key(hashlib.sha256(b"a").hexdigest())
 B = content_key(hashlib.sha256(b"b").hexdigest())
@@ -23,3 +26,13 @@ def test_look_alikes_are_not_keys() -> None:
     assert blob_keys(A[:-1]) == []
     assert blob_keys('{"n": 1}') == [] and not names_blob('{"n": 1}')
     assert names_blob("sha256/ nothing more") and blob_keys("sha256/ nothing more") == []
+
+
+def test_a_stage_references_only_keys_and_adds_nothing_for_none() -> None:
+    ctx = make_context()
+    with pytest.raises(ValueError, match="not a blob key: 'sha256/x'"):
+        ctx.reference_blobs(A, "sha256/x")
+    ctx.reference_blobs()
+    assert not ctx.has_steps, "a refused call adds nothing, and no keys nothing either"
+    ctx.reference_blobs(B, A, B)
+    assert len(ctx.transaction_steps) == 1
