@@ -17,8 +17,6 @@ import argparse
 import functools
 import hashlib
 import os
-import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -27,8 +25,8 @@ from typing import Any
 import psycopg
 from pydantic import BaseModel
 
+from benchmarks.server import benchmark_server
 from pg_pipeline import Context, JobRequest, enqueue, enqueue_many, stage
-from pg_pipeline.embedded import embedded_url, stop_embedded
 from pg_pipeline.migrate import migrate
 
 ROUND = 100  #: single calls per sample
@@ -78,35 +76,28 @@ def main() -> None:
     parser.add_argument("--per-call", type=int, default=1000)
     parser.add_argument("--keys", action="store_true", help="every payload names a blob")
     args = parser.parse_args()
-    scratch = Path(tempfile.mkdtemp(prefix="pgblobs-"))
-    url = os.environ.get("DATABASE_URL") or embedded_url(scratch / "pgdata")
     counter = iter(range(10**9))
     singles: list[tuple[float, ...]] = []
     bulks: list[tuple[float, ...]] = []
-    try:
-        with psycopg.connect(url, autocommit=True) as conn:
-            migrate(conn)
-            # What is measured is the statements' work, not the wait for the WAL's flush.
-            conn.execute("SET synchronous_commit = off")
-            for _ in range(args.singles // ROUND):
-                singles.append(
-                    measure(
-                        conn,
-                        lambda: enqueue(conn, "bench_blob", payload(next(counter), args.keys)),
-                        ROUND,
-                    )
+    with benchmark_server("pgblobs-") as url, psycopg.connect(url, autocommit=True) as conn:
+        migrate(conn)
+        # What is measured is the statements' work, not the wait for the WAL's flush.
+        conn.execute("SET synchronous_commit = off")
+        for _ in range(args.singles // ROUND):
+            singles.append(
+                measure(
+                    conn,
+                    lambda: enqueue(conn, "bench_blob", payload(next(counter), args.keys)),
+                    ROUND,
                 )
-            for _ in range(args.calls):
-                requests = [
-                    JobRequest("bench_blob", payload(next(counter), args.keys))
-                    for _ in range(args.per_call)
-                ]
-                bulks.append(measure(conn, functools.partial(enqueue_many, conn, requests), 1))
-            conn.execute("DELETE FROM pipeline.active_jobs WHERE type = 'bench_blob'")
-    finally:
-        if not os.environ.get("DATABASE_URL"):
-            stop_embedded(scratch / "pgdata")
-        shutil.rmtree(scratch, ignore_errors=True)
+            )
+        for _ in range(args.calls):
+            requests = [
+                JobRequest("bench_blob", payload(next(counter), args.keys))
+                for _ in range(args.per_call)
+            ]
+            bulks.append(measure(conn, functools.partial(enqueue_many, conn, requests), 1))
+        conn.execute("DELETE FROM pipeline.active_jobs WHERE type = 'bench_blob'")
 
     def per_call(samples: list[tuple[float, ...]], per: int, unit: float) -> str:
         # Means, not medians: the backend's CPU comes in clock ticks (10 ms), which only a sum
