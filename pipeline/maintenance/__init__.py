@@ -1,6 +1,7 @@
 """Maintenance services. Each exposes run_once() so tests drive them without a worker; a
 worker's Maintainer runs them on its maintenance thread."""
 
+from pg_pipeline.maintenance.blob_sweep import SweepReport, sweep_blobs
 from pg_pipeline.maintenance.dead_workers import DeadWorkerPruner
 from pg_pipeline.maintenance.maintainer import Maintainer, Service
 from pg_pipeline.maintenance.partitions import Partitions
@@ -23,5 +24,7 @@ __all__ = [
     "SlotDrift",
     "SlotRepair",
     "SlotRepairReport",
+    "SweepReport",
     "WaitTimeouts",
+    "sweep_blobs",
 ]

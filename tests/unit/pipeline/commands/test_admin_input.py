@@ -62,6 +62,9 @@ BAD_INPUT = [
     (["prune", "--older-than", "7d", "--batch", "-1"], "1..100000"),
     (["worker", "--retention", "soon"], "not a duration"),
     (["worker", "--retention", "0m"], "more than 0"),
+    (["prune", "--older-than", "7d", "--blob-grace", "1"], "not a duration"),
+    (["prune", "--older-than", "7d", "--blob-grace", "0s"], "more than 0"),
+    (["worker", "--blob-grace", "0s"], "more than 0"),
 ]
 
 
@@ -86,6 +89,7 @@ def test_bad_input_exits_2_with_one_line_naming_the_problem(
         ["jobs", "cancel", "--queued", "--stage", "ocr", "--reason", "drop"],
         ["jobs", "cancel", "3", "--tenant", "acme"],
         ["prune", "--older-than", "1s", "--keep-failed", "--batch", "100000"],
+        ["prune", "--older-than", "1s", "--blob-grace", "36500d"],
     ],
 )
 def test_input_at_the_edge_of_each_range_is_accepted(

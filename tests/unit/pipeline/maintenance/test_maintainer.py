@@ -7,7 +7,8 @@ import threading
 
 import pytest
 
-from pg_pipeline.maintenance import Maintainer, Service
+from pg_pipeline.maintenance import Maintainer, Pruner, Service
+from pg_pipeline.maintenance.blob_sweep import BLOB_GRACE_S
 from pg_pipeline.maintenance.maintainer import JITTER
 from pg_pipeline.settings import WorkerSettings
 
@@ -108,6 +109,15 @@ def test_a_worker_maintains_reclaim_dead_workers_slots_schedules_and_retention_i
         {"retention"} if retention else set()
     )
     assert m.threads == Maintainer.threads_for(settings) == 2
+
+
+def test_a_workers_retention_sweeps_blobs_with_its_grace_period() -> None:
+    settings = WorkerSettings(retention_s=86400.0, blob_grace_s=120.0)
+    m = Maintainer.for_worker(None, settings, halt=threading.Event())  # type: ignore[arg-type]
+    [retention] = [s for s in m.services if s.name == "retention"]
+    pruner = retention.run_once.__self__  # type: ignore[attr-defined]
+    assert isinstance(pruner, Pruner) and pruner.blob_grace_s == 120.0
+    assert WorkerSettings().blob_grace_s == BLOB_GRACE_S
 
 
 def test_a_service_apart_that_takes_long_holds_back_no_round_of_the_others() -> None:
