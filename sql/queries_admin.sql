@@ -20,14 +20,14 @@
 -- the two (BitmapOr) and sort the backlog, or walk the primary key back when the backlog is
 -- large. A stage alone has no index of its own and walks the primary key back, in the history
 -- only through the days that may hold jobs of that stage (of that outcome, with a status):
--- pipeline.finished_span reads them off the rollups, and partition pruning leaves the others
--- out, so a stage no job has reads no day, where it walked all of them (0.5-0.8 s at 10 M
--- finished jobs). Within those days it walks back until it has a page: fast while the stage is
--- common among them, and a snapshot's statement_timeout bounds it otherwise.
+-- finished_from and finished_to, from jobs_finished_span (read just before), bound the finish
+-- times, and partition pruning leaves the other days out when the statement is planned, so a
+-- stage no job has reads no day, where it walked all of them (0.5-0.8 s at 10 M finished jobs).
+-- Within those days it walks back until it has a page: fast while the stage is common among
+-- them, and a snapshot's statement_timeout bounds it otherwise.
 -- The text search in last_error (%(search)s, an ILIKE pattern) is jobs_search among failed and
 -- cancelled jobs; here only among queued or running ones, whose indexes bound it. Parameters
 -- are typed so that each NULL folds away when the statement is planned for its values.
-WITH span AS MATERIALIZED (SELECT lo, hi FROM pipeline.finished_span(%(stage)s, %(status)s))
 SELECT id, type, tenant_id, status, attempts, max_attempts, created_at, finished_at, last_error
 FROM pipeline.jobs
 WHERE (%(status)s::text IS NULL OR status = %(status)s)
@@ -44,16 +44,23 @@ WHERE (%(status)s::text IS NULL OR status = %(status)s)
   AND (%(since)s::timestamptz IS NULL OR finished_at IS NULL OR finished_at >= %(since)s)
   AND (%(search)s::text IS NULL OR last_error ILIKE %(search)s)
   AND (%(before)s::bigint IS NULL OR id < %(before)s)
-  -- A stage or an outcome: the history's days that may hold one alone (finished_span).
-  AND (%(stage)s::text IS NULL AND %(status)s::text IS NULL OR finished_at IS NULL
-       OR finished_at >= (SELECT lo FROM span) AND finished_at < (SELECT hi FROM span))
+  -- A stage or an outcome: the history's days that may hold one alone (jobs_finished_span).
+  AND (%(finished_from)s::timestamptz IS NULL OR finished_at IS NULL
+       OR finished_at >= %(finished_from)s AND finished_at < %(finished_to)s::timestamptz)
 ORDER BY id DESC
 LIMIT %(limit)s;
+
+-- name: jobs_finished_span
+-- The finish times [lo, hi) a jobs list filtered by stage or outcome reads of the history
+-- (functions/finished_span.sql), passed to jobs_list as finished_from and finished_to: values
+-- its plan is made for, so that the days outside are pruned when it is planned, and no bound
+-- is added when it would leave no day out (NULL). A job that finishes between the two
+-- statements, of a stage with no finished job in that minute yet, may be missed by that page.
+SELECT lo, hi FROM pipeline.finished_span(%(stage)s, %(status)s);
 
 -- name: jobs_list_newer
 -- jobs_list the other way: the `limit` matches just above `after` (the largest id of the
 -- older page), oldest first, for the "newer" link. Keep its filters as jobs_list's.
-WITH span AS MATERIALIZED (SELECT lo, hi FROM pipeline.finished_span(%(stage)s, %(status)s))
 SELECT id, type, tenant_id, status, attempts, max_attempts, created_at, finished_at, last_error
 FROM pipeline.jobs
 WHERE (%(status)s::text IS NULL OR status = %(status)s)
@@ -70,8 +77,8 @@ WHERE (%(status)s::text IS NULL OR status = %(status)s)
   AND (%(since)s::timestamptz IS NULL OR finished_at IS NULL OR finished_at >= %(since)s)
   AND (%(search)s::text IS NULL OR last_error ILIKE %(search)s)
   AND id > %(after)s
-  AND (%(stage)s::text IS NULL AND %(status)s::text IS NULL OR finished_at IS NULL
-       OR finished_at >= (SELECT lo FROM span) AND finished_at < (SELECT hi FROM span))
+  AND (%(finished_from)s::timestamptz IS NULL OR finished_at IS NULL
+       OR finished_at >= %(finished_from)s AND finished_at < %(finished_to)s::timestamptz)
 ORDER BY id
 LIMIT %(limit)s;
 
@@ -820,6 +827,15 @@ days AS (
     SELECT DISTINCT stage, status, date_bin('1 day', minute, timestamptz '2000-01-01 00:00+00')
     FROM whole
     ON CONFLICT DO NOTHING
+),
+dropped_days AS (
+    -- Days before the history's first partition, which retention dropped: they would widen
+    -- every stage's span (finished_span) by days there is nothing to read in.
+    DELETE FROM pipeline.finished_days
+    WHERE day < (SELECT min((regexp_match(pg_get_expr(c.relpartbound, c.oid),
+                                          $$FROM \('([^']+)'\)$$))[1]::timestamptz)
+                 FROM pg_inherits AS i JOIN pg_class AS c ON c.oid = i.inhrelid
+                 WHERE i.inhparent = 'pipeline.job_history'::regclass)
 ),
 tenants AS (
     DELETE FROM pipeline.tenant_finished_by_minute

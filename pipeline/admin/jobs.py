@@ -233,15 +233,38 @@ def _params(q: JobQuery) -> dict[str, Any]:
         "after": q.after,
         "limit": q.limit + 1,  # one more than shown: is there another page?
         "window": SEARCH_WINDOW,
+        "finished_from": None,
+        "finished_to": None,
     }
 
 
+def _list_params(conn: psycopg.Connection[Any], q: JobQuery) -> dict[str, Any]:
+    """jobs_list's parameters: with a stage or an outcome, the span of finish times in which
+    the history may hold such jobs (jobs_finished_span), so that its plan reads those days
+    alone. Queued, running and waiting jobs are never in the history."""
+    params = _params(q)
+    if q.stage is not None or q.status in ("done", "failed", "cancelled"):
+        row = conn.execute(Q["jobs_finished_span"], params).fetchone()
+        if row is not None:
+            params["finished_from"], params["finished_to"] = row
+    return params
+
+
+# jobs_list and jobs_list_newer run unprepared (prepare=False): each is planned for the values
+# it is given, which folds away the filters that are not set and prunes the history's days by
+# its finish-time span. Prepared (psycopg prepares a statement on its fifth run on a
+# connection), PostgreSQL may settle on a generic plan after five custom ones, planned for no
+# values: measured at 10 M finished jobs, the list by a stage no job has then took 2.1-2.8 s
+# instead of 2 ms (with the span read by the statement itself, in an InitPlan).
 def _older_page(conn: psycopg.Connection[Any], q: JobQuery) -> JobsPage:
     searched = None
     if q.windowed:
         rows, searched = _search(conn, Q["jobs_search"], q)
     else:
-        rows = [JobSummary(*r) for r in conn.execute(Q["jobs_list"], _params(q))]
+        rows = [
+            JobSummary(*r)
+            for r in conn.execute(Q["jobs_list"], _list_params(conn, q), prepare=False)
+        ]
     shown = rows[: q.limit]
     if len(rows) > q.limit:
         older: int | None = shown[-1].id
@@ -267,7 +290,10 @@ def _newer_page(conn: psycopg.Connection[Any], q: JobQuery) -> JobsPage | None:
     if q.windowed:
         rows, searched = _search(conn, Q["jobs_search_newer"], q)
     else:
-        rows = [JobSummary(*r) for r in conn.execute(Q["jobs_list_newer"], _params(q))]
+        rows = [
+            JobSummary(*r)
+            for r in conn.execute(Q["jobs_list_newer"], _list_params(conn, q), prepare=False)
+        ]
     if len(rows) > q.limit:
         shown = rows[: q.limit]
         newer: int | None = shown[-1].id

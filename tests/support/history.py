@@ -73,6 +73,15 @@ INDEX = {
 }
 
 
+def with_finished_span(conn: psycopg.Connection[Any], params: dict[str, Any]) -> dict[str, Any]:
+    """jobs_list's parameters as pipeline.admin.jobs gives them: with a stage or an outcome,
+    the finish times of the history it reads (jobs_finished_span)."""
+    span: tuple[Any, Any] = (None, None)
+    if params.get("stage") is not None or params.get("status") in ("done", "failed", "cancelled"):
+        span = conn.execute(Q["jobs_finished_span"], params).fetchone() or span
+    return params | {"finished_from": span[0], "finished_to": span[1]}
+
+
 def pages_read(plan: str) -> int:
     """The pages the whole statement touched, in an EXPLAIN (ANALYZE, BUFFERS): the first
     Buffers line is the top node's, which counts its children's."""

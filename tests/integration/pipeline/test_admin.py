@@ -319,6 +319,8 @@ def test_bulk_cancel_takes_queued_jobs_of_the_stage_in_batches_and_never_running
 # -- plans on a million rows ----------------------------------------------------------------
 
 ANY_FILTER = {
+    "finished_from": None,
+    "finished_to": None,
     "status": None,
     "stage": None,
     "tenant": None,

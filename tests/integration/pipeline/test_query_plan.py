@@ -14,7 +14,13 @@ from psycopg.types.json import Jsonb
 from pg_pipeline.admin.jobs import JobQuery, page_jobs
 from pg_pipeline.history import drop_old_rollups
 from pg_pipeline.queries import Q
-from tests.support.history import INDEX, big_seq_scans, make_past_days, pages_read
+from tests.support.history import (
+    INDEX,
+    big_seq_scans,
+    make_past_days,
+    pages_read,
+    with_finished_span,
+)
 
 CLAIM_PARAMS = {
     "types": ["noop"],
@@ -313,7 +319,15 @@ def test_a_jobs_list_by_stage_or_outcome_reads_only_the_days_that_may_hold_one(
              LATERAL (SELECT now() - (500000 - g) * interval '1.7 seconds') AS x(t)
         """
     )
+    conn.execute(
+        "INSERT INTO pipeline.finished_days VALUES ('retired', 'done', "
+        "date_bin('1 day', now() - interval '100 days', timestamptz '2000-01-01 00:00+00'))"
+    )
     assert drop_old_rollups(conn) > 0
+    # A day retention dropped (no partition is that old) goes: it would widen every span.
+    assert conn.execute(
+        "SELECT count(*) FROM pipeline.finished_days WHERE day < now() - interval '20 days'"
+    ).fetchone() == (0,)
     # Retention kept a row of a dropped day (its run lives on); a job of the retired stage is
     # queued again.
     conn.execute(
@@ -345,12 +359,16 @@ def test_a_jobs_list_by_stage_or_outcome_reads_only_the_days_that_may_hold_one(
             str(row[0])
             for row in conn.execute(
                 "EXPLAIN (ANALYZE, BUFFERS) " + Q[name],  # type: ignore[operator]
-                base | params,
+                with_finished_span(conn, base | params),
             )
         )
         assert not big_seq_scans(plan), (name, params, plan)
         # A page's rows of the days that hold the stage: the walk read tens of thousands.
         assert pages_read(plan) < 500, (name, params, plan)
+
+    # A stage of every day adds no bound: it would leave no day out.
+    ocr = conn.execute(Q["jobs_finished_span"], {"stage": "ocr", "status": None}).fetchone()
+    assert ocr == (None, None)
 
     # Every job of the filter, newest first, page after page, from the days folded, the
     # minutes, the kept rows and the hot table alike.
