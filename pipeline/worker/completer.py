@@ -343,9 +343,8 @@ class Completer:
 
     def _ack_batch(self, batch: list[_Ack]) -> None:
         started = time.monotonic()
-        # Completions lock rows beside their own (a fan-out's join row); one order for every
-        # worker's batches means two batches never wait on each other in a circle.
-        batch.sort(key=lambda a: (a.job.tenant_id or "", a.job.type, a.job.id))
+        # Completions lock rows beside their own (a fan-out's join row) in the order they
+        # delete the jobs: JobStore.acknowledge writes every batch in the order of its ids.
         until = min(a.until for a in batch)
         try:
             confirmed = retry_db(
