@@ -158,6 +158,9 @@ def _unlink_quietly(path: str | Path) -> None:
 class BlobStore(abc.ABC):
     """Content-addressed blob storage. Keys are opaque strings to callers: put them in payloads."""
 
+    #: how many blobs retention's sweep asks the store to delete at once (threads)
+    sweep_concurrency = 1
+
     @abc.abstractmethod
     def put_file(self, fileobj: BinaryIO) -> str:
         """Stream ``fileobj`` (from its current position to EOF) into the store; return its key."""
@@ -406,6 +409,10 @@ class S3BlobStore(BlobStore):
     roles). ``endpoint_url`` points at any S3-compatible service (MinIO, R2, ...); with one set,
     path-style addressing is used. Pass ``client`` to supply a ready boto3 S3 client instead.
     """
+
+    #: A blob's deletion is two requests (HEAD, DELETE) of a round trip each: the sweep keeps
+    #: eight in flight, within botocore's pool of ten connections.
+    sweep_concurrency = 8
 
     def __init__(
         self,

@@ -22,14 +22,22 @@ enqueued before migration 0029 have no references: their blobs are never candida
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 import psycopg
 
-from pg_pipeline.blobs import BlobStore, BlobStoreError, BlobStoreUnavailable, blob_store_from_env
+from pg_pipeline.blobs import (
+    BlobStore,
+    BlobStoreError,
+    BlobStoreUnavailable,
+    Deletion,
+    blob_store_from_env,
+)
 from pg_pipeline.queries import Q
 
 log = logging.getLogger(__name__)
@@ -115,33 +123,47 @@ def sweep_blobs(
 def _delete(
     store: BlobStore, candidates: list[tuple[str, Any]], before: float
 ) -> tuple[list[tuple[str, Any]], SweepReport]:
-    """Ask `store` to delete each candidate; the candidates done with (deleted, or gone) and
-    what became of them all."""
+    """Ask `store` to delete each candidate, `store.sweep_concurrency` at a time; the candidates
+    done with (deleted, or gone) and what became of them all. The first sign of an outage
+    stops the rest: a request not yet sent is not sent (its candidate waits for the next sweep),
+    so an unreachable store costs one timeout per thread, not one per candidate."""
+    outage = threading.Event()
+
+    def one(key: str) -> Deletion | Exception | None:
+        if outage.is_set():
+            return None
+        try:
+            return store.delete_if_older(key, before)
+        except BlobStoreUnavailable as exc:
+            # An outage fails every request alike: the rest wait for the next sweep.
+            outage.set()
+            return exc
+        except (BlobStoreError, OSError) as exc:
+            return exc
+
+    keys = [key for key, _ in candidates]
+    if store.sweep_concurrency > 1 and len(keys) > 1:
+        with ThreadPoolExecutor(min(store.sweep_concurrency, len(keys))) as pool:
+            outcomes = list(pool.map(one, keys))
+    else:
+        outcomes = [one(key) for key in keys]
     done: list[tuple[str, Any]] = []
     deleted = recent = missing = failed = 0
     error: str | None = None
-    left = False
-    for key, since in candidates:
-        try:
-            outcome = store.delete_if_older(key, before)
-        except BlobStoreUnavailable as exc:
-            # An outage fails every request alike: the rest wait for the next sweep.
-            failed, left = failed + 1, True
-            error = error or f"{store.describe()}: {exc}"
-            break
-        except (BlobStoreError, OSError) as exc:
+    for (key, since), outcome in zip(candidates, outcomes, strict=True):
+        if outcome is None:
+            continue
+        if isinstance(outcome, Exception):
             failed += 1
-            error = error or f"{store.describe()}: blob {key}: {exc}"
-            continue
-        if outcome == "recent":
+            where = "" if isinstance(outcome, BlobStoreUnavailable) else f" blob {key}:"
+            error = error or f"{store.describe()}:{where} {outcome}"
+        elif outcome == "recent":
             recent += 1
-            continue
-        done.append((key, since))
-        if outcome == "deleted":
-            deleted += 1
         else:
-            missing += 1
-    return done, SweepReport(deleted, 0, recent, missing, failed, error, left)
+            done.append((key, since))
+            deleted += outcome == "deleted"
+            missing += outcome == "missing"
+    return done, SweepReport(deleted, 0, recent, missing, failed, error, outage.is_set())
 
 
 def swept(report: SweepReport) -> str:
