@@ -187,8 +187,28 @@ class BlobStore(abc.ABC):
     def delete_if_older(self, key: str, before: float) -> Deletion:
         """Delete the blob unless it was stored or put again (see put_file) at or after
         `before` (seconds since the epoch): retention's sweep of blobs no run references.
-        Raises BlobStoreError (BlobStoreUnavailable when transient) when the store fails."""
+        Raises BlobStoreError (BlobStoreUnavailable when transient) when the store fails, and
+        BlobStoreUnavailable for a blob it does not hold when it holds no blob at all (see
+        holds_blobs)."""
         raise BlobStoreError(f"{type(self).__name__} cannot delete blobs")
+
+    def holds_blobs(self) -> bool:
+        """Whether the store holds any blob. A store that holds none (a directory or bucket
+        that does not exist, a wrong prefix) is not where the blobs the sweep was told of were
+        put: it says nothing about them."""
+        raise BlobStoreError(f"{type(self).__name__} cannot tell whether it holds blobs")
+
+    def _missing(self) -> Deletion:
+        """delete_if_older's answer for a blob this store does not hold: "missing" (the sweep
+        then forgets it), unless the store holds no blob at all, which is no answer: a sweep
+        given the wrong store (PIPELINE_BLOB_URL unset or mistyped where it runs) would forget
+        every candidate and leave their blobs in the right store for ever."""
+        if not self.holds_blobs():
+            raise BlobStoreUnavailable(
+                "it holds no blobs at all: not the store they were put in (set"
+                f" {BLOB_URL_ENV} as the workers have it)"
+            )
+        return "missing"
 
     def put_bytes(self, data: bytes) -> str:
         """Store ``data``; return its key."""
@@ -293,12 +313,15 @@ class LocalBlobStore(BlobStore):
             aside = self.root / f".deleting-{uuid.uuid4().hex}"
             os.rename(path, aside)
         except (FileNotFoundError, NotADirectoryError):
-            return "missing"
+            return self._missing()
         if aside.stat().st_mtime >= before:
             os.replace(aside, path)  # a put's copy meanwhile holds the same bytes
             return "recent"
         os.unlink(aside)
         return "deleted"
+
+    def holds_blobs(self) -> bool:
+        return (self.root / KEY_PREFIX).is_dir()
 
     @staticmethod
     def _fsync_dir(directory: Path) -> None:
@@ -347,6 +370,11 @@ class _S3ReadStream(io.RawIOBase):
             with contextlib.suppress(Exception):
                 self._body.close()
         super().close()
+
+
+def _error_code(error: Any) -> str:
+    response = getattr(error, "response", None) or {}
+    return str(response.get("Error", {}).get("Code", ""))
 
 
 def _is_missing(error: Any) -> bool:
@@ -546,12 +574,26 @@ class S3BlobStore(BlobStore):
         try:
             modified = self.head(key)["LastModified"]
         except BlobNotFound:
-            return "missing"
+            return self._missing()
         if modified.timestamp() >= before:
             return "recent"
         with _translate_s3_errors(key):
             self.client.delete_object(Bucket=self.bucket, Key=self.object_key(key))
         return "deleted"
+
+    def holds_blobs(self) -> bool:
+        # One listing of at most one object: a bucket that does not exist answers NoSuchBucket
+        # (a HEAD of an object in it answers 404, as for a missing object).
+        prefix = self.object_key(KEY_PREFIX.rstrip("/")) + "/"
+        try:
+            with _translate_s3_errors(None):
+                listed = self.client.list_objects_v2(Bucket=self.bucket, Prefix=prefix, MaxKeys=1)
+        except BlobStoreError as exc:
+            cause = exc.__cause__
+            if cause is not None and _error_code(cause) == "NoSuchBucket":
+                return False
+            raise
+        return bool(listed.get("KeyCount") or listed.get("Contents"))
 
     def open(self, key: str) -> BinaryIO:
         object_key = self.object_key(key)

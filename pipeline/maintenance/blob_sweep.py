@@ -13,7 +13,9 @@ counted from before the batch's references were read, so a reference that commit
 read had its put within the period, and its blob stays.
 
 The store is the sweeping process's (PIPELINE_BLOB_URL): a candidate it does not hold (a
-payload named another store) is counted as missing and dropped. A candidate whose deletion
+payload named another store) is counted as missing and dropped, unless the store holds no blob
+at all (the wrong store: a directory or bucket that does not exist), which stops the sweep as an
+unreachable store does. A candidate whose deletion
 failed stays for the next sweep, and the sweep says so; when the store is unreachable the sweep
 stops at once, the rest left for later, and never undoes or fails the prune before it. Runs
 enqueued before migration 0029 have no references: their blobs are never candidates.
@@ -173,7 +175,10 @@ def swept(report: SweepReport) -> str:
         f" (kept {report.referenced} another run references and {report.recent} put within"
         f" the grace period; {report.missing} were not in the store)"
     )
-    if report.failed or report.error:
+    if report.failed:
         left = ", the rest left for the next pass" if report.left else ""
         text += f"; {report.failed} failed, kept for the next pass{left}: {report.error}"
+    elif report.error:
+        # Nothing failed: the sweep stopped before asking the store (it could not be made).
+        text += f"; stopped, the candidates left for the next pass: {report.error}"
     return text

@@ -221,6 +221,36 @@ def test_prune_deletes_the_blobs_no_remaining_run_references_and_says_what_faile
     assert one(conn, "SELECT count(*) FROM pipeline.blob_garbage") == 0
 
 
+def test_prune_where_blob_url_is_not_the_workers_keeps_the_candidates_for_the_right_store(
+    env: dict[str, str], conn: Conn, tmp_path: Path
+) -> None:
+    """A prune run where PIPELINE_BLOB_URL is unset (a cron host: the default directory, which
+    holds nothing) finds every candidate missing: it must not forget them, or their blobs stay
+    in the workers' store for ever."""
+    workers = LocalBlobStore(tmp_path / "the workers' blobs")
+    key = workers.put_bytes(b"put by a worker's submitter")
+    make_past_days(conn, 9)
+    finish(conn, enqueue(conn, "blob_note", {"blob_key": key}), ago="8 days")
+
+    unset = run_cli(env, "prune", "--older-than", "7d", "--blob-grace", "1s")
+
+    assert unset.returncode == 0, unset.stderr
+    assert unset.stdout.startswith("deleted 1 finished jobs"), "the run goes all the same"
+    assert "0 were not in the store" in unset.stdout
+    assert "warning: blob sweep: local directory" in unset.stderr
+    assert "holds no blobs at all" in unset.stderr and "PIPELINE_BLOB_URL" in unset.stderr
+    assert one(conn, "SELECT count(*) FROM pipeline.blob_garbage") == 1
+    assert workers.exists(key)
+
+    right = {**env, "PIPELINE_BLOB_URL": str(workers.root)}
+    swept = run_cli(right, "prune", "--older-than", "7d", "--blob-grace", "1s")
+
+    assert swept.returncode == 0 and swept.stderr == ""
+    assert "deleted 1 blobs no run references" in swept.stdout
+    assert not workers.exists(key)
+    assert one(conn, "SELECT count(*) FROM pipeline.blob_garbage") == 0
+
+
 # -- bad input: one line, exit 2, and the jobs as they were ----------------------------------------
 
 # The rest of the cases, without a database: tests/unit/pipeline/commands/test_admin_input.py

@@ -134,9 +134,39 @@ def test_the_sweep_counts_a_blob_its_store_does_not_hold_and_drops_it(
     run_naming(conn, key, days=10)
     prune(conn, WEEK)
     elsewhere = LocalBlobStore(tmp_path / "another store")
+    elsewhere.put_bytes(b"a blob of its own: a store, but not that blob's")
 
     assert sweep(conn, elsewhere) == SweepReport(missing=1)
     assert store.exists(key), "the sweep deletes from its own store only"
+    assert candidates(conn) == []
+
+
+@pytest.mark.parametrize("wrong", ["no directory", "no bucket", "another prefix"])
+def test_a_sweep_given_a_store_that_holds_no_blobs_forgets_no_candidate(
+    conn: Conn, store: BlobStore, tmp_path: Path, wrong: str, request: pytest.FixtureRequest
+) -> None:
+    """PIPELINE_BLOB_URL unset or mistyped where the prune runs: every candidate is missing
+    from that store. Dropping them would keep their blobs in the workers' store for ever."""
+    keys = [store.put_bytes(f"document {n}".encode()) for n in range(2)]
+    for key in keys:
+        run_naming(conn, key, days=10)
+    prune(conn, WEEK)
+    if wrong == "no directory":
+        elsewhere: BlobStore = LocalBlobStore(tmp_path / "unset where the prune runs")
+    else:
+        endpoint_url = request.getfixturevalue("moto_s3_endpoint")
+        bucket = request.getfixturevalue("s3_bucket")
+        elsewhere = make_s3_store(
+            endpoint_url, f"{bucket}-typo" if wrong == "no bucket" else bucket, prefix="other"
+        )
+
+    blobs = sweep(conn, elsewhere)
+
+    assert (blobs.deleted, blobs.missing, blobs.left) == (0, 0, True) and blobs.failed >= 1
+    assert blobs.error is not None and "holds no blobs" in blobs.error
+    assert "PIPELINE_BLOB_URL" in swept(blobs)
+    assert candidates(conn) == sorted(keys)
+    assert sweep(conn, store) == SweepReport(deleted=2)
     assert candidates(conn) == []
 
 
@@ -178,6 +208,11 @@ def test_a_store_that_cannot_be_made_is_reported_and_the_candidates_stay(conn: C
 
     assert report == SweepReport(error="no blob store: invalid blob store URL 'ftp://x'", left=True)
     assert len(candidates(conn)) == 1
+    # Nothing was asked of a store: no "0 failed, kept" that hides the candidate left.
+    assert swept(report).endswith(
+        "; stopped, the candidates left for the next pass: no blob store: invalid blob store"
+        " URL 'ftp://x'"
+    )
 
 
 def test_a_local_blob_put_while_the_sweep_deletes_it_is_never_lost(
