@@ -781,6 +781,17 @@ def load_said(load: Load) -> str:
     )
 
 
+def as_loaded(args: argparse.Namespace) -> dict[str, Any] | None:
+    """With --reuse, the load's record, and `args`' --finished, --days and --day-volume set to
+    the load's: the prune's cutoff and the report go by the history as it was loaded (a cutoff
+    taken from the default 30 days dropped 70 of 99 loaded days). None without --reuse."""
+    if not args.reuse:
+        return None
+    kept: dict[str, Any] = json.loads((args.reuse / LOAD_FILE).read_text())
+    args.finished, args.days, args.day_volume = kept["finished"], kept["days"], kept["volume"]
+    return kept
+
+
 def run(server: str, args: argparse.Namespace, home: Path, pgdata: Path | None = None) -> str:
     """The whole benchmark on `server` (two databases of its own, made afresh, or with --reuse
     the `full` one as a run with --keep left it): progress on stdout, and the report, in
@@ -788,6 +799,7 @@ def run(server: str, args: argparse.Namespace, home: Path, pgdata: Path | None =
     another server, which must have pg_stat_statements loaded for --statements)."""
     import benchmarks.bench_app  # noqa: F401  registers bench_noop
 
+    kept = as_loaded(args)
     older_than = prune_older_than_days(args.days, 2, args.prune_days) if args.prune_days else 0
     urls = {
         EMPTY: make_conninfo(server, dbname="bench_scale_empty"),
@@ -795,12 +807,9 @@ def run(server: str, args: argparse.Namespace, home: Path, pgdata: Path | None =
     }
     if args.statements:
         track_statements(server, pgdata)
-    if args.reuse:
+    if kept is not None:
         version = fresh_databases(server, [urls[EMPTY]])
-        kept = json.loads((args.reuse / LOAD_FILE).read_text())
         load = Load(**kept["load"])
-        # The prune's cutoff and the report go by the history as it was loaded.
-        args.finished, args.days, args.day_volume = kept["finished"], kept["days"], kept["volume"]
         with psycopg.connect(urls[FULL], autocommit=True) as conn:
             migrate(conn)
             # A run stopped midway leaves jobs behind; the history's rows stay.
@@ -830,8 +839,8 @@ def run(server: str, args: argparse.Namespace, home: Path, pgdata: Path | None =
         )
         print(load_said(load), flush=True)
         if pgdata is not None and args.keep:
-            kept = {"load": load.__dict__, "finished": args.finished, "days": args.days}
-            (pgdata / LOAD_FILE).write_text(json.dumps(kept | {"volume": args.day_volume}))
+            record = {"load": load.__dict__, "finished": args.finished, "days": args.days}
+            (pgdata / LOAD_FILE).write_text(json.dumps(record | {"volume": args.day_volume}))
     if args.load_only:
         return load_said(load)
     rounds: dict[str, list[dict[str, float]]] = {EMPTY: [], FULL: []}

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import itertools
+import json
 import math
+from pathlib import Path
 
 import pytest
 
 from benchmarks.scale import (
+    LOAD_FILE,
     Day,
+    as_loaded,
     execution_ms,
     markdown_table,
     median_by_figure,
+    parser,
     plan_days,
     prune_older_than_days,
     ratio,
@@ -63,6 +68,24 @@ def test_the_prune_cutoff_never_reaches_the_last_24_hours() -> None:
         prune_older_than_days(3, 2, 4)
     with pytest.raises(ValueError):
         prune_older_than_days(3, 2, 0)
+
+
+def test_a_reused_server_prunes_by_the_days_it_was_loaded_with_not_the_default(
+    tmp_path: Path,
+) -> None:
+    record = {"load": {}, "finished": 99_000_000, "days": 99, "volume": 1_000_000}
+    (tmp_path / LOAD_FILE).write_text(json.dumps(record))
+    args = parser().parse_args(["--reuse", str(tmp_path), "--prune-days", "1"])
+    assert as_loaded(args) == record
+    assert (args.finished, args.days, args.day_volume) == (99_000_000, 99, 1_000_000)
+    # The oldest of 99 days alone: the default 30 days gave 30d, which dropped 70 of them.
+    assert prune_older_than_days(args.days, 2, args.prune_days) == 99
+
+
+def test_a_fresh_load_keeps_the_days_it_was_asked_for() -> None:
+    args = parser().parse_args(["--days", "12"])
+    assert as_loaded(args) is None
+    assert args.days == 12
 
 
 def test_execution_ms_reads_the_explain_analyze_footer() -> None:
