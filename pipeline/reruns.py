@@ -105,8 +105,11 @@ def _rerun(
             run_id, stage, version, int(generation), int(jobs), True, force, created_at
         )
     # Nothing made: another rerun of this run committed between the read and the write. If
-    # it is this very one, it is the answer; otherwise the run is running it.
+    # it is this very one, it is the answer; otherwise the run is running it. Or retention
+    # deleted the run meanwhile.
     facts = yield Statement(Q["rerun_facts"], params)
+    if not facts:
+        yield from no_run(run_id, tenant)
     existing = _check(run_id, stage, version, tenant, force, facts)
     if existing is not None:
         return existing

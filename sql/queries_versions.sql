@@ -56,7 +56,22 @@ LEFT JOIN pipeline.run_generations AS g
 -- generation, or the same (stage, version), and waits on the first's insert; once that commits
 -- it inserts nothing (ON CONFLICT DO NOTHING), and nor does anything of the run still active
 -- when the statement starts. Nothing back then: the caller reads what happened instead.
-WITH stage_jobs AS MATERIALIZED (
+-- The run's root row is locked too (FOR KEY SHARE, in the history or the kept rows: a finished
+-- run's root is in one of them), as every change to a finished run locks a job of it: a prune
+-- batch locks the run's jobs FOR UPDATE SKIP LOCKED, so it leaves a run being rerun to a later
+-- pass, and a rerun that waits on a batch deleting the run finds the root gone and makes
+-- nothing. Without it a rerun read the run from a snapshot taken before the batch committed
+-- and enqueued jobs into a run whose outputs and blob references were gone.
+WITH root AS MATERIALIZED (
+    SELECT h.id FROM (
+        SELECT id FROM pipeline.job_history WHERE id = %(run_id)s FOR KEY SHARE
+    ) AS h
+    UNION ALL
+    SELECT k.id FROM (
+        SELECT id FROM pipeline.job_history_kept WHERE id = %(run_id)s FOR KEY SHARE
+    ) AS k
+),
+stage_jobs AS MATERIALIZED (
     SELECT j.*, coalesce((SELECT max(g.generation) FROM pipeline.run_generations AS g
                           WHERE g.run_id = %(run_id)s AND g.first_job_id <= j.id), 0) AS gen
     FROM pipeline.jobs AS j
@@ -77,6 +92,7 @@ made AS (
            %(stage)s, %(version)s, min(new_id), count(*), %(forced)s
     FROM again
     HAVING count(*) > 0
+       AND EXISTS (SELECT FROM root)
        AND NOT EXISTS (SELECT FROM pipeline.active_jobs AS a
                        WHERE a.id = %(run_id)s OR a.root_id = %(run_id)s)
     ON CONFLICT DO NOTHING

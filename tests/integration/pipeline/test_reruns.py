@@ -23,6 +23,7 @@ from pg_pipeline.runs import run_output, run_status
 from pg_pipeline.stage import Registry, stage
 from pg_pipeline.testing import drain
 from tests.integration.pipeline.maintenance.test_retention import age
+from tests.support.waiting import wait_for
 
 Conn = psycopg.Connection[Any]
 
@@ -373,6 +374,73 @@ def test_retention_deletes_a_rerun_run_with_its_generations(db_url: str, conn: C
     report = prune(conn, 7 * 86400)
     assert (report.jobs, report.outputs) == (5, 5)
     assert conn.execute("SELECT count(*) FROM pipeline.run_generations").fetchone() == (0,)
+
+
+def run_rows(conn: Conn, run_id: int) -> list[tuple[int, str, str]]:
+    return conn.execute(
+        "SELECT id, type, status FROM pipeline.jobs WHERE id = %s OR root_id = %s ORDER BY id",
+        (run_id, run_id),
+    ).fetchall()
+
+
+def test_a_rerun_waiting_on_a_prune_batch_deleting_its_run_enqueues_nothing(
+    db_url: str, conn: Conn
+) -> None:
+    """The rerun read the run in a snapshot from before the batch committed: it enqueued the
+    stage into a run whose outputs (and blob references) were gone, jobs of no run."""
+    run_id = finished_chain(db_url, conn)
+    age(conn, 8, root=run_id)
+    refused: list[BaseException] = []
+
+    def again() -> None:
+        with psycopg.connect(db_url, autocommit=True) as other:
+            try:
+                rerun(other, run_id, "vb", registry=V2)
+            except RerunRefused as exc:
+                refused.append(exc)
+
+    with psycopg.connect(db_url, autocommit=True) as pruner, pruner.transaction():
+        # One prune batch, as retention's prune() runs it, left open while the rerun comes.
+        [(cutoff,)] = pruner.execute(Q["prune_cutoff"], {"older_than_s": 7 * 86400}).fetchall()
+        params = {"cutoff": cutoff, "keep_failed": False}
+        pruner.execute(Q["prune_lock"])
+        [(_, _, runs, locked)] = pruner.execute(
+            Q["prune_lock_runs"], params | {"after_id": 0, "batch": 1000}
+        ).fetchall()
+        assert runs == [run_id]
+        pruner.execute(Q["prune_runs"], params | {"runs": runs, "locked": locked})
+        rerunning = threading.Thread(target=again)
+        rerunning.start()
+        wait_for(
+            lambda: (
+                conn.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                ).fetchone()
+                == (1,)
+            ),
+            timeout=10,
+            what="the rerun to wait for the batch's locks",
+        )
+    rerunning.join(timeout=10)
+
+    assert [str(e) for e in refused] == [f"there is no run {run_id}"]
+    assert run_rows(conn, run_id) == []
+    assert conn.execute("SELECT count(*) FROM pipeline.run_generations").fetchone() == (0,)
+
+
+def test_a_prune_leaves_a_run_being_rerun_to_a_later_pass(db_url: str, conn: Conn) -> None:
+    run_id = finished_chain(db_url, conn)
+    age(conn, 8, root=run_id)
+    with psycopg.connect(db_url) as caller:  # the rerun in the caller's open transaction
+        assert rerun(caller, run_id, "vb", registry=V2).created
+        with psycopg.connect(db_url, autocommit=True) as pruner:
+            # A prune that waited for the rerun's transaction would wait for this test.
+            pruner.execute("SET lock_timeout = '5s'")
+            assert prune(pruner, 7 * 86400).jobs == 0, "the run is being rerun"
+        caller.commit()
+    assert [t for _, t, s in run_rows(conn, run_id) if s == "queued"] == ["vb"]
+    assert drain(db_url, registry=V2, run_id=run_id).ok
+    assert run_output(conn, run_id, "vc") is not None
 
 
 def test_the_async_rerun_makes_the_same_rerun(db_url: str, conn: Conn) -> None:
