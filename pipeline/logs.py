@@ -236,7 +236,10 @@ def _describe(
         return "done", logging.DEBUG, None, None
     if settled == "lost":
         reason = transition.reason if isinstance(transition, Discard) else None
-        return "lost", logging.WARNING, reason or "another claim owns the job now", None
+        # Unknown why (a batch's acknowledgement): the fence fails alike for a job cancelled,
+        # retried or reclaimed since, and "another claim owns it" was wrong for a cancel.
+        why = reason or "the job is no longer this claim's (cancelled, or reclaimed)"
+        return "lost", logging.WARNING, why, None
     if settled == "waiting":
         name = transition.request.name if isinstance(transition, Wait) else None
         return "waiting", logging.INFO, None if name is None else f"waits for {name!r}", None

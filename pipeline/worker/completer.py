@@ -66,7 +66,7 @@ class Settled(StrEnum):
     QUEUED = "queued"  #: back in the queue to be retried
     FAILED = "failed"
     WAITING = "waiting"  #: waits for a signal or its deadline (pg_pipeline.waits)
-    LOST = "lost"  #: the fence did not hold: another claim owns the job now
+    LOST = "lost"  #: the fence did not hold: cancelled, retried or reclaimed since
     BATCHED = "batched"  #: a plain completion, written with the next acknowledgement batch
     #: the database stayed unreachable until the lease ran out; reclaim will decide
     UNKNOWN = "unknown"

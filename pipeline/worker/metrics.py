@@ -44,7 +44,7 @@ RESULTS = {
     "done": "completed",
     "queued": "retried",  # back in the queue for another run
     "failed": "failed",
-    "lost": "lost",  # the fence did not hold: another claim owns the job now
+    "lost": "lost",  # the fence did not hold: cancelled, retried or reclaimed since
     "waiting": "waiting",  # waits for a signal or its deadline (ctx.wait_for)
     "unknown": "unknown",  # the database stayed unreachable; reclaim decides
 }

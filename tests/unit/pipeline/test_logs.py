@@ -24,6 +24,7 @@ from pg_pipeline.logs import (
     configure,
     current_job,
     log_settlement,
+    log_settlements,
     running,
     settlements,
 )
@@ -133,6 +134,17 @@ def test_a_lost_claim_logs_a_warning_with_why_and_no_next_run(lines: Lines) -> N
         "reason": "cancelled",
     }
     assert line["message"] == "job 42 (resize, tenant -, attempt 2/5) lost: cancelled"
+
+
+def test_a_lost_claim_of_a_batch_names_no_owner_it_does_not_know(lines: Lines) -> None:
+    # A batch's acknowledgement finds the fence failed without knowing why: a cancel of the
+    # running job fails it too, and no other claim owns that one.
+    log_settlements([JOB], "lost")
+    [line] = lines.lines
+    assert line["message"] == (
+        "job 42 (resize, tenant acme, attempt 2/5) lost: the job is no longer this claim's"
+        " (cancelled, or reclaimed)"
+    )
 
 
 def test_a_job_given_back_uncharged_is_information_not_a_warning(lines: Lines) -> None:
