@@ -181,13 +181,18 @@ def test_prune_deletes_old_finished_runs_and_keeps_live_and_recent_ones(
     assert one(conn, "SELECT count(*) FROM pipeline.outputs") == 2
 
 
+def written_ago(store: LocalBlobStore, key: str, seconds: float) -> None:
+    """Date a local blob's last write `seconds` back, as the sweep's grace period reads it."""
+    then = time.time() - seconds
+    os.utime(store.path_for(key), (then, then))
+
+
 def test_prune_deletes_the_blobs_no_remaining_run_references_and_says_what_failed(
     env: dict[str, str], conn: Conn, tmp_path: Path
 ) -> None:
     store = LocalBlobStore(Path(env["PIPELINE_HOME"]) / "blobs")  # the default store
     old_blob, new_blob = store.put_bytes(b"long ago"), store.put_bytes(b"just now")
-    an_hour_and_more = time.time() - 4000
-    os.utime(store.path_for(old_blob), (an_hour_and_more, an_hour_and_more))
+    written_ago(store, old_blob, 4000)  # an hour and more
     make_past_days(conn, 9)
     for key in (old_blob, new_blob):
         job = enqueue(conn, "blob_note", {"blob_key": key})
@@ -216,6 +221,8 @@ def test_prune_deletes_the_blobs_no_remaining_run_references_and_says_what_faile
         swept.stdout
     )
     assert not store.exists(old_blob) and store.exists(new_blob)
+    # Past a grace of one second by the clock, not by how long the commands above took.
+    written_ago(store, new_blob, 10)
     assert run_cli(env, "prune", "--older-than", "7d", "--blob-grace", "1s").returncode == 0
     assert not store.exists(new_blob)
     assert one(conn, "SELECT count(*) FROM pipeline.blob_garbage") == 0
@@ -229,6 +236,7 @@ def test_prune_where_blob_url_is_not_the_workers_keeps_the_candidates_for_the_ri
     in the workers' store for ever."""
     workers = LocalBlobStore(tmp_path / "the workers' blobs")
     key = workers.put_bytes(b"put by a worker's submitter")
+    written_ago(workers, key, 10)  # past the prunes' grace of one second
     make_past_days(conn, 9)
     finish(conn, enqueue(conn, "blob_note", {"blob_key": key}), ago="8 days")
 
