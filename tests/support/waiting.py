@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
+
+import psycopg
 
 T = TypeVar("T")
 
@@ -28,3 +30,13 @@ def wait_for(
             raise AssertionError(f"timed out after {timeout} s waiting for {what}")
         time.sleep(delay)
         delay = min(max_interval, delay * 1.5)
+
+
+def lock_waiters(conn: psycopg.Connection[Any]) -> int:
+    """Backends of `conn`'s database waiting for a lock (a row's, or an advisory one)."""
+    row = conn.execute(
+        "SELECT count(*) FROM pg_stat_activity "
+        "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+    ).fetchone()
+    assert row is not None
+    return int(row[0])

@@ -23,7 +23,7 @@ from pg_pipeline.runs import run_output, run_status
 from pg_pipeline.stage import Registry, stage
 from pg_pipeline.testing import drain
 from tests.integration.pipeline.maintenance.test_retention import age
-from tests.support.waiting import wait_for
+from tests.support.waiting import lock_waiters, wait_for
 
 Conn = psycopg.Connection[Any]
 
@@ -412,12 +412,7 @@ def test_a_rerun_waiting_on_a_prune_batch_deleting_its_run_enqueues_nothing(
         rerunning = threading.Thread(target=again)
         rerunning.start()
         wait_for(
-            lambda: (
-                conn.execute(
-                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
-                ).fetchone()
-                == (1,)
-            ),
+            lambda: lock_waiters(conn) == 1,
             timeout=10,
             what="the rerun to wait for the batch's locks",
         )

@@ -19,7 +19,7 @@ from pg_pipeline.maintenance import Reclaimer
 from pg_pipeline.queries import Q
 from pg_pipeline.store import FREE_CRASH_RECLAIMS, FREE_RELEASES, JobStore, WorkerInfo
 from tests.support.history import cancel
-from tests.support.waiting import wait_for
+from tests.support.waiting import lock_waiters, wait_for
 
 Conn = psycopg.Connection[Any]
 WORKER = uuid.UUID(int=1)
@@ -367,12 +367,7 @@ def test_an_acknowledgement_waits_out_a_moments_lock_and_confirms_the_row_as_lef
         )
         acker.start()
         wait_for(
-            lambda: (
-                conn.execute(
-                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
-                ).fetchone()
-                == (1,)
-            ),
+            lambda: lock_waiters(conn) == 1,
             timeout=10,
             what="the acknowledgement waiting for the locked row",
         )

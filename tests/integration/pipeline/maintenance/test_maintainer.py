@@ -18,7 +18,7 @@ from pg_pipeline.queries import Q
 from pg_pipeline.schedules import Schedule, save_schedule
 from pg_pipeline.settings import WorkerSettings
 from tests.support.history import make_past_days
-from tests.support.waiting import wait_for
+from tests.support.waiting import lock_waiters, wait_for
 
 Conn = psycopg.Connection[Any]
 
@@ -57,14 +57,7 @@ def count(conn: Conn, sql: str) -> int:
 
 def wait_for_its_turn(conn: Conn) -> None:
     """Until the retention pass waits for another pass's prune_lock."""
-    wait_for(
-        lambda: count(
-            conn,
-            "SELECT count(*) FROM pg_stat_activity "
-            "WHERE datname = current_database() AND wait_event_type = 'Lock'",
-        ),
-        what="the retention pass to wait for its turn",
-    )
+    wait_for(lambda: lock_waiters(conn), what="the retention pass to wait for its turn")
 
 
 def test_a_long_retention_pass_delays_neither_a_one_second_schedule_nor_reclaim(

@@ -30,7 +30,7 @@ from pg_pipeline.queries import Q
 from tests.integration.pipeline.worker.test_worker import FAST, running_worker
 from tests.support.apps.jobs_app import EFFECTS_DDL
 from tests.support.history import finish, make_past_days
-from tests.support.waiting import wait_for
+from tests.support.waiting import lock_waiters, wait_for
 
 Conn = psycopg.Connection[Any]
 DAY = 86_400.0
@@ -350,15 +350,6 @@ def test_a_pass_whose_vacuum_skips_a_table_never_says_it_vacuumed(db_url: str, c
 
 
 # -- a prune and a retry at once (issue 20, defect 4) ---------------------------------------------
-
-
-def lock_waiters(conn: Conn) -> int:
-    """Backends of this database waiting for a lock (a row's, or an advisory one)."""
-    return count(
-        conn,
-        "SELECT count(*) FROM pg_stat_activity "
-        "WHERE datname = current_database() AND wait_event_type = 'Lock'",
-    )
 
 
 def test_a_retry_between_two_batches_of_a_pass_finds_its_run_whole_or_gone(
