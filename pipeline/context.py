@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
@@ -187,8 +187,7 @@ class Context:
             then_keys = [] if then_row is None else blob_keys(then_row["payload"])
             if then_keys:
                 # The join enqueues the next stage later, in the run: its blobs are the run's now.
-                refs = {"keys": then_keys, "runs": [self.root_id] * len(then_keys)}
-                conn.execute(Q["blob_refs_add"], refs)
+                conn.execute(Q["blob_refs_add"], self._blob_refs(then_keys))
             insert_rows(conn, child_rows)
 
         # Every row is built (and so validated) now: a bad child fails this job at the call.
@@ -307,13 +306,18 @@ class Context:
         for key in keys:
             if blob_keys(key) != [key]:
                 raise ValueError(f"not a blob key: {key!r}")
-        refs = {"keys": sorted(set(keys)), "runs": [self.root_id] * len(set(keys))}
+        refs = self._blob_refs(keys)
 
         def insert(conn: psycopg.Connection[Any]) -> None:
             conn.execute(Q["blob_refs_add"], refs)
 
         if keys:
             self._steps.append(insert)
+
+    def _blob_refs(self, keys: Sequence[str]) -> dict[str, list[Any]]:
+        """blob_refs_add's parameters: each of `keys` referenced by this job's run."""
+        distinct = sorted(set(keys))
+        return {"keys": distinct, "runs": [self.root_id] * len(distinct)}
 
     @property
     def transaction_steps(self) -> list[TransactionStep]:
