@@ -64,6 +64,7 @@ from benchmarks.drain import REPO, percentile, start_workers
 from benchmarks.polling import wait_until
 from pg_pipeline.db import make_pool
 from pg_pipeline.embedded import embedded_url, restart_embedded, stop_embedded
+from pg_pipeline.history import fold_rollup_shards
 from pg_pipeline.migrate import migrate
 from pg_pipeline.queries import Q
 from pg_pipeline.store import JobStore
@@ -260,6 +261,10 @@ def load_history(
             # The last 24 hours, oldest first, through the parent: they straddle two days.
             recent = load_params(now - timedelta(days=1), finished + 1, day_volume)
             insert(conn, sql.SQL("pipeline.job_history"), recent)
+            # A server that finished these jobs over the day would have folded each hour's
+            # rollup shards within the hour (the Partitions service, hourly): the load does it
+            # once, so the first worker to start does not fold the whole day inside a drain.
+            fold_rollup_shards(conn)
         conn.execute(
             "SELECT setval('pipeline.active_jobs_id_seq', %s)", (finished + day_volume + 1,)
         )
