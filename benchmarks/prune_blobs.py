@@ -7,8 +7,10 @@ of one job twice, and prunes each load with `prune()`: once dated on a day wholl
 cutoff (the day is dropped whole: pipeline.drop_history_partition), once on the day that holds
 the cutoff, before it (deleted run by run: prune_lock_runs and prune_runs, 1,000 jobs a batch);
 alternately with a blob reference per run (what an app whose every job names a blob has, the
-document pipeline's) and without any (an app without blobs). Prints each prune's seconds; the
-sweep is not timed (no store is asked: the blobs are not the point).
+document pipeline's) and without any (an app without blobs). Prints each prune's seconds, and
+the CPU seconds of its server backend beside (from /proc: the server must run on this machine),
+less noisy on a shared machine; the sweep is not timed (no store is asked: the blobs are not
+the point).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 
 import psycopg
 
+from benchmarks.enqueue_blobs import backend_cpu_s
 from benchmarks.server import benchmark_server
 from pg_pipeline.maintenance.retention import prune
 from pg_pipeline.migrate import migrate
@@ -75,11 +78,13 @@ def main() -> None:
                     load(conn, args.runs, when, refs)
                     conn.execute("CHECKPOINT")
                     started = time.perf_counter()
+                    server = backend_cpu_s(conn.info.backend_pid)
                     report = prune(conn, WEEK, vacuum_after=None)
                     took = time.perf_counter() - started
+                    cpu = backend_cpu_s(conn.info.backend_pid) - server
                     assert report.jobs == args.runs, report
                     conn.execute("TRUNCATE pipeline.blob_garbage")
-                    said.append(f"{path} {took:.2f} s")
+                    said.append(f"{path} {took:.2f} s (server CPU {cpu:.2f} s)")
                 what = "a reference a run" if refs else "no references"
                 print(f"round {round_}, {what}: " + ", ".join(said), flush=True)
 
