@@ -762,23 +762,16 @@ generations AS (
     -- Its reruns (pipeline.run_generations) go with the run.
     DELETE FROM pipeline.run_generations AS g USING runs AS r WHERE g.run_id = r.run_id
 ),
-refs AS (
-    -- Its references to blobs go with the run; their blobs become candidates for the sweep
-    -- (pipeline/maintenance/blob_sweep.py), which keeps those another run still references.
-    DELETE FROM pipeline.blob_refs AS b USING runs AS r WHERE b.run_id = r.run_id
-    RETURNING b.blob_key
-),
-garbage AS (
-    -- `since` moves on a key already there: a sweep deleting the blob of the older row (which
-    -- another upload of the same bytes may have stored again since) leaves this one.
-    INSERT INTO pipeline.blob_garbage (blob_key)
-    SELECT DISTINCT blob_key FROM refs ORDER BY 1
-    ON CONFLICT (blob_key) DO UPDATE SET since = excluded.since
+blobs AS (
+    -- Its references to blobs go with the run, their blobs candidates for the sweep
+    -- (functions/drop_blob_refs.sql). Read below: a SELECT in WITH runs only when read.
+    SELECT pipeline.drop_blob_refs(ARRAY(SELECT run_id FROM runs)) AS candidates
 )
 SELECT (SELECT count(*) FROM deleted) AS jobs,
        (SELECT count(*) FROM outputs) AS outputs,
        (SELECT count(*) FROM joins) AS joins,
-       (SELECT count(*) FROM keys) AS keys;
+       (SELECT count(*) FROM keys) AS keys
+FROM blobs;
 
 -- name: blob_sweep_take
 -- A batch of the blob sweep (pipeline/maintenance/blob_sweep.py): the candidates after the key

@@ -32,15 +32,12 @@ BEGIN
         g AS (DELETE FROM pipeline.run_generations x USING gone WHERE x.run_id = gone.id),
         a AS (DELETE FROM pipeline.job_attempts x USING gone WHERE x.job_id = gone.id),
         w AS (DELETE FROM pipeline.waits x USING gone WHERE x.job_id = gone.id),
-        -- So do its references to blobs, which become candidates for the blob sweep (as in
-        -- prune_runs, sql/queries_admin.sql).
-        b AS (DELETE FROM pipeline.blob_refs x USING gone WHERE x.run_id = gone.id
-              RETURNING x.blob_key),
-        bg AS (INSERT INTO pipeline.blob_garbage (blob_key)
-               SELECT DISTINCT blob_key FROM b ORDER BY 1
-               ON CONFLICT (blob_key) DO UPDATE SET since = excluded.since)
+        -- So do its references to blobs, their blobs candidates for the blob sweep
+        -- (drop_blob_refs.sql). One row, read below: a SELECT in WITH runs only when read.
+        b AS (SELECT pipeline.drop_blob_refs(ARRAY(SELECT id FROM gone)))
         SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM o), (SELECT count(*) FROM j),
                (SELECT count(*) FROM k)
+        FROM b
     $q$, p_table)
     INTO jobs, outputs, joins, keys;
     EXECUTE format('DROP TABLE %s', p_table);

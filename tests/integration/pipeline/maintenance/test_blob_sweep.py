@@ -27,6 +27,8 @@ from pg_pipeline.blobs import (
 )
 from pg_pipeline.maintenance.blob_sweep import SweepReport, sweep_blobs, swept
 from pg_pipeline.maintenance.retention import Pruner, prune, said
+from pg_pipeline.queries import Q
+from tests.integration.pipeline.maintenance.test_retention import STRADDLING
 from tests.integration.pipeline.test_blobs import free_port, make_s3_store
 from tests.support.history import finish, make_past_days
 
@@ -92,6 +94,28 @@ def test_a_blob_shared_by_two_runs_stays_until_the_last_one_goes(
     assert not store.exists(shared)
     assert first not in {r for (r,) in conn.execute("SELECT run_id FROM pipeline.blob_refs")}
     assert conn.execute("SELECT count(*) FROM pipeline.blob_refs").fetchone() == (0,)
+
+
+def test_a_prune_batch_drops_the_references_of_the_runs_it_deletes_and_of_no_other(
+    conn: Conn,
+) -> None:
+    pruned, grew = ("sha256/ab/ab" + digit * 62 for digit in "01")
+    runs = [run_naming(conn, key, days=1) for key in (pruned, grew)]
+    conn.execute(
+        f"UPDATE pipeline.job_history SET finished_at = {STRADDLING} WHERE id = ANY(%s)", (runs,)
+    )  # the day that holds the cutoff: pruned run by run
+    [(cutoff,)] = conn.execute(Q["prune_cutoff"], {"older_than_s": WEEK}).fetchall()
+    batch = {"cutoff": cutoff, "keep_failed": False, "runs": runs}
+
+    # The second run has a job fewer than the batch locked (one came or went since): it stays,
+    # with its references.
+    [(jobs, *_)] = conn.execute(Q["prune_runs"], batch | {"locked": [1, 2]}).fetchall()
+
+    assert jobs == 1
+    assert conn.execute("SELECT blob_key, run_id FROM pipeline.blob_refs").fetchall() == [
+        (grew, runs[1])
+    ]
+    assert candidates(conn) == [pruned]
 
 
 def test_keep_failed_keeps_the_blobs_of_the_runs_it_keeps(conn: Conn, store: BlobStore) -> None:
