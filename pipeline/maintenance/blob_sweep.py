@@ -41,6 +41,7 @@ from pg_pipeline.blobs import (
     blob_store_from_env,
 )
 from pg_pipeline.queries import Q
+from pg_pipeline.wording import counted
 
 log = logging.getLogger(__name__)
 
@@ -170,10 +171,11 @@ def _delete(
 
 def swept(report: SweepReport) -> str:
     """What a sweep did, as `pipeline prune` and the worker's log say it."""
+    were = "was" if report.missing == 1 else "were"
     text = (
-        f"deleted {report.deleted} blobs no run references"
+        f"deleted {counted(report.deleted, 'blob')} no run references"
         f" (kept {report.referenced} another run references and {report.recent} put within"
-        f" the grace period; {report.missing} were not in the store)"
+        f" the grace period; {report.missing} {were} not in the store)"
     )
     if report.failed:
         left = ", the rest left for the next pass" if report.left else ""

@@ -37,6 +37,7 @@ from psycopg_pool import ConnectionPool
 from pg_pipeline.blobs import BlobStore, blob_store_from_env
 from pg_pipeline.maintenance.blob_sweep import BLOB_GRACE_S, SweepReport, sweep_blobs, swept
 from pg_pipeline.queries import Q
+from pg_pipeline.wording import counted
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +63,12 @@ class PruneReport:
     joins: int = 0  #: pipeline.joins rows of the deleted jobs' fan-outs
     batches: int = 0  #: transactions of the run-by-run pass
     vacuumed: bool = False  #: whether it ended with a VACUUM of every table (PRUNE_VACUUM_AFTER)
-    partitions: int = 0  #: days of the history dropped whole
+    partitions: int = 0  #: days of the history dropped whole, with the jobs they held
     kept: int = 0  #: rows of dropped days copied into job_history_kept (their runs live on)
+    #: days of the history dropped that held no job (none finished that day, or none was left
+    #: to delete in a day an earlier pass detached): every day is made ahead (migrate(), the
+    #: Partitions service), whether a job finishes in it or not
+    empty_partitions: int = 0
     runs: int = 0  #: runs deleted by the run-by-run pass
     #: tables its VACUUM passed over, their lock held (autovacuum, another pass): not vacuumed
     vacuum_skipped: tuple[str, ...] = ()
@@ -128,6 +133,7 @@ def prune(
         vacuumed,
         partitions=days.partitions,
         kept=days.kept,
+        empty_partitions=days.empty_partitions,
         runs=runs_deleted,
         vacuum_skipped=skipped,
     )
@@ -170,8 +176,8 @@ def _drop_days(
     stop: Callable[[], bool] | None,
 ) -> PruneReport:
     """Drop the history's days wholly before `cutoff` (see the module's docstring); the report
-    counts the jobs, outputs, joins, partitions and kept rows."""
-    jobs = outputs = joins = partitions = kept = 0
+    counts the jobs, outputs, joins, days (with jobs, and empty) and kept rows."""
+    jobs = outputs = joins = partitions = kept = empty = 0
     # Each transaction under prune_lock, as the run-by-run batches: two passes at once take
     # turns, and the second finds a day the first took detached (NULL) or dropped (zeros).
     leftovers = [row[0] for row in conn.execute(Q["prune_detached"]).fetchall()]
@@ -180,6 +186,11 @@ def _drop_days(
             conn.execute(Q["prune_lock"])
             [(j, o, jj, _keys)] = conn.execute(Q["prune_drop_partition"], {"part": part}).fetchall()
         jobs, outputs, joins = jobs + j, outputs + o, joins + jj
+        # Its kept rows were copied, and counted, by the pass that detached it.
+        if j:
+            partitions += 1
+        else:
+            empty += 1
     for part, _upper in conn.execute(Q["prune_partitions"], {"cutoff": cutoff}).fetchall():
         if stop is not None and stop():
             break
@@ -204,9 +215,14 @@ def _drop_days(
             conn.execute(Q["prune_lock"])
             [(j, o, jj, _keys)] = conn.execute(Q["prune_drop_partition"], {"part": part}).fetchall()
         jobs, outputs, joins = jobs + j, outputs + o, joins + jj
-        partitions += 1
         kept += int(copied)
-    return PruneReport(jobs, outputs, joins, partitions=partitions, kept=kept)
+        if j or copied:
+            partitions += 1
+        else:
+            empty += 1
+    return PruneReport(
+        jobs, outputs, joins, partitions=partitions, kept=kept, empty_partitions=empty
+    )
 
 
 @dataclass
@@ -236,7 +252,7 @@ class Pruner:
                 stop=self.stop,
             )
             report = replace(report, blobs=self.sweep(conn))
-        if report.jobs or report.partitions:
+        if report.jobs or report.partitions or report.empty_partitions:
             log.info("pruned finished jobs older than %.0f s: %s", self.older_than_s, said(report))
         elif report.blobs is not None and report.blobs.deleted:
             log.info("retention: %s", swept(report.blobs))
@@ -253,11 +269,20 @@ class Pruner:
 
 def said(report: PruneReport) -> str:
     """What a pass did, as `pipeline prune` and the worker's log say it: only what was done."""
+    their = "its" if report.partitions == 1 else "their"
+    # The empty days apart: "3 days of history dropped whole" for a day of jobs and two days
+    # ahead that no job came to would overstate what went.
+    empty = (
+        f"; {counted(report.empty_partitions, 'empty day')} dropped"
+        if report.empty_partitions
+        else ""
+    )
     text = (
-        f"deleted {report.jobs} finished jobs, {report.outputs} outputs and {report.joins} joins"
-        f" ({report.partitions} days of history dropped whole, {report.kept} of their rows kept"
-        f" for runs still going; {report.runs} runs deleted one by one in {report.batches}"
-        " batches)"
+        f"deleted {counted(report.jobs, 'finished job')}, {counted(report.outputs, 'output')}"
+        f" and {counted(report.joins, 'join')} ({counted(report.partitions, 'day')} of history"
+        f" dropped whole, {report.kept} of {their} rows kept for runs still going{empty};"
+        f" {counted(report.runs, 'run')} deleted one by one in"
+        f" {counted(report.batches, 'batch', 'batches')})"
     )
     if report.vacuum_skipped:
         # The rest of its VACUUM ran: what it passed over is said, not "vacuumed".

@@ -173,9 +173,17 @@ def test_prune_deletes_old_finished_runs_and_keeps_live_and_recent_ones(
 
     kept_failed = run_cli(env, "prune", "--older-than", "7d", "--keep-failed", "--batch", "2")
     assert kept_failed.returncode == 0, kept_failed.stderr
-    assert kept_failed.stdout.startswith("deleted 5 finished jobs, 5 outputs and 0 joins")
+    # The day 8 days back held the jobs, the day before it none.
+    assert kept_failed.stdout.startswith(
+        "deleted 5 finished jobs, 5 outputs and 0 joins (1 day of history dropped whole, 1 of"
+        " its rows kept for runs still going; 1 empty day dropped; 0 runs deleted one by one in"
+    )
     pruned = run_cli(env, "prune", "--older-than", "7d")
-    assert pruned.stdout.startswith("deleted 1 finished jobs, 1 outputs")
+    assert pruned.stdout.startswith(
+        "deleted 1 finished job, 1 output and 0 joins (0 days of history dropped whole, 0 of"
+        " their rows kept for runs still going; 1 run deleted one by one in 1 batch);"
+        " deleted 0 blobs no run references"
+    )
     remaining = conn.execute("SELECT id FROM pipeline.jobs ORDER BY id").fetchall()
     assert [r[0] for r in remaining] == sorted(recent + queued)
     assert one(conn, "SELECT count(*) FROM pipeline.outputs") == 2
@@ -217,7 +225,7 @@ def test_prune_deletes_the_blobs_no_remaining_run_references_and_says_what_faile
     swept = run_cli(env, "prune", "--older-than", "7d")
 
     assert swept.returncode == 0 and swept.stderr == ""
-    assert "deleted 1 blobs no run references (kept 0 another run references and 1 put" in (
+    assert "deleted 1 blob no run references (kept 0 another run references and 1 put" in (
         swept.stdout
     )
     assert not store.exists(old_blob) and store.exists(new_blob)
@@ -243,7 +251,7 @@ def test_prune_where_blob_url_is_not_the_workers_keeps_the_candidates_for_the_ri
     unset = run_cli(env, "prune", "--older-than", "7d", "--blob-grace", "1s")
 
     assert unset.returncode == 0, unset.stderr
-    assert unset.stdout.startswith("deleted 1 finished jobs"), "the run goes all the same"
+    assert unset.stdout.startswith("deleted 1 finished job,"), "the run goes all the same"
     assert "0 were not in the store" in unset.stdout
     assert "warning: blob sweep: local directory" in unset.stderr
     assert "holds no blobs at all" in unset.stderr and "PIPELINE_BLOB_URL" in unset.stderr
@@ -254,7 +262,7 @@ def test_prune_where_blob_url_is_not_the_workers_keeps_the_candidates_for_the_ri
     swept = run_cli(right, "prune", "--older-than", "7d", "--blob-grace", "1s")
 
     assert swept.returncode == 0 and swept.stderr == ""
-    assert "deleted 1 blobs no run references" in swept.stdout
+    assert "deleted 1 blob no run references" in swept.stdout
     assert not workers.exists(key)
     assert one(conn, "SELECT count(*) FROM pipeline.blob_garbage") == 0
 

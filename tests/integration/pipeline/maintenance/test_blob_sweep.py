@@ -283,7 +283,7 @@ def test_the_retention_service_sweeps_after_its_pass_and_says_so(
     assert report.jobs == 1 and report.blobs == SweepReport(deleted=1)
     assert not store.exists(key)
     assert said(report).endswith(
-        "; deleted 1 blobs no run references (kept 0 another run references and 0 put within "
+        "; deleted 1 blob no run references (kept 0 another run references and 0 put within "
         "the grace period; 0 were not in the store)"
     )
 

@@ -302,6 +302,24 @@ def assert_reads_run_members_by_known_bounds(plan: str) -> None:
     assert all(re.match(r"\$\d|\(InitPlan \d", b) for b in bounds), plan
 
 
+def test_a_pass_counts_the_empty_days_it_drops_apart_from_the_days_that_held_jobs(
+    conn: Conn,
+) -> None:
+    fake_run(conn, children=["done"], days=10)
+    fake_run(conn, children=["queued"], days=20)  # its root is kept: a day that held a job
+    [(cutoff,)] = conn.execute(Q["prune_cutoff"], {"older_than_s": WEEK}).fetchall()
+    days = len(conn.execute(Q["prune_partitions"], {"cutoff": cutoff}).fetchall())
+
+    report = prune(conn, WEEK)
+
+    assert (report.jobs, report.partitions, report.kept) == (2, 2, 1)
+    assert report.empty_partitions == days - 2 > 0
+    assert (
+        "(2 days of history dropped whole, 1 of their rows kept for runs still going;"
+        f" {days - 2} empty days dropped; 0 runs deleted one by one in 1 batch)"
+    ) in said(report)
+
+
 def test_a_pass_that_deletes_many_rows_ends_with_a_vacuum(conn: Conn) -> None:
     conn.execute(
         "INSERT INTO pipeline.job_history (type, status, finished_at) "
