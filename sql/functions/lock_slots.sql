@@ -1,13 +1,18 @@
--- The claim's cap accounting, before it picks: how many jobs each group may take now. A group
--- without a cap may take what it is offered; a capped (tenant, stage) pair at most its free
--- slots, counted under its counter row's lock, which the claim then holds to its commit.
+-- The claim's cap accounting, before it picks: how many jobs each group may take now, its room.
+-- A group without a cap may take what it is offered; a capped (tenant, stage) pair at most its
+-- free slots, counted under its counter row's lock, which the claim then holds to its commit.
 --
 -- Why a counter row per pair, locked by the claim: a count of running rows taken inside a claim
 -- cannot see other claimers' uncommitted claims, so two claimers at once would both see room
 -- and overshoot. The row is locked FOR UPDATE SKIP LOCKED, so claims of one pair take turns (a
 -- busy pair is left to the claimer holding it, and gets nothing here; no one waits), and the
--- count they read includes every committed claim. pipeline.take_slots raises the count by what
--- was taken.
+-- count they read includes every committed claim.
+--
+-- The room is taken here, in the counter's one update: the count is raised by it at once, and
+-- the claim gives back what it did not take (pipeline.give_back_slots), which in a claim that
+-- finds the jobs it looked for is nothing. Raised after the pick by what was taken, each
+-- counter was updated twice a claim (docs/measurements.md, 2026-12-03 (t)). Nobody else sees
+-- the count before the claim commits.
 --
 -- Slots given back (pipeline.freed_slots: a job left running) are subtracted here, under the
 -- same lock, and their rows deleted: a completion only inserts, so it never waits for a claim
@@ -42,17 +47,17 @@ freed AS (
 freed_by_pair AS MATERIALIZED (
     SELECT f.tenant_id, f.stage, sum(f.n)::integer AS n FROM freed f GROUP BY 1, 2
 ),
--- Never below zero: a drift is the repair's to report, never a reason to refuse a claim.
-subtracted AS (
-    UPDATE pipeline.tenant_slots AS s SET running = greatest(s.running - f.n, 0)
-    FROM freed_by_pair f
-    WHERE s.tenant_id = f.tenant_id AND s.stage = f.stage
-),
-rooms AS (
-    SELECT l.i,
+rooms AS MATERIALIZED (
+    SELECT l.i, l.tenant_id, l.type, coalesce(f.n, 0) AS freed,
            greatest(0, least(l.take, l.cap - greatest(l.running - coalesce(f.n, 0), 0))) AS room
     FROM locked l
     LEFT JOIN freed_by_pair f ON f.tenant_id = l.tenant_id AND f.stage = l.type
+),
+-- Never below zero: a drift is the repair's to report, never a reason to refuse a claim.
+taken AS (
+    UPDATE pipeline.tenant_slots AS s SET running = greatest(s.running - r.freed, 0) + r.room
+    FROM rooms r
+    WHERE s.tenant_id = r.tenant_id AND s.stage = r.type AND (r.room > 0 OR r.freed > 0)
 ),
 -- A capped pair without a counter row (its jobs are older than the row, or someone deleted it)
 -- gets one now, and no room this time. In one order, so that two claimers making rows for the
