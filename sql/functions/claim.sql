@@ -8,6 +8,7 @@
 --   pipeline.lock_slots    how many a capped group may take, under its counter's lock, taken
 --                          from its counter at once (with give_back_slots: cap accounting);
 --   pipeline.claim_pick    which jobs of each group (picking);
+--   pipeline.claim_take    the picked jobs marked running (taking);
 --   pipeline.give_back_slots  what a capped group did not take of its room, back on its counter;
 --   pipeline.admit_picks   which picked jobs a rate limit leaves queued, and what their groups
 --                          take instead (only when a picked job carries charges: the plain
@@ -178,17 +179,7 @@ BEGIN
         -- itself up in it, a linear search of the array per row: 17,000 comparisons in a claim
         -- of 184 capped jobs, 50-90 us.
         all_capped := cardinality(capped_ids) = cardinality(ids);
-        RETURN QUERY
-        UPDATE pipeline.active_jobs AS j
-        SET status = 'running', attempts = j.attempts + 1, claims = j.claims + 1,
-            leased_until = now() + make_interval(secs => j.lease_seconds),
-            worker_id = p_worker, started_at = now(),
-            holds_slot = all_capped OR j.id = ANY (capped_ids)
-        -- By primary key, whatever the planner guesses of the batch's size: a generic plan of a
-        -- join here would hash the whole table. Every picked job is locked by this transaction
-        -- and still queued, so every one of them is claimed.
-        WHERE j.id = ANY (ids)
-        RETURNING j.*;
+        RETURN QUERY SELECT * FROM pipeline.claim_take(ids, capped_ids, all_capped, p_worker);
         GET DIAGNOSTICS got = ROW_COUNT;
         remaining := remaining - got;
         IF tenanted THEN

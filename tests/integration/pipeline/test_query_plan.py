@@ -208,6 +208,27 @@ def test_stages_without_tenants_are_claimed_from_their_heads_without_the_group_s
     assert heads and set(heads) == {"Index Cond"}, plan
 
 
+def test_a_claim_planned_on_a_near_empty_queue_takes_its_jobs_by_key_once_it_fills(
+    conn: psycopg.Connection[Any],
+) -> None:
+    # The claim's plans are generic and kept for the connection, so its taking is planned by a
+    # connection's first claim that takes a job: a worker's warm-up at start, or its first job
+    # on a quiet queue. A sequential scan planned then read the whole queue on every claim
+    # (20 ms a claim with 20,000 jobs queued) until an ANALYZE replaced it.
+    params = {**CLAIM_PARAMS, "cap_stages": [], "caps": []}
+    conn.execute("INSERT INTO pipeline.active_jobs (type, payload) VALUES ('noop', '{}')")
+    with conn.transaction(force_rollback=True):
+        assert len(conn.execute(Q["claim"], params).fetchall()) == 1
+    conn.execute(
+        "INSERT INTO pipeline.active_jobs (type, payload) "
+        "SELECT 'noop', '{}' FROM generate_series(1, 20000)"
+    )
+    plan = nested_plans(conn, Q["claim"], params)
+    taking = plan[plan.index("Update on active_jobs") :]
+    assert "Seq Scan" not in taking, plan
+    assert re.search(r"(Index Scan using|Bitmap Index Scan on) active_jobs_pkey", taking), plan
+
+
 @pytest.mark.parametrize("analyzed", [5000, 0], ids=["all-queued", "empty"])
 def test_the_acknowledgement_reads_its_jobs_by_key_whatever_the_statistics_say(
     conn: psycopg.Connection[Any], analyzed: int
