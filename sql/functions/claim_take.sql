@@ -6,10 +6,10 @@
 -- By primary key, whatever the planner makes of the table's size: the claim's plans are
 -- generic and kept for the connection (plan_cache_mode in claim.sql), so this statement's plan
 -- is made by a connection's first claim that takes a job, and kept. Made on a near-empty
--- table (a worker's first job on a quiet queue, or its warm-up at start: store.py) it read the
--- whole table, 20 ms a claim with 20,000 jobs queued, until an ANALYZE of the table replaced
--- it; hence enable_seqscan off here, which leaves the planner the index alone (a join with the
--- ids would hash the whole table, and is not written).
+-- table (a worker's first job on a quiet queue) it read the whole table, 20 ms a claim with
+-- 20,000 jobs queued, until an ANALYZE of the table replaced it; hence enable_seqscan off
+-- here, which leaves the planner the index alone (a join with the ids would hash the whole
+-- table, and is not written).
 CREATE OR REPLACE FUNCTION pipeline.claim_take(
     p_ids bigint[], p_capped_ids bigint[], p_all_capped boolean, p_worker uuid
 ) RETURNS SETOF pipeline.active_jobs

@@ -212,9 +212,9 @@ def test_a_claim_planned_on_a_near_empty_queue_takes_its_jobs_by_key_once_it_fil
     conn: psycopg.Connection[Any],
 ) -> None:
     # The claim's plans are generic and kept for the connection, so its taking is planned by a
-    # connection's first claim that takes a job: a worker's warm-up at start, or its first job
-    # on a quiet queue. A sequential scan planned then read the whole queue on every claim
-    # (20 ms a claim with 20,000 jobs queued) until an ANALYZE replaced it.
+    # connection's first claim that takes a job: a worker's first job on a quiet queue, say. A
+    # sequential scan planned then read the whole queue on every claim (20 ms a claim with
+    # 20,000 jobs queued) until an ANALYZE replaced it.
     params = {**CLAIM_PARAMS, "cap_stages": [], "caps": []}
     conn.execute("INSERT INTO pipeline.active_jobs (type, payload) VALUES ('noop', '{}')")
     with conn.transaction(force_rollback=True):
