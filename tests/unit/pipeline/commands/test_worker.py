@@ -1,10 +1,14 @@
-"""`pipeline worker`'s log format: text unless --log-format or PIPELINE_LOG_FORMAT says json."""
+"""`pipeline worker`'s log format: text unless --log-format or PIPELINE_LOG_FORMAT says json; and
+the heap the worker settles before it runs."""
 
 from __future__ import annotations
+
+import gc
 
 import pytest
 
 from pg_pipeline.cli import build_parser
+from pg_pipeline.commands.worker import YOUNG_GC_THRESHOLD, settle_heap
 
 
 def test_the_log_format_is_text_unless_the_flag_or_the_environment_says_json(
@@ -25,3 +29,14 @@ def test_an_unknown_log_format_is_a_usage_error(
         build_parser().parse_args(["worker"])
     assert exited.value.code == 2
     assert "unknown log format 'xml'; expected one of text, json" in capsys.readouterr().err
+
+
+def test_the_worker_freezes_its_start_up_heap_and_waits_longer_between_young_collections() -> None:
+    before, frozen = gc.get_threshold(), gc.get_freeze_count()
+    try:
+        settle_heap()
+        assert gc.get_threshold() == (YOUNG_GC_THRESHOLD, before[1], before[2])
+        assert gc.get_freeze_count() > frozen
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
