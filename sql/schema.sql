@@ -437,6 +437,8 @@ CREATE INDEX job_history_parent ON pipeline.job_history (parent_id) WHERE parent
 -- `pipeline jobs` filters (0007's jobs_tenant, jobs_failed and jobs_created, moved here).
 CREATE INDEX job_history_tenant ON pipeline.job_history (tenant_id, id) WHERE tenant_id IS NOT NULL;
 CREATE INDEX job_history_failed ON pipeline.job_history (id) WHERE status IN ('failed', 'cancelled');
+-- A jobs list filtered by a stage (0032): its page whatever the other stages ran.
+CREATE INDEX job_history_stage ON pipeline.job_history (type, id);
 CREATE INDEX job_history_created ON pipeline.job_history USING brin (created_at)
     WITH (pages_per_range = 32);
 

@@ -250,8 +250,8 @@ def _list_params(conn: psycopg.Connection[Any], q: JobQuery) -> dict[str, Any]:
     return params
 
 
-# jobs_list and jobs_list_newer run unprepared (prepare=False): each is planned for the values
-# it is given, which folds away the filters that are not set and prunes the history's days by
+# jobs_list runs unprepared (prepare=False): it is planned for the values it is given each
+# time, which folds away the filters that are not set and prunes the history's days by
 # its finish-time span. Prepared (psycopg prepares a statement on its fifth run on a
 # connection), PostgreSQL may settle on a generic plan after five custom ones, planned for no
 # values: measured at 10 M finished jobs, the list by a stage no job has then took 2.1-2.8 s
@@ -292,7 +292,7 @@ def _newer_page(conn: psycopg.Connection[Any], q: JobQuery) -> JobsPage | None:
     else:
         rows = [
             JobSummary(*r)
-            for r in conn.execute(Q["jobs_list_newer"], _list_params(conn, q), prepare=False)
+            for r in conn.execute(Q["jobs_list"], _list_params(conn, q), prepare=False)
         ]
     if len(rows) > q.limit:
         shown = rows[: q.limit]

@@ -329,6 +329,7 @@ ANY_FILTER = {
     "until": None,
     "search": None,
     "before": None,
+    "after": None,
 }
 
 

@@ -54,6 +54,36 @@ def nested_plans(
     return "\n".join(notices)
 
 
+#: jobs_list's parameters with no filter set.
+LIST_ANY = {
+    **{k: None for k in ("status", "stage", "tenant", "since_s", "since", "until")},
+    **{"search": None, "before": None, "after": None, "limit": 51},
+}
+
+
+def jobs_list_plan(conn: psycopg.Connection[Any], filters: dict[str, Any]) -> str:
+    """jobs_list's plan, run (EXPLAIN ANALYZE, BUFFERS), for `filters` as the jobs pages
+    pass them: with the history's span of finish times."""
+    return "\n".join(
+        str(row[0])
+        for row in conn.execute(
+            "EXPLAIN (ANALYZE, BUFFERS) " + Q["jobs_list"],  # type: ignore[operator]
+            with_finished_span(conn, LIST_ANY | filters),
+        )
+    )
+
+
+def every_page(conn: psycopg.Connection[Any], query: JobQuery) -> list[int]:
+    """The ids of every page of `query`, by the "older" links from the first."""
+    seen: list[int] = []
+    while True:
+        found = page_jobs(conn, query)
+        seen += [row.id for row in found.rows]
+        if found.older is None:
+            return seen
+        query = replace(query, before=found.older)
+
+
 def test_claim_uses_the_partial_index_with_a_million_finished_rows(
     conn: psycopg.Connection[Any],
 ) -> None:
@@ -362,30 +392,20 @@ def test_a_jobs_list_by_stage_or_outcome_reads_only_the_days_that_may_hold_one(
     conn.execute(
         "VACUUM ANALYZE pipeline.active_jobs, pipeline.job_history, pipeline.finished_by_minute"
     )
-    base = {
-        **{k: None for k in ("status", "stage", "tenant", "since_s", "since", "until")},
-        **{"search": None, "before": None, "after": None, "limit": 51},
-    }
-    cases = [
-        ("jobs_list", {"stage": "no such stage"}),
-        ("jobs_list", {"stage": "retired"}),
-        ("jobs_list", {"stage": "ocr", "status": "cancelled"}),
-        ("jobs_list", {"status": "cancelled"}),
-        ("jobs_list", {"stage": "kept"}),
-        ("jobs_list_newer", {"stage": "no such stage", "after": 5}),
-        ("jobs_list_newer", {"stage": "retired", "after": 5}),
+    cases: list[dict[str, Any]] = [
+        {"stage": "no such stage"},
+        {"stage": "retired"},
+        {"stage": "ocr", "status": "cancelled"},
+        {"status": "cancelled"},
+        {"stage": "kept"},
+        {"stage": "no such stage", "after": 5},
+        {"stage": "retired", "after": 5},
     ]
-    for name, params in cases:
-        plan = "\n".join(
-            str(row[0])
-            for row in conn.execute(
-                "EXPLAIN (ANALYZE, BUFFERS) " + Q[name],  # type: ignore[operator]
-                with_finished_span(conn, base | params),
-            )
-        )
-        assert not big_seq_scans(plan), (name, params, plan)
+    for params in cases:
+        plan = jobs_list_plan(conn, params)
+        assert not big_seq_scans(plan), (params, plan)
         # A page's rows of the days that hold the stage: the walk read tens of thousands.
-        assert pages_read(plan) < 500, (name, params, plan)
+        assert pages_read(plan) < 500, (params, plan)
 
     # A stage of every day adds no bound: it would leave no day out.
     ocr = conn.execute(Q["jobs_finished_span"], {"stage": "ocr", "status": None}).fetchone()
@@ -408,14 +428,7 @@ def test_a_jobs_list_by_stage_or_outcome_reads_only_the_days_that_may_hold_one(
                 (query.stage, query.status),
             )
         ]
-        seen: list[int] = []
-        while True:
-            found = page_jobs(conn, query)
-            seen += [row.id for row in found.rows]
-            if found.older is None:
-                break
-            query = replace(query, before=found.older)
-        assert seen == expected, filters
+        assert every_page(conn, query) == expected, filters
         assert expected, filters
     first = page_jobs(conn, JobQuery(stage="retired", limit=5)).rows
     assert first[0].id == queued
@@ -430,3 +443,74 @@ def test_a_jobs_list_by_stage_or_outcome_reads_only_the_days_that_may_hold_one(
         ("%last_error ILIKE%",),
     ).fetchone()
     assert prepared == (0,)
+
+
+def test_a_jobs_list_by_stage_reads_a_page_whatever_the_other_stages_ran_since(
+    conn: psycopg.Connection[Any],
+) -> None:
+    # 'extract' ran yesterday and this morning, a few thousand jobs, one in twenty failed and
+    # one in ten a tenant's; 'late' ran yesterday alone; then 300,000 jobs of 'noop' finished
+    # (newer ids, the last hour). The list by stage walked the id index back through the days
+    # that may hold the stage, past every newer job of another: all the 'noop' ones.
+    make_past_days(conn, 2)
+    conn.execute(
+        """
+        INSERT INTO pipeline.job_history (type, tenant_id, payload, status, attempts,
+                                          created_at, finished_at)
+        SELECT CASE WHEN g <= 2000 AND g % 2 = 0 THEN 'late' ELSE 'extract' END,
+               CASE WHEN g % 10 = 0 THEN 't1' END, '{}',
+               CASE WHEN g % 20 = 1 THEN 'failed' ELSE 'done' END, 1, t, t
+        FROM generate_series(1, 4000) AS g,
+             LATERAL (SELECT CASE WHEN g <= 2000 THEN now() - interval '1 day'
+                                  ELSE now() - interval '2 hours' END
+                             + g * interval '1 millisecond') AS x(t)
+        """
+    )
+    conn.execute(
+        """
+        INSERT INTO pipeline.job_history (type, payload, status, attempts, created_at,
+                                          finished_at)
+        SELECT 'noop', '{}', 'done', 1, t, t
+        FROM generate_series(1, 300000) AS g,
+             LATERAL (SELECT now() - interval '1 hour' + g * interval '10 milliseconds') AS x(t)
+        """
+    )
+    conn.execute("VACUUM ANALYZE pipeline.active_jobs, pipeline.job_history")
+    for params in (
+        {"stage": "extract"},
+        {"stage": "late"},
+        {"stage": "extract", "status": "failed"},
+        {"stage": "extract", "status": "done"},
+        {"stage": "extract", "tenant": "t1"},
+        {"stage": "late", "after": 5},
+    ):
+        plan = jobs_list_plan(conn, params)
+        assert not big_seq_scans(plan), (params, plan)
+        # A page's rows and their index entries: the walk read the 'noop' jobs' thousands.
+        assert pages_read(plan) < 500, (params, plan)
+
+    # Every job of the filter, newest first, page after page, none twice; and back from the
+    # last page by the "newer" links.
+    for stage, status, tenant in (
+        ("extract", None, None),
+        ("late", None, None),
+        ("extract", "failed", None),
+        ("extract", None, "t1"),
+    ):
+        expected = [
+            r[0]
+            for r in conn.execute(
+                "SELECT id FROM pipeline.jobs WHERE type = %s AND status = coalesce(%s, status) "
+                "AND tenant_id IS NOT DISTINCT FROM coalesce(%s, tenant_id) ORDER BY id DESC",
+                (stage, status, tenant),
+            )
+        ]
+        query = JobQuery(stage=stage, status=status, tenant=tenant, limit=97)
+        assert every_page(conn, query) == expected and expected, (stage, status, tenant)
+        last = (len(expected) - 1) // 97 * 97  # where the last page starts
+        page = page_jobs(conn, replace(query, before=expected[last - 1] if last else None))
+        back = [row.id for row in page.rows]
+        while page.newer is not None:
+            page = page_jobs(conn, replace(query, after=page.newer))
+            back = [row.id for row in page.rows] + back
+        assert back == expected, (stage, status, tenant)
