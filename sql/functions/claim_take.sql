@@ -12,7 +12,12 @@
 -- table, and is not written).
 CREATE OR REPLACE FUNCTION pipeline.claim_take(
     p_ids bigint[], p_capped_ids bigint[], p_all_capped boolean, p_worker uuid
-) RETURNS SETOF pipeline.active_jobs
+) RETURNS TABLE (
+    -- pipeline.claim's columns (it says why not the whole row)
+    id bigint, type text, tenant_id text, payload jsonb, priority smallint, attempts integer,
+    max_attempts integer, lease_seconds integer, parent_id bigint, root_id bigint, claims integer,
+    suspect boolean, traceparent text
+)
 LANGUAGE sql
 -- Qualified names only: the caller's search_path has no say.
 SET search_path = pg_catalog, pg_temp
@@ -24,5 +29,6 @@ SET status = 'running', attempts = j.attempts + 1, claims = j.claims + 1,
     worker_id = p_worker, started_at = now(),
     holds_slot = p_all_capped OR j.id = ANY (p_capped_ids)
 WHERE j.id = ANY (p_ids)
-RETURNING j.*
+RETURNING j.id, j.type, j.tenant_id, j.payload, j.priority, j.attempts, j.max_attempts,
+    j.lease_seconds, j.parent_id, j.root_id, j.claims, j.suspect, j.traceparent
 $$;
