@@ -379,9 +379,8 @@ def _error_code(error: Any) -> str:
 
 def _is_missing(error: Any) -> bool:
     response = getattr(error, "response", None) or {}
-    code = str(response.get("Error", {}).get("Code", ""))
     status = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
-    return code in ("NoSuchKey", "404", "NotFound") or status == 404
+    return _error_code(error) in ("NoSuchKey", "404", "NotFound") or status == 404
 
 
 _TRANSIENT_CODES = frozenset(
@@ -409,9 +408,8 @@ def _translate_s3_errors(key: str | None) -> Iterator[None]:
         if key is not None and _is_missing(error):
             raise BlobNotFound(key) from None
         response = error.response or {}
-        code = str(response.get("Error", {}).get("Code", ""))
         status = response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
-        if status >= 500 or status == 429 or code in _TRANSIENT_CODES:
+        if status >= 500 or status == 429 or _error_code(error) in _TRANSIENT_CODES:
             raise BlobStoreUnavailable(f"S3 unavailable: {error}") from error
         raise BlobStoreError(f"S3 request failed: {error}") from error
     except (bce.ConnectionError, bce.HTTPClientError, bce.IncompleteReadError) as error:
