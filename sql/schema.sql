@@ -379,6 +379,16 @@ CREATE TYPE pipeline.claim_group AS (
     head_priority smallint, head_run_after timestamptz, head_id bigint
 );
 
+-- What pipeline.claim (and pipeline.claim_take, its taking) return of each job they take: the
+-- columns the worker reads (pipeline/store.py's ClaimedJob), not the whole row (0033, 0034):
+-- each row is copied into both functions' results, and the rows' other columns were 0.2-0.5 us
+-- a job of the claiming backend's CPU (docs/measurements.md, 2026-12-03 (u)).
+CREATE TYPE pipeline.claimed_job AS (
+    id bigint, type text, tenant_id text, payload jsonb, priority smallint, attempts integer,
+    max_attempts integer, lease_seconds integer, parent_id bigint, root_id bigint, claims integer,
+    suspect boolean, traceparent text
+);
+
 -- The claim: sql/functions/claim.sql, and the parts it names.
 
 -- The repair of drifted counters, in batches, which also removes idle pairs' rows:

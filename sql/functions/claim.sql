@@ -20,14 +20,7 @@
 -- slots.
 CREATE OR REPLACE FUNCTION pipeline.claim(
     p_types text[], p_limit integer, p_worker uuid, p_cap_stages text[], p_caps integer[]
-) RETURNS TABLE (
-    -- What the worker reads of a claimed job (pipeline/store.py's ClaimedJob), not the whole row:
-    -- each row is copied into this function's result and pipeline.claim_take's, and the rows'
-    -- other columns were 0.2-0.5 us a job of the claiming backend's CPU (docs/measurements.md).
-    id bigint, type text, tenant_id text, payload jsonb, priority smallint, attempts integer,
-    max_attempts integer, lease_seconds integer, parent_id bigint, root_id bigint, claims integer,
-    suspect boolean, traceparent text
-)
+) RETURNS SETOF pipeline.claimed_job
 LANGUAGE plpgsql
 -- Qualified names only: the caller's search_path has no say.
 SET search_path = pg_catalog, pg_temp
@@ -35,8 +28,6 @@ SET search_path = pg_catalog, pg_temp
 -- setting holds for the parts it calls as well.
 SET plan_cache_mode = force_generic_plan
 AS $$
--- The result's columns are named as the table's: in the statements below, a name is the column.
-#variable_conflict use_column
 DECLARE
     groups pipeline.claim_group[];
     weights double precision[];  -- each group's weight

@@ -12,12 +12,7 @@
 -- table, and is not written).
 CREATE OR REPLACE FUNCTION pipeline.claim_take(
     p_ids bigint[], p_capped_ids bigint[], p_all_capped boolean, p_worker uuid
-) RETURNS TABLE (
-    -- pipeline.claim's columns (it says why not the whole row)
-    id bigint, type text, tenant_id text, payload jsonb, priority smallint, attempts integer,
-    max_attempts integer, lease_seconds integer, parent_id bigint, root_id bigint, claims integer,
-    suspect boolean, traceparent text
-)
+) RETURNS SETOF pipeline.claimed_job
 LANGUAGE sql
 -- Qualified names only: the caller's search_path has no say.
 SET search_path = pg_catalog, pg_temp
