@@ -51,13 +51,24 @@ def add_commands(sub: Subcommands) -> None:
         help="keep a blob no run references while it was stored or put again less than this "
         "long ago: longer than a job takes to be enqueued after its blob is put (default 1h)",
     )
+    p.add_argument(
+        "--sweep-for",
+        type=duration_arg,
+        default=None,
+        metavar="DURATION",
+        help="stop deleting blobs after this long and leave the rest to the next prune "
+        "(default: until none is left)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     _, conn = open_db()
     with conn:
         report = prune(conn, args.older_than, keep_failed=args.keep_failed, batch=args.batch)
-        report = replace(report, blobs=sweep_blobs(conn, grace_s=args.blob_grace))
+        report = replace(
+            report,
+            blobs=sweep_blobs(conn, grace_s=args.blob_grace, budget_s=args.sweep_for),
+        )
     print(said(report))
     if report.blobs is not None and report.blobs.error:
         # The runs are pruned all the same; the blobs that failed stay candidates for next time.

@@ -50,6 +50,11 @@ log = logging.getLogger(__name__)
 BLOB_GRACE_S = 3600.0
 #: Candidates read per statement; each is a request or two to the store.
 BLOB_SWEEP_BATCH = 100
+#: Seconds the worker's retention pass sweeps before it leaves the rest to its next pass. A day
+#: of a million one-blob runs is a million requests (hours on S3: 5-11 s a thousand through
+#: moto's server), which would hold back the services that share its thread (the slot repair,
+#: the next prune) as long. `pipeline prune` sweeps everything unless told a budget.
+SWEEP_PASS_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -65,6 +70,8 @@ class SweepReport:
     error: str | None = None
     #: candidates not read: the sweep stopped (the store unreachable, or asked to stop)
     left: bool = False
+    #: the sweep stopped at its time budget, the candidates after the last batch unread
+    out_of_time: bool = False
 
     def __add__(self, other: SweepReport) -> SweepReport:
         return SweepReport(
@@ -75,6 +82,7 @@ class SweepReport:
             self.failed + other.failed,
             self.error or other.error,
             self.left or other.left,
+            self.out_of_time or other.out_of_time,
         )
 
 
@@ -85,22 +93,29 @@ def sweep_blobs(
     grace_s: float = BLOB_GRACE_S,
     batch: int = BLOB_SWEEP_BATCH,
     stop: Callable[[], bool] | None = None,
+    budget_s: float | None = None,
     clock: Callable[[], float] = time.time,
+    elapsed: Callable[[], float] = time.monotonic,
 ) -> SweepReport:
     """Delete from `store()` the candidates no run references and older than `grace_s`.
     `conn` in autocommit mode: each batch's statements commit on their own, and no transaction
     stays open while the store is asked. The store is made only when there are candidates, and
     a store that cannot be made (a bad PIPELINE_BLOB_URL, the s3 extra missing) is reported,
-    never raised."""
+    never raised. With `budget_s`, no batch starts once that many seconds have gone (the first
+    always does): the candidates not read are the next sweep's (`out_of_time`)."""
     report = SweepReport()
     made: BlobStore | None = None
     after = ""
-    while not (stop is not None and stop()):
+    started = elapsed()
+    more = True  # a batch came back full: candidates may follow it
+    while more and not (stop is not None and stop()):
+        if after and budget_s is not None and elapsed() - started >= budget_s:
+            return report + SweepReport(left=True, out_of_time=True)
         before = clock() - grace_s  # before the references are read: see the module's docstring
         rows = conn.execute(Q["blob_sweep_take"], {"after": after, "batch": batch}).fetchall()
         if not rows:
             break
-        after = rows[-1][0]
+        after, more = rows[-1][0], len(rows) == batch
         referenced = sum(1 for _, _, used in rows if used)
         report += SweepReport(referenced=referenced)
         candidates = [(key, since) for key, since, used in rows if not used]
@@ -183,4 +198,6 @@ def swept(report: SweepReport) -> str:
     elif report.error:
         # Nothing failed: the sweep stopped before asking the store (it could not be made).
         text += f"; stopped, the candidates left for the next pass: {report.error}"
+    if report.out_of_time:
+        text += "; out of time for this pass, the rest left for the next one"
     return text

@@ -35,7 +35,13 @@ from psycopg import sql
 from psycopg_pool import ConnectionPool
 
 from pg_pipeline.blobs import BlobStore, blob_store_from_env
-from pg_pipeline.maintenance.blob_sweep import BLOB_GRACE_S, SweepReport, sweep_blobs, swept
+from pg_pipeline.maintenance.blob_sweep import (
+    BLOB_GRACE_S,
+    SWEEP_PASS_S,
+    SweepReport,
+    sweep_blobs,
+    swept,
+)
 from pg_pipeline.queries import Q
 from pg_pipeline.wording import counted
 
@@ -241,6 +247,8 @@ class Pruner:
     blob_grace_s: float = BLOB_GRACE_S
     #: the store the sweep deletes blobs from
     blob_store: Callable[[], BlobStore] = blob_store_from_env
+    #: seconds each pass sweeps at most (blob_sweep.py); None: until no candidate is left
+    sweep_budget_s: float | None = SWEEP_PASS_S
 
     def run_once(self) -> PruneReport:
         with self.pool.connection() as conn:
@@ -254,14 +262,20 @@ class Pruner:
             report = replace(report, blobs=self.sweep(conn))
         if report.jobs or report.partitions or report.empty_partitions:
             log.info("pruned finished jobs older than %.0f s: %s", self.older_than_s, said(report))
-        elif report.blobs is not None and report.blobs.deleted:
+        elif report.blobs is not None and (report.blobs.deleted or report.blobs.out_of_time):
             log.info("retention: %s", swept(report.blobs))
         return report
 
     def sweep(self, conn: psycopg.Connection[Any]) -> SweepReport:
         """The blob sweep after a pass. The store's failures are logged, never raised: it is
         asked again next pass, and the pass's deletions stand."""
-        report = sweep_blobs(conn, self.blob_store, grace_s=self.blob_grace_s, stop=self.stop)
+        report = sweep_blobs(
+            conn,
+            self.blob_store,
+            grace_s=self.blob_grace_s,
+            stop=self.stop,
+            budget_s=self.sweep_budget_s,
+        )
         if report.error:
             log.warning("retention: %s", swept(report))
         return report

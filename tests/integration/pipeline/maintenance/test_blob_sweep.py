@@ -25,7 +25,7 @@ from pg_pipeline.blobs import (
     LocalBlobStore,
     S3BlobStore,
 )
-from pg_pipeline.maintenance.blob_sweep import SweepReport, sweep_blobs, swept
+from pg_pipeline.maintenance.blob_sweep import BLOB_SWEEP_BATCH, SweepReport, sweep_blobs, swept
 from pg_pipeline.maintenance.retention import Pruner, prune, said
 from pg_pipeline.queries import Q
 from tests.integration.pipeline.maintenance.test_retention import STRADDLING
@@ -314,3 +314,43 @@ def test_a_sequential_store_stops_at_its_first_outage_and_sends_nothing_more(
         deleted=1, failed=1, error=f"{store.describe()}: the disk went away", left=True
     )
     assert store.asked == keys[:2] and candidates(conn) == keys[1:]
+
+
+def test_a_sweep_out_of_time_leaves_the_unread_candidates_to_the_next_one(
+    conn: Conn, store: BlobStore
+) -> None:
+    keys = sorted(store.put_bytes(f"budgeted {n}".encode()) for n in range(3))
+    for key in keys:
+        run_naming(conn, key, days=10)
+    prune(conn, WEEK)
+    # The start, then one reading before each batch after the first: two begin in the budget.
+    ticks = iter([0.0, 1.0, 2.0])
+
+    report = sweep_blobs(
+        conn, lambda: store, grace_s=0, batch=1, budget_s=1.5, elapsed=lambda: next(ticks)
+    )
+
+    assert report == SweepReport(deleted=2, left=True, out_of_time=True)
+    assert candidates(conn) == keys[2:] and store.exists(keys[2])
+    assert swept(report).endswith("; out of time for this pass, the rest left for the next one")
+    assert sweep(conn, store) == SweepReport(deleted=1)
+    assert candidates(conn) == [] and not store.exists(keys[2])
+
+
+def test_the_retention_service_sweeps_within_its_budget(
+    conn: Conn, pool: ConnectionPool, tmp_path: Path
+) -> None:
+    store = LocalBlobStore(tmp_path / "blobs")
+    # One batch more than the sweep reads at once: a budget of nothing still sweeps the first.
+    keys = sorted(store.put_bytes(f"pass {n}".encode()) for n in range(BLOB_SWEEP_BATCH + 1))
+    for key in keys:
+        run_naming(conn, key, days=10)
+    pruner = Pruner(
+        pool, older_than_s=WEEK, blob_grace_s=0, blob_store=lambda: store, sweep_budget_s=0
+    )
+
+    report = pruner.run_once()
+
+    assert report.blobs == SweepReport(deleted=BLOB_SWEEP_BATCH, left=True, out_of_time=True)
+    assert candidates(conn) == keys[-1:] and store.exists(keys[-1])
+    assert not store.exists(keys[0])
