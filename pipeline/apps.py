@@ -18,7 +18,6 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
@@ -83,6 +82,10 @@ def read_config(cwd: Path | None = None) -> Config:
 
 
 def _parse(path: Path, *, in_pyproject: bool) -> Config:
+    # Imported where a file is read: every command imports this module (pipeline/commands/api.py),
+    # and `pipeline status`, which reads no config file, need not pay for the TOML parser.
+    import tomllib
+
     try:
         document = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

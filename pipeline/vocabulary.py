@@ -1,5 +1,5 @@
-"""The values a job can take, as the schema defines them: what every surface (the library, the
-CLI, the dashboard) checks input against and offers as choices.
+"""The values a job (and a run) can take, as the schema defines them: what every surface (the
+library, the CLI, the dashboard) checks input against and offers as choices.
 
 Kept apart from the surfaces so that the dashboard, say, need not import the CLI to know a
 job's statuses.
@@ -9,6 +9,8 @@ from __future__ import annotations
 
 #: active_jobs_status_check and job_history_status_check
 JOB_STATUSES = ("queued", "running", "waiting", "done", "failed", "cancelled")
+#: A run's statuses (pipeline.runs.status); 'waiting' is reserved for durable waits.
+RUN_STATUSES = ("running", "waiting", "done", "failed", "cancelled")
 JOB_ID_MAX = 2**63 - 1  #: job ids are bigint
 CAP_MAX = 2**31 - 1  #: tenant caps are integers
 PRIORITY_MIN, PRIORITY_MAX = -(2**15), 2**15 - 1  #: `jobs.priority` is a smallint

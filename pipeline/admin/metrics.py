@@ -29,7 +29,6 @@ from prometheus_client.registry import Collector
 from psycopg_pool import ConnectionPool
 
 from pg_pipeline.admin.limits import LimitUse, limit_rows
-from pg_pipeline.admin.runs import runs_by_status
 from pg_pipeline.admin.status import (
     LIMITS_LIMIT,
     BudgetUse,
@@ -44,6 +43,7 @@ from pg_pipeline.admin.status import (
     read_tenants_running,
     read_weights,
     read_workers,
+    runs_by_status,
 )
 
 log = logging.getLogger(__name__)

@@ -20,8 +20,6 @@ RUNS_LIMIT = 30  #: runs a page of the list shows
 RUN_JOBS_LIMIT = 2100
 #: Outputs of a run's single jobs read at most.
 RUN_OUTPUTS_LIMIT = 50
-#: A run's statuses (pipeline.runs.status); 'waiting' is reserved for durable waits.
-RUN_STATUSES = ("running", "waiting", "done", "failed", "cancelled")
 #: A job's status as the status of the run it is alone in (a job without descendants has no
 #: row in pipeline.runs).
 _ALONE = {"queued": "running", "running": "running"}
@@ -117,14 +115,6 @@ def list_runs(
         {"tenant": tenant, "before": before, "status": status, "limit": limit},
     ).fetchall()
     return [RunSummary(*row) for row in rows]
-
-
-def runs_by_status(conn: psycopg.Connection[Any], tenant: str | None) -> dict[str, int]:
-    """How many runs (of more than one job) are in each status; every status is a key."""
-    found = dict.fromkeys(RUN_STATUSES, 0)
-    for status, n in conn.execute(Q["runs_by_status"], {"tenant": tenant}).fetchall():
-        found[str(status)] = int(n)
-    return found
 
 
 def read_run(conn: psycopg.Connection[Any], run_id: int, tenant: str | None) -> Run | None:

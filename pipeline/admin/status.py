@@ -25,8 +25,8 @@ from uuid import UUID
 import psycopg
 
 from pg_pipeline.admin.limits import LimitUse, limit_rows
-from pg_pipeline.admin.runs import runs_by_status
 from pg_pipeline.queries import Q
+from pg_pipeline.vocabulary import RUN_STATUSES
 
 T = TypeVar("T")
 
@@ -411,6 +411,16 @@ def snapshot_status(
         budgets=budgets,
         budgets_total=budgets_total,
     )
+
+
+def runs_by_status(conn: psycopg.Connection[Any], tenant: str | None) -> dict[str, int]:
+    """How many runs (of more than one job) are in each status; every status is a key."""
+    # Here rather than with the runs' pages (admin/runs.py, which imports admin/jobs.py): the
+    # snapshot imports neither, and `pipeline status` starts that much sooner.
+    found = dict.fromkeys(RUN_STATUSES, 0)
+    for status, n in conn.execute(Q["runs_by_status"], {"tenant": tenant}).fetchall():
+        found[str(status)] = int(n)
+    return found
 
 
 def read_waiting(conn: psycopg.Connection[Any], tenant: str | None = None) -> list[WaitingStage]:

@@ -34,6 +34,7 @@ from pg_pipeline.commands.api import (
     text_arg,
 )
 from pg_pipeline.output_versions import output_versions
+from pg_pipeline.vocabulary import RUN_STATUSES
 
 LIST_LIMIT_MAX = 1000  #: runs `runs list` prints at most
 
@@ -54,7 +55,7 @@ def add_commands(sub: Subcommands) -> None:
         help="the newest runs of more than one job, and jobs waiting alone, with their status "
         "(other single jobs are not listed: see `pipeline jobs list`, e.g. --status failed)",
     )
-    ls.add_argument("--status", choices=admin.RUN_STATUSES)
+    ls.add_argument("--status", choices=RUN_STATUSES)
     tenant_option(ls)
     ls.add_argument(
         "--limit", type=integer_arg(1, LIST_LIMIT_MAX), default=20, help=f"1..{LIST_LIMIT_MAX}"
