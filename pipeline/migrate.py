@@ -53,6 +53,7 @@ from pg_pipeline.db import schema_of
 from pg_pipeline.history import HISTORY_DAYS_AHEAD
 from pg_pipeline.queries import (
     FunctionFile,
+    Migration,
     check_schema,
     in_schema,
     load_functions,
@@ -179,19 +180,30 @@ def pending(conn: psycopg.Connection[Any], *, schema: str | None = None) -> list
 def pending_changes(conn: psycopg.Connection[Any], *, schema: str | None = None) -> list[str]:
     """Everything migrate() would apply, by file: migrations ("0010_name") and function files
     ("functions/NAME.sql"). Empty when the database is up to date."""
-    versions = set(pending(conn, schema=schema))
-    migrations = [f"{m.version:04d}_{m.name}" for m in load_migrations() if m.version in versions]
-    names = pending_functions(conn, schema=schema)
-    return migrations + [f"functions/{name}.sql" for name in names]
+    # Every command asks this before its own statements: the versions are read once, and the
+    # packaged files once, rather than again for the function files.
+    schema = check_schema(schema) if schema else schema_of(conn)
+    done = _done_versions(conn, schema)
+    migrations = load_migrations()
+    names = _pending_functions(conn, schema, done, migrations)
+    return [f"{m.version:04d}_{m.name}" for m in migrations if m.version not in done] + [
+        f"functions/{name}.sql" for name in names
+    ]
 
 
 def pending_functions(conn: psycopg.Connection[Any], *, schema: str | None = None) -> list[str]:
     """Function files whose content this database has not applied (none when the database
     belongs to a newer package)."""
     schema = check_schema(schema) if schema else schema_of(conn)
-    q = queries_for(schema)
-    if _done_versions(conn, schema) - {m.version for m in load_migrations()}:
+    return _pending_functions(conn, schema, _done_versions(conn, schema), load_migrations())
+
+
+def _pending_functions(
+    conn: psycopg.Connection[Any], schema: str, done: set[int], migrations: list[Migration]
+) -> list[str]:
+    if done - {m.version for m in migrations}:
         return []
+    q = queries_for(schema)
     recorded = _recorded_hashes(conn, q) if _exists(conn, q["function_table_exists"]) else {}
     return [f.name for f in load_functions() if recorded.get(f.file) != f.sha256]
 

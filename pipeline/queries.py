@@ -100,8 +100,14 @@ class FunctionFile:
 
 _COMMENT = re.compile(r"--[^\n]*")
 _RETURNS_TRIGGER = re.compile(r"\bRETURNS\s+trigger\b", re.IGNORECASE)
-_DEFINES = re.compile(r"\bCREATE\s+OR\s+REPLACE\s+FUNCTION\s+pipeline\.(\w+)\s*\(", re.IGNORECASE)
-_CALLS = re.compile(r"\bpipeline\.(\w+)\s*\(")
+# These two begin with their first word and check the word boundary after it, in a lookbehind
+# (`\bpipeline` says the same as `pipeline(?<!\wpipeline)`): a pattern that begins with \b is
+# tried at every position of the text, one that begins with a word is searched for. Every
+# command runs them over every function file (pending_changes): 0.8 ms there, not 3.4.
+_DEFINES = re.compile(
+    r"create(?<!\wcreate)\s+or\s+replace\s+function\s+pipeline\.(\w+)\s*\(", re.IGNORECASE
+)
+_CALLS = re.compile(r"pipeline(?<!\wpipeline)\.(\w+)\s*\(")
 
 
 def _strip_comments(sql: str) -> str:

@@ -86,6 +86,23 @@ def test_a_function_file_comes_after_the_files_whose_functions_it_calls() -> Non
     assert ordered[0].calls == frozenset()
 
 
+def test_only_whole_words_call_or_define_a_function() -> None:
+    body = "SELECT mypipeline.z_inner() + x_pipeline.m_middle() + pipeline . z_inner()"
+    texts = {
+        "a_outer": function("a_outer", body),
+        "m_middle": function("m_middle"),
+        "z_inner": function("z_inner"),
+        # A call, and no second definition: `or_create` is another word.
+        "other_function": function("other_function")
+        + "SELECT or_create or replace function pipeline.m_middle();\n",
+    }
+    calls = {f.name: f.calls for f in order_functions(texts)}
+    assert calls == dict.fromkeys(texts, frozenset()) | {"other_function": {"m_middle"}}
+    case = function("m_middle").replace("CREATE OR REPLACE FUNCTION", "create Or Replace function")
+    [middle] = order_functions({"m_middle": case, "a_outer": function("a_outer", "SELECT 1")})[1:]
+    assert middle.name == "m_middle"
+
+
 def test_a_function_file_defines_exactly_the_function_it_is_named_after() -> None:
     with pytest.raises(RuntimeError, match=r"must define one function, pipeline\.misnamed"):
         order_functions({"misnamed": function("another_name")})
