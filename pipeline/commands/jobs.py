@@ -36,6 +36,7 @@ from pg_pipeline.commands.api import (
     text_arg,
 )
 from pg_pipeline.vocabulary import JOB_STATUSES
+from pg_pipeline.wording import counted
 
 BATCH_MAX = 10_000  #: largest --batch of a bulk change: one transaction's row locks
 LIST_LIMIT_MAX = 10_000  #: rows `jobs list` prints at most; they are all held in memory
@@ -198,7 +199,7 @@ def _list(conn: psycopg.Connection[Any], args: argparse.Namespace) -> None:
 def _retry(conn: psycopg.Connection[Any], args: argparse.Namespace) -> None:
     if args.failed:
         count = admin.retry_failed(conn, stage=args.stage, tenant=args.tenant, batch=args.batch)
-        print(f"queued again {count} failed job{'' if count == 1 else 's'}")
+        print(f"queued again {counted(count, 'failed job')}")
         return
     change = admin.retry_job(conn, args.id, tenant=args.tenant)
     if change is admin.Change.MISSING:
@@ -215,7 +216,7 @@ def _cancel(conn: psycopg.Connection[Any], args: argparse.Namespace) -> None:
         count = admin.cancel_queued(
             conn, args.stage, tenant=args.tenant, reason=args.reason, batch=args.batch
         )
-        print(f"cancelled {count} queued job{'' if count == 1 else 's'}")
+        print(f"cancelled {counted(count, 'queued job')}")
         return
     change = admin.cancel_job(conn, args.id, tenant=args.tenant, reason=args.reason)
     if change is admin.Change.MISSING:

@@ -31,6 +31,7 @@ from pg_pipeline.output_versions import (
 )
 from pg_pipeline.reruns import RerunRefused, SameVersion, rerun
 from pg_pipeline.terminal import printable, printable_json
+from pg_pipeline.wording import counted
 
 #: characters of a value a side of `runs diff` shows on one line
 CELL = 36
@@ -117,7 +118,7 @@ def _rerun(conn: psycopg.Connection[Any], args: argparse.Namespace) -> None:
     if args.json:
         print(printable_json(dataclasses.asdict(made), indent=2, default=_json_value))
         return
-    jobs = f"{made.jobs} job{'' if made.jobs == 1 else 's'} of the stage"
+    jobs = f"{counted(made.jobs, 'job')} of the stage"
     head = (
         f"run {made.run_id}: {'' if made.created else 'already '}rerun from "
         f"{printable(made.stage)} at version {printable(made.code_version)} as generation "
@@ -199,7 +200,7 @@ def diff_lines(found: OutputDiff, *, every_field: bool = False) -> list[str]:
             mark = "*" if f.changed else " "
             lines.append(f"  {mark} {printable(f.field)[:20]:<20} {l_value} {r_value}")
         if unchanged:
-            lines.append(f"    ({unchanged} field{'' if unchanged == 1 else 's'} unchanged)")
+            lines.append(f"    ({counted(unchanged, 'field')} unchanged)")
     if not found.changed:
         lines.append("no output changed")
     return [line.rstrip() for line in lines]

@@ -35,6 +35,7 @@ from pg_pipeline.commands.api import (
 )
 from pg_pipeline.output_versions import output_versions
 from pg_pipeline.vocabulary import RUN_STATUSES
+from pg_pipeline.wording import counted
 
 LIST_LIMIT_MAX = 1000  #: runs `runs list` prints at most
 
@@ -166,4 +167,4 @@ def _cancel(conn: psycopg.Connection[Any], args: argparse.Namespace) -> None:
     cancelled = admin.cancel_tree(conn, args.id, args.tenant, reason=args.reason)
     if cancelled is None:
         raise CliError(f"no job {args.id}")
-    print(f"{args.id}: cancelled {len(cancelled)} job{'' if len(cancelled) == 1 else 's'}")
+    print(f"{args.id}: cancelled {counted(len(cancelled), 'job')}")
