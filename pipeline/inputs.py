@@ -26,8 +26,6 @@ from datetime import UTC, date, datetime, timedelta, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from cronsim import CronSim, CronSimError
-
 from pg_pipeline.jsonb import find_unstorable
 from pg_pipeline.terminal import printable
 from pg_pipeline.vocabulary import (
@@ -397,6 +395,10 @@ def cron_expression(cron: str) -> str:
 def cron(value: str) -> str:
     """`value`, whitespace collapsed, if cronsim reads it and it fires at all; the reason is
     cronsim's. Five fields, or six with seconds first, or a shorthand such as `@daily`."""
+    # Imported here: every command imports this module for its argument types, and only the
+    # schedules read cron expressions.
+    from cronsim import CronSim, CronSimError
+
     if not isinstance(value, str) or not value.strip():
         raise ValueError("the cron expression is empty")
     collapsed = " ".join(value.split())

@@ -14,11 +14,13 @@ from pg_pipeline.cli import COMMANDS, build_parser, core_command
 
 #: What `pipeline status` must not import: the worker and its models, the dashboard, the
 #: extras' libraries and the document stages (a plug-in); nor the job and run pages of the
-#: admin reads, nor the TOML parser (it reads no config file), ~12 ms of its start-up.
+#: admin reads, nor the TOML and cron parsers (it reads no config file and no schedule's
+#: expression), ~13 ms of its start-up.
 HEAVY = (
     "pg_pipeline.admin.jobs",
     "pg_pipeline.admin.runs",
     "tomllib",
+    "cronsim",
     "pydantic",
     "jsonschema",
     "psycopg_pool",
