@@ -25,17 +25,17 @@ LANGUAGE sql
 SET search_path = pg_catalog, pg_temp
 AS $$
 INSERT INTO pipeline.tenant_passes AS p (tenant_id, stage, pass, floor, weight, taken)
-SELECT t.tenant_id, t.type, t.floor + t.n / t.weight, t.floor, t.weight, t.n
-FROM (
-    SELECT g.tenant_id, g.type, g.weight, g.floor, count(*) AS n
-    FROM unnest(p_served) AS k(i)
-    JOIN unnest(p_groups, p_weights, p_floors) WITH ORDINALITY
-        AS g(type, tenant_id, cap, head_priority, head_run_after, head_id, weight, floor, i)
-        USING (i)
-    WHERE g.tenant_id IS NOT NULL
-    GROUP BY 1, 2, 3, 4
-) AS t
-ORDER BY t.tenant_id, t.type
+SELECT g.tenant_id, g.type, g.floor + t.n / g.weight, g.floor, g.weight, t.n
+-- The jobs are counted by their group's position, an integer, and only then joined to the
+-- groups: grouped by the groups' columns, a claim's 200 jobs were sorted by two texts first,
+-- 0.27 ms of this statement's time under EXPLAIN ANALYZE against 0.10 ms (10 groups; 0.2 us
+-- a job of the claim: docs/measurements.md, 2026-12-03 (w)).
+FROM (SELECT k.i, count(*) AS n FROM unnest(p_served) AS k(i) GROUP BY k.i) AS t
+JOIN unnest(p_groups, p_weights, p_floors) WITH ORDINALITY
+    AS g(type, tenant_id, cap, head_priority, head_run_after, head_id, weight, floor, i)
+    USING (i)
+WHERE g.tenant_id IS NOT NULL
+ORDER BY g.tenant_id, g.type
 ON CONFLICT (tenant_id, stage) DO UPDATE
 SET pass = greatest(p.pass, excluded.floor) + excluded.taken / p.weight,
     floor = greatest(p.floor, excluded.floor),
