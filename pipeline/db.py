@@ -178,13 +178,20 @@ def _hide_password(text: str, dsn: str) -> str:
 
 
 def connect(
-    dsn: str | None = None, *, autocommit: bool = True, schema: str | None = None
+    dsn: str | None = None,
+    *,
+    autocommit: bool = True,
+    schema: str | None = None,
+    probe_pooler: bool = True,
 ) -> psycopg.Connection[Any]:
     """A connection for enqueueing in your own transactions (`with conn.transaction(): ...`).
 
     Autocommit by default, so a statement outside `conn.transaction()` commits on its own.
     `schema`: the installation it talks to, when not the one PIPELINE_SCHEMA (else `pipeline`)
     names; pg-pipeline's functions given this connection then use that schema's tables.
+    `probe_pooler=False`: the caller reads pg_backend_pid() in a statement of its own and
+    passes it to fit_to_pooler() before any other (a command's start-up check does), which
+    spares the probe's round trip.
     """
     target = dsn or database_url()
     cursor = cursor_class(PoolerAwareCursor, check_schema(schema or configured_schema()))
@@ -196,6 +203,8 @@ def connect(
             f"cannot connect to PostgreSQL at {describe(target)}: malformed connection string: "
             f"{scrub(_first_line(exc), target)}"
         ) from None
+    if not probe_pooler:
+        pooler_mode()  # a bad setting fails here, as it does when probing
     try:
         # Autocommit until the pooler probe has run, so that the probe opens no transaction.
         conn = psycopg.connect(
@@ -206,7 +215,8 @@ def connect(
             cursor_factory=cursor,
         )
         try:
-            fit_to_pooler(conn)
+            if probe_pooler:
+                fit_to_pooler(conn)
             conn.autocommit = autocommit
         except BaseException:
             conn.close()
@@ -289,7 +299,7 @@ def pooler_mode() -> PoolerMode:
         ) from None
 
 
-def through_pooler(conn: psycopg.Connection[Any]) -> bool:
+def through_pooler(conn: psycopg.Connection[Any], backend_pid: int | None = None) -> bool:
     """Whether autocommit `conn` reaches PostgreSQL through a connection pooler (one cheap
     round trip).
 
@@ -301,21 +311,27 @@ def through_pooler(conn: psycopg.Connection[Any]) -> bool:
     differs from pg_backend_pid(). This cannot tell transaction from session mode: a
     session-mode pooler counts as transaction mode unless PIPELINE_DB_POOLER=session, which
     costs prepared statements and LISTEN, never correctness.
+
+    `backend_pid`: what pg_backend_pid() said on `conn`, when the caller has read it already.
     """
-    row = conn.execute(Q["backend_pid"], prepare=False).fetchone()
-    return row is not None and row[0] != conn.info.backend_pid
+    if backend_pid is None:
+        row = conn.execute(Q["backend_pid"], prepare=False).fetchone()
+        backend_pid = row[0] if row is not None else None
+    return backend_pid is not None and backend_pid != conn.info.backend_pid
 
 
-def fit_to_pooler(conn: psycopg.Connection[Any]) -> None:
+def fit_to_pooler(conn: psycopg.Connection[Any], backend_pid: int | None = None) -> None:
     """Turn off psycopg's automatic prepared statements on a transaction-pooled connection.
 
     psycopg prepares a statement it has run 5 times, under a name like `_pg3_0`, on the server
     connection of the moment. A transaction pooler (PgBouncer before 1.21, or with
     max_prepared_statements = 0) hands the next transaction another server connection, where
     that name is missing or already taken by another client.
+
+    `backend_pid`: as in through_pooler.
     """
     mode = pooler_mode()
-    if mode == "transaction" or (mode == "auto" and through_pooler(conn)):
+    if mode == "transaction" or (mode == "auto" and through_pooler(conn, backend_pid)):
         conn.prepare_threshold = None
 
 

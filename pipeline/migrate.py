@@ -44,6 +44,7 @@ they are stood in for by empty ones, until 0012 drops them.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, LiteralString
 
@@ -53,11 +54,13 @@ from pg_pipeline.db import schema_of
 from pg_pipeline.history import HISTORY_DAYS_AHEAD
 from pg_pipeline.queries import (
     FunctionFile,
-    Migration,
     check_schema,
+    function_hash,
+    function_texts,
     in_schema,
     load_functions,
     load_migrations,
+    migration_names,
     queries_for,
 )
 
@@ -174,38 +177,77 @@ def _done_versions(conn: psycopg.Connection[Any], schema: str) -> set[int]:
 def pending(conn: psycopg.Connection[Any], *, schema: str | None = None) -> list[int]:
     """Versions not yet applied (all of them on a database never migrated)."""
     done = _done_versions(conn, check_schema(schema) if schema else schema_of(conn))
-    return [m.version for m in load_migrations() if m.version not in done]
+    return [version for version, _ in migration_names() if version not in done]
 
 
 def pending_changes(conn: psycopg.Connection[Any], *, schema: str | None = None) -> list[str]:
     """Everything migrate() would apply, by file: migrations ("0010_name") and function files
     ("functions/NAME.sql"). Empty when the database is up to date."""
-    # Every command asks this before its own statements: the versions are read once, and the
-    # packaged files once, rather than again for the function files.
     schema = check_schema(schema) if schema else schema_of(conn)
     done = _done_versions(conn, schema)
-    migrations = load_migrations()
-    names = _pending_functions(conn, schema, done, migrations)
-    return [f"{m.version:04d}_{m.name}" for m in migrations if m.version not in done] + [
-        f"functions/{name}.sql" for name in names
-    ]
+    return _changes(done, lambda: _function_hashes(conn, schema))
+
+
+def check_on_start(
+    conn: psycopg.Connection[Any], *, schema: str | None = None
+) -> tuple[int | None, list[str]]:
+    """What a command asks of its new connection before its own statements: the pid of the
+    backend serving it (db.fit_to_pooler's probe: None when not read), and pending_changes().
+
+    One statement, where the database has its bookkeeping tables; on one without them (never
+    migrated, or from before the schema or the function files) that statement fails and
+    pending_changes() asks the long way. `conn` is in autocommit, so that the failure costs no
+    transaction.
+    """
+    schema = check_schema(schema) if schema else schema_of(conn)
+    q = queries_for(schema)
+    try:
+        row = conn.execute(q["start_check"], prepare=False).fetchone()
+    except psycopg.errors.UndefinedTable:
+        return None, pending_changes(conn, schema=schema)
+    assert row is not None  # a SELECT without FROM: one row
+    backend_pid, versions, functions = row
+    recorded = {file: sha256 for file, sha256 in functions}
+    return backend_pid, _changes(set(versions), lambda: recorded)
 
 
 def pending_functions(conn: psycopg.Connection[Any], *, schema: str | None = None) -> list[str]:
     """Function files whose content this database has not applied (none when the database
     belongs to a newer package)."""
     schema = check_schema(schema) if schema else schema_of(conn)
-    return _pending_functions(conn, schema, _done_versions(conn, schema), load_migrations())
+    done = _done_versions(conn, schema)
+    return _changed_functions(done, lambda: _function_hashes(conn, schema), migration_names())
 
 
-def _pending_functions(
-    conn: psycopg.Connection[Any], schema: str, done: set[int], migrations: list[Migration]
+def _changes(done: set[int], recorded: Callable[[], dict[str, str]]) -> list[str]:
+    migrations = migration_names()
+    return [f"{version:04d}_{name}" for version, name in migrations if version not in done] + [
+        f"functions/{name}.sql" for name in _changed_functions(done, recorded, migrations)
+    ]
+
+
+def _changed_functions(
+    done: set[int], recorded: Callable[[], dict[str, str]], migrations: list[tuple[int, str]]
 ) -> list[str]:
-    if done - {m.version for m in migrations}:
+    """The function files whose text differs from what `recorded()` (file: hash) says was
+    applied, in the order migrate() applies them; none when `done` holds a migration this
+    package does not know (the database belongs to a newer one)."""
+    if done - {version for version, _ in migrations}:
         return []
+    applied = recorded()
+    # Every command asks this before its own statements: the files are hashed, and ordered
+    # (which parses each of them) only when one of them has changed.
+    changed = {
+        name
+        for name, text in function_texts().items()
+        if applied.get(f"{name}.sql") != function_hash(text)
+    }
+    return [f.name for f in load_functions() if f.name in changed] if changed else []
+
+
+def _function_hashes(conn: psycopg.Connection[Any], schema: str) -> dict[str, str]:
     q = queries_for(schema)
-    recorded = _recorded_hashes(conn, q) if _exists(conn, q["function_table_exists"]) else {}
-    return [f.name for f in load_functions() if recorded.get(f.file) != f.sha256]
+    return _recorded_hashes(conn, q) if _exists(conn, q["function_table_exists"]) else {}
 
 
 def _apply_function(conn: psycopg.Connection[Any], function: FunctionFile, schema: str) -> None:

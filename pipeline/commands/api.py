@@ -24,8 +24,8 @@ import psycopg
 
 from pg_pipeline import apps, inputs
 from pg_pipeline.apps import APP_ENV
-from pg_pipeline.db import connect, database_url, describe
-from pg_pipeline.migrate import migrate, pending_changes
+from pg_pipeline.db import connect, database_url, describe, fit_to_pooler
+from pg_pipeline.migrate import check_on_start, migrate
 from pg_pipeline.terminal import printable, printable_json, printable_lines
 
 #: The `pipeline` parser's subcommands, which a command module's `add_commands` adds to.
@@ -93,8 +93,15 @@ def add_command(
 
 def open_db(*, auto_migrate: bool = True) -> tuple[str, psycopg.Connection[Any]]:
     dsn = database_url()
-    conn = connect(dsn)
-    behind = pending_changes(conn)
+    # The pooler probe rides on the check for pending changes: one statement before the
+    # command's own, not five (`pipeline status` answers sooner).
+    conn = connect(dsn, probe_pooler=False)
+    try:
+        backend_pid, behind = check_on_start(conn)
+        fit_to_pooler(conn, backend_pid)
+    except BaseException:
+        conn.close()
+        raise
     if behind:
         if auto_migrate and os.environ.get("PIPELINE_AUTO_MIGRATE", "1") != "0":
             migrate(conn)

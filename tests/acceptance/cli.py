@@ -33,10 +33,15 @@ def cli_env(db_url: str, home: Path, **extra: str) -> dict[str, str]:
 
 
 def run_cli(
-    env: dict[str, str], *args: str, timeout: float = 60, cwd: Path = REPO
+    env: dict[str, str],
+    *args: str,
+    timeout: float = 60,
+    cwd: Path = REPO,
+    exe: list[str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
+    """`pipeline ARGS` (or `exe ARGS`: the CLI run another way, as tests.support.traced_cli)."""
     return subprocess.run(
-        [*pipeline_exe(), *args],
+        [*(exe or pipeline_exe()), *args],
         env=env,
         cwd=cwd,
         capture_output=True,

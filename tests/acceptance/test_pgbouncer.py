@@ -12,6 +12,7 @@ import psycopg
 import pytest
 
 import pg_pipeline
+from pg_pipeline.commands.api import open_db
 from pg_pipeline.db import LISTEN_URL_ENV, POOLER_ENV, PoolerError, connect, listen_dsn, make_pool
 from pg_pipeline_documents.tender import TenderFields
 from tests.acceptance.cli import REPO, WorkerProcess, run_cli
@@ -63,6 +64,19 @@ def test_connections_through_pgbouncer_are_detected_and_prepare_nothing(
         pool.close()
     assert listen_dsn(bounced) is None
     assert listen_dsn(db_url) == db_url
+
+
+@pytest.mark.usefixtures("no_pooler_settings")
+def test_a_commands_connection_finds_pgbouncer_with_its_start_up_check(
+    db_url: str, bounced: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # open_db reads the backend's pid in the check for pending changes, not in a probe.
+    for url, through in ((bounced, True), (db_url, False)):
+        monkeypatch.setenv("DATABASE_URL", url)
+        _, conn = open_db()
+        with conn:
+            assert (conn.prepare_threshold is None) is through
+            assert conn.autocommit
 
 
 @pytest.mark.usefixtures("no_pooler_settings")

@@ -280,6 +280,10 @@ def test_a_changed_function_file_is_applied_again_once(
             else f
             for f in load_functions()
         ]
+        # The files as read for the check (by name) and for applying them (in order).
+        monkeypatch.setattr(
+            migrate_module, "function_texts", lambda: {f.name: f.sql for f in edited}
+        )
         monkeypatch.setattr(migrate_module, "load_functions", lambda: edited)
 
         assert pending_functions(conn) == ["repair_slots"]
