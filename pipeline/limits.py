@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pg_pipeline.validation import InvalidJob
+from pg_pipeline.vocabulary import ONE_KEY
 
 if TYPE_CHECKING:  # annotations alone: `pipeline status` reads limits without pydantic
     from pydantic import BaseModel
@@ -26,8 +27,6 @@ if TYPE_CHECKING:  # annotations alone: `pipeline status` reads limits without p
 #: key="tenant": the job's tenant is the key; a job without one is charged to NO_TENANT_KEY
 TENANT = "tenant"
 NO_TENANT_KEY = "-"
-#: the key of a limit declared without one: every job shares it
-ONE_KEY = "*"
 #: longest limit name and key: they are shown in tables and typed on command lines
 NAME_MAX = 100
 KEY_MAX = 200

@@ -22,6 +22,9 @@ DELAY_MAX_S = 100 * 365 * 86_400
 #: bytes (a third of a page): 512 leaves room for the rest of the entry, and for a submitted
 #: document's dedup key, which is its tenant id and a SHA-256.
 TENANT_ID_MAX_BYTES = 512
+#: The key of a rate limit declared without one, which every job shares; as a key of
+#: pipeline.rate_limits, the limit's default capacity, for the keys without one of their own.
+ONE_KEY = "*"
 #: Longest dedup key, in bytes of UTF-8: jobs_dedup indexes it beside the stage name. A longer
 #: natural key fits as a hash of it (a SHA-256 in hex is 64 bytes).
 DEDUP_KEY_MAX_BYTES = 1024

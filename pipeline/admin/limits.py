@@ -8,8 +8,8 @@ from typing import Any
 
 import psycopg
 
-from pg_pipeline.limits import ONE_KEY, check_capacity
 from pg_pipeline.queries import Q
+from pg_pipeline.vocabulary import ONE_KEY
 
 LIST_LIMIT = 1000  #: (limit, key) rows `limits list` shows at most
 
@@ -37,6 +37,9 @@ def set_limit(
     conn: psycopg.Connection[Any], name: str, units: int, *, per: int, key: str = ONE_KEY
 ) -> None:
     """`units` per `per` seconds for the limit `name`'s `key` ('*': every key without its own)."""
+    # Imported here: `pipeline status` reads the limits (limit_rows) without their declarations.
+    from pg_pipeline.limits import check_capacity
+
     check_capacity(units, per)
     conn.execute(Q["set_limit"], {"name": name, "key": key, "units": units, "per": per})
 

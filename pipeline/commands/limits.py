@@ -17,7 +17,8 @@ from pg_pipeline.commands.api import (
     open_db,
     printable,
 )
-from pg_pipeline.limits import KEY_MAX, NAME_MAX, ONE_KEY, PER_MAX_S
+from pg_pipeline.limits import KEY_MAX, NAME_MAX, PER_MAX_S
+from pg_pipeline.vocabulary import ONE_KEY
 
 
 def _name(text: str) -> str:

@@ -15,7 +15,7 @@ from pg_pipeline.cli import COMMANDS, build_parser, core_command
 #: What `pipeline status` must not import: the worker and its models, the dashboard, the
 #: extras' libraries and the document stages (a plug-in); nor the job and run pages of the
 #: admin reads, nor the TOML and cron parsers (it reads no config file and no schedule's
-#: expression), ~13 ms of its start-up.
+#: expression), ~13 ms of its start-up; nor the rate limits' declarations (~1.4 ms).
 HEAVY = (
     "pg_pipeline.admin.jobs",
     "pg_pipeline.admin.runs",
@@ -35,6 +35,7 @@ HEAVY = (
     "pg_pipeline.stage",
     "pg_pipeline.enqueue",
     "pg_pipeline.waits",
+    "pg_pipeline.limits",
 )
 
 
