@@ -3,8 +3,7 @@ dashboard (docs/limits.md). A capacity set here applies at every worker's next c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import psycopg
 
@@ -14,8 +13,7 @@ from pg_pipeline.vocabulary import ONE_KEY
 LIST_LIMIT = 1000  #: (limit, key) rows `limits list` shows at most
 
 
-@dataclass(frozen=True)
-class LimitUse:
+class LimitUse(NamedTuple):
     """One (limit, key): its capacity, what its window holds now, and the jobs waiting on it."""
 
     name: str

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import asdict
 
 from pg_pipeline.admin.budgets import COST, PERIODS, budgets, clear_budget, set_budget
 from pg_pipeline.admin.status import BudgetUse
@@ -102,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
             found = budgets(conn, args.tenant)
             if args.json:
                 for budget in found:
-                    print(json.dumps(asdict(budget)))
+                    print(json.dumps(budget._asdict()))
                 return EXIT_OK
             if not found:
                 print("no budgets")

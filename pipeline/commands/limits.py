@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import asdict
 
 from pg_pipeline.admin.limits import clear_limit, limit_rows, set_limit
 from pg_pipeline.commands.api import (
@@ -83,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
             rows = limit_rows(conn, args.name)
             if args.json:
                 for row in rows:
-                    print(json.dumps(asdict(row)))
+                    print(json.dumps(row._asdict()))
                 return EXIT_OK
             print(f"{'limit':<20}{'key':<24}{'capacity':>14}{'used':>10}{'waiting':>9}  source")
             for row in rows:

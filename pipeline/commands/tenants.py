@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import asdict
 from typing import Any
 
 import psycopg
@@ -114,14 +113,14 @@ def run(args: argparse.Namespace) -> int:
                     print(
                         json.dumps(
                             {"kind": "cap"}
-                            | asdict(load)
+                            | load._asdict()
                             | {"default_cap": defaults.get(load.stage)}
                         )
                     )
                 for weight in weights:
-                    print(json.dumps({"kind": "weight"} | asdict(weight)))
+                    print(json.dumps({"kind": "weight"} | weight._asdict()))
                 for budget in spent:
-                    print(json.dumps({"kind": "budget"} | asdict(budget)))
+                    print(json.dumps({"kind": "budget"} | budget._asdict()))
                 return EXIT_OK
             print(f"{'tenant':<24}{'stage':<16}{'cap':>8}{'running':>9}{'queued':>9}")
             for load in loads:

@@ -44,6 +44,19 @@ def subcommands(parser: object) -> list[str]:
     return list(sub.choices)
 
 
+def status_process(code: str) -> str:
+    """The last line `code` prints, run in a process of its own against a closed database."""
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        env={"DATABASE_URL": "postgresql://app@127.0.0.1:1/shop", "PIPELINE_APP": ""},
+    )
+    return done.stdout.splitlines()[-1]
+
+
 def test_status_imports_none_of_the_heavy_modules() -> None:
     # A process of its own: this one has imported everything already. The database is closed
     # (exit 1 after the imports, before any statement).
@@ -55,19 +68,34 @@ def test_status_imports_none_of_the_heavy_modules() -> None:
         print(json.dumps([code, sorted(sys.modules)]))
         """
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-        env={"DATABASE_URL": "postgresql://app@127.0.0.1:1/shop", "PIPELINE_APP": ""},
-    )
-    exit_code, modules = json.loads(done.stdout.splitlines()[-1])
-    assert exit_code == 1, done.stderr
+    exit_code, modules = json.loads(status_process(code))
+    assert exit_code == 1
     assert "pg_pipeline.commands.status" in modules
     loaded = [m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY)]
     assert loaded == []
+
+
+def test_status_makes_the_classes_of_few_dataclasses() -> None:
+    # Making a dataclass compiles its methods (a frozen one six, ~0.6 ms): the read model's rows
+    # are NamedTuples (pipeline/admin/status.py). What status loads may make this many at most.
+    code = textwrap.dedent(
+        """
+        import dataclasses, inspect, json, sys
+        from pg_pipeline.cli import main
+        main(["status"])
+        made = {
+            f"{v.__module__}.{v.__qualname__}"
+            for name, module in list(sys.modules.items())
+            if name.startswith("pg_pipeline")
+            for v in vars(module).values()
+            if inspect.isclass(v) and dataclasses.is_dataclass(v) and v.__module__ == name
+        }
+        print(json.dumps(sorted(made)))
+        """
+    )
+    made = json.loads(status_process(code))
+    assert "pg_pipeline.admin.status.Status" in made
+    assert len(made) <= 5, made
 
 
 def test_each_command_name_is_the_one_its_module_adds() -> None:
