@@ -34,14 +34,27 @@ def test_one_slow_stage_stops_claiming_ahead_until_it_is_forgotten() -> None:
     assert ahead.extra(now=FORGET_AFTER_S + 1) == 16
 
 
-def test_the_average_follows_a_stage_that_turns_slow() -> None:
+def test_claiming_ahead_stops_once_each_runner_met_a_stage_that_turned_slow() -> None:
     ahead = Prefetch(4, None, 100)
     for i in range(10):
         ahead.observe("s", FAST_RUN_S / 2, now=float(i))
     assert ahead.extra(now=10.0) == 8
-    for i in range(3):
+    for i in range(5):
         ahead.observe("s", 1.0, now=10.0 + i)
-    assert ahead.extra(now=13.0) == 0
+    assert ahead.extra(now=15.0) == 0
+
+
+def test_a_stall_that_stretched_one_run_per_runner_leaves_claiming_ahead_as_it_was() -> None:
+    """The wall clock times a run: a stall of the whole process (the GIL, a machine with more
+    runnable threads than cores) stretches every run in flight at once, one per runner."""
+    ahead = Prefetch(8, None, 400)
+    for i in range(50):
+        ahead.observe("noop", 0.000005, now=float(i))
+    assert ahead.extra(now=50.0) == 400
+    for _runner in range(8):
+        ahead.observe("noop", 0.060, now=50.0)
+        ahead.observe("noop", 0.000005, now=50.0)
+    assert ahead.extra(now=50.0) == 400
 
 
 def test_a_fixed_number_wins_over_what_was_observed() -> None:
