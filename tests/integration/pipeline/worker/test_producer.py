@@ -119,16 +119,59 @@ def test_an_announced_job_of_its_type_wakes_the_producer_before_its_poll(
     wait_for(lambda: len(r.executor.jobs) == 1, timeout=10, what="the announced job")
 
 
-def test_a_settlement_wakes_a_producer_whose_last_claim_came_back_short(
+def test_a_tenants_settlement_wakes_a_producer_whose_last_claim_came_back_short(
     conn: Conn, running: Any
 ) -> None:
+    """It may have freed the tenant's slot under its cap."""
     r = running(2)
     wait_for(lambda: r.metrics.claims == [0], what="the first, empty claim")
     assert r.producer.short
     job_id = enqueue(conn, "noop", {})
-    settled_elsewhere = ClaimedJob(job_id + 1, "noop", None, {}, 0, 1, 3, 30, None, 1)
+    settled_elsewhere = ClaimedJob(job_id + 1, "noop", "t1", {}, 0, 1, 3, 30, None, 1)
     r.producer.settled(settled_elsewhere, Settled.DONE)
     wait_for(lambda: len(r.executor.jobs) == 1, timeout=10, what="the job claimed")
+
+
+def test_after_a_claim_that_found_nothing_freed_slots_claim_nothing_until_news_of_work(
+    conn: Conn, running: Any
+) -> None:
+    """At a drain's end every runner that finished freed a slot, and every worker claimed
+    again for it and found nothing: a claim a slot, each walking the head of the queue."""
+    enqueue_many(conn, [JobRequest("noop", {"n": i}) for i in range(3)])
+    r = running(4)
+    wait_for(lambda: len(r.executor.jobs) == 3, what="three jobs claimed")
+    first, second, third = r.executor.jobs
+    r.executor.finish(first)
+    wait_for(lambda: r.metrics.claims[-1:] == [0], what="a claim for the freed slot, empty")
+    claims = len(r.metrics.claims)
+    # Not announced (the test's producer has no listener): only the poll would find it.
+    enqueue(conn, "noop", {"late": True})
+    for job in (second, third):  # a freed slot and an untenanted settlement each
+        r.executor.finish(job)
+        r.table.settled(job, Settled.DONE)
+        r.producer.settled(job, Settled.DONE)
+        wait_for(lambda: not r.table.changed.is_set(), what="the producer to look and nap")
+    assert len(r.metrics.claims) == claims and len(r.executor.jobs) == 3
+    r.producer.announced("noop")
+    wait_for(lambda: len(r.executor.jobs) == 4, timeout=10, what="the announced job claimed")
+
+
+def test_a_producer_whose_claim_found_nothing_claims_again_at_its_poll(
+    pool: ConnectionPool,
+) -> None:
+    table = InFlightTable(2, threading.Event())
+    executor = Holding(table)
+    metrics = Counting()
+    plan = ClaimPlan(uuid.uuid4(), ("noop",), {"noop": None}, 100, 0.2, 1.0)
+    producer = Producer(JobStore(pool), plan, table, executor, Prefetch(2, 0, 0), metrics)
+    thread = threading.Thread(target=producer.run, daemon=True)
+    thread.start()
+    try:
+        wait_for(lambda: len(metrics.claims) >= 2, timeout=10, what="a second, polled claim")
+        assert metrics.claims[:2] == [0, 0]
+    finally:
+        producer.stop()
+        thread.join(timeout=5)
 
 
 def test_an_announcement_that_woke_a_claim_for_nothing_mutes_the_next_ones_for_a_while(
@@ -146,8 +189,8 @@ def test_an_announcement_that_woke_a_claim_for_nothing_mutes_the_next_ones_for_a
     enqueue(conn, "noop", {})
     r.producer.announced("noop")
     assert not r.table.changed.is_set(), "a muted announcement woke the producer"
-    # Whatever else wakes it still does: here a settlement after its short claim.
-    settled_elsewhere = ClaimedJob(0, "noop", None, {}, 0, 1, 3, 30, None, 1)
+    # Whatever else wakes it still does: here a tenant's settlement after its short claim.
+    settled_elsewhere = ClaimedJob(0, "noop", "t1", {}, 0, 1, 3, 30, None, 1)
     r.producer.settled(settled_elsewhere, Settled.DONE)
     wait_for(lambda: len(r.executor.jobs) == 1, timeout=10, what="the job claimed")
     # The mute is the stage's alone: jobs a rate limit holds back are announced as they come
@@ -229,7 +272,7 @@ def test_a_job_announced_while_a_claim_takes_it_mutes_nothing(conn: Conn, runnin
 
     r.producer.store.claim = claim_hearing_its_job
     enqueue(conn, "noop", {})
-    settled_elsewhere = ClaimedJob(0, "noop", None, {}, 0, 1, 3, 30, None, 1)
+    settled_elsewhere = ClaimedJob(0, "noop", "t1", {}, 0, 1, 3, 30, None, 1)
     r.producer.settled(settled_elsewhere, Settled.DONE)  # its last claim was short
     wait_for(lambda: r.metrics.claims == [0, 1, 0], timeout=10, what="the announcement's claim")
     assert "noop" not in r.producer.deaf_s
