@@ -40,8 +40,8 @@ __all__ = [
 ]
 
 #: Largest payload by default, in bytes of its JSON text (UTF-8). A claim returns up to
-#: claim_batch_max (200) payloads in one result, which the worker holds whole: 200 of these
-#: are 50 MiB, within any worker's means, where 200 of 50 MB would not be. Large data belongs
+#: claim_batch_max (400) payloads in one result, which the worker holds whole: 400 of these
+#: are 100 MiB, within any worker's means, where 400 of 50 MB would not be. Large data belongs
 #: in blob storage, the payload carrying its key.
 MAX_PAYLOAD_BYTES_DEFAULT = 256 * 1024
 #: Sets the limit for a process (read when it first enqueues): a whole number of bytes.
