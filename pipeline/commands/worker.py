@@ -43,10 +43,17 @@ INTERVAL_MAX_S = 7 * 86_400
 #: garbage in cycles (a stage's exception and its frames) waits for the pass a little longer.
 YOUNG_GC_THRESHOLD = 10_000
 
+#: The largest --claim-batch-max: as many payloads held at once as the prefetch's largest (4,096:
+#: 1 GiB at the 256 KiB payload limit). And the largest --ack-batch-max.
+CLAIM_BATCH_LIMIT = 4096
+ACK_BATCH_LIMIT = 10_000
+
 #: The flag behind each WorkerSettings field the worker command sets, to name it in errors.
 WORKER_FLAGS = {
     "concurrency": "--concurrency",
     "prefetch": "--prefetch",
+    "claim_batch_max": "--claim-batch-max",
+    "ack_batch_max": "--ack-batch-max",
     "grace_period_s": "--grace",
     "poll_interval_s": "--poll-interval",
     "reclaim_interval_s": "--reclaim-interval",
@@ -103,6 +110,18 @@ def add_commands(sub: Subcommands) -> None:
         help="seconds between reclaim passes over expired leases",
     )
     w.add_argument(
+        "--claim-batch-max",
+        type=integer_arg(1, CLAIM_BATCH_LIMIT),
+        default=defaults.claim_batch_max,
+        help=f"most jobs one claim statement takes (default {defaults.claim_batch_max})",
+    )
+    w.add_argument(
+        "--ack-batch-max",
+        type=integer_arg(1, ACK_BATCH_LIMIT),
+        default=defaults.ack_batch_max,
+        help=f"most completions one statement writes (default {defaults.ack_batch_max})",
+    )
+    w.add_argument(
         "--retention",
         type=duration_arg,
         default=None,
@@ -156,22 +175,29 @@ def log_format_arg(text: str) -> str:
     return text
 
 
+def settings_of(args: argparse.Namespace) -> WorkerSettings:
+    """The worker's settings from its flags; pydantic's ValidationError when they do not fit."""
+    return WorkerSettings(
+        concurrency=args.concurrency,
+        prefetch=args.prefetch,
+        claim_batch_max=args.claim_batch_max,
+        ack_batch_max=args.ack_batch_max,
+        grace_period_s=args.grace,
+        poll_interval_s=args.poll_interval,
+        reclaim_interval_s=args.reclaim_interval,
+        retention_s=args.retention,
+        blob_grace_s=args.blob_grace,
+        listen=not args.no_listen,
+        metrics_port=args.metrics_port,
+        metrics_host=args.metrics_host,
+        tenant_cap=args.tenant_cap,
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     # Settings before apps: a usage error should cost no imports (and none of their effects).
     try:
-        settings = WorkerSettings(
-            concurrency=args.concurrency,
-            prefetch=args.prefetch,
-            grace_period_s=args.grace,
-            poll_interval_s=args.poll_interval,
-            reclaim_interval_s=args.reclaim_interval,
-            retention_s=args.retention,
-            blob_grace_s=args.blob_grace,
-            listen=not args.no_listen,
-            metrics_port=args.metrics_port,
-            metrics_host=args.metrics_host,
-            tenant_cap=args.tenant_cap,
-        )
+        settings = settings_of(args)
     except ValidationError as exc:
         reasons = "; ".join(
             f"{WORKER_FLAGS.get(str(e['loc'][0]), e['loc'][0]) if e['loc'] else 'settings'}: "

@@ -72,6 +72,9 @@ USAGE_ERRORS = [
     (["--log-level", "bogus", "status"], "unknown log level 'bogus'"),
     (["worker", "--concurrency", "0"], "--concurrency"),
     (["worker", "--concurrency", "100000"], "--concurrency"),
+    (["worker", "--claim-batch-max", "0"], "1..4096"),
+    (["worker", "--claim-batch-max", "4097"], "1..4096"),
+    (["worker", "--ack-batch-max", "10001"], "1..10000"),
     (["worker", "--grace", "nan"], "--grace"),
     (["worker", "--grace", "-1"], "--grace"),
     (["worker", "--poll-interval", "inf"], "--poll-interval"),
@@ -117,6 +120,7 @@ def test_log_levels_are_read_in_any_case(capsys: pytest.CaptureFixture[str], lev
         ["jobs", "list", "--limit", "10000", "--status", "failed"],
         ["jobs", "show", "9223372036854775807"],
         ["worker", "--grace", "0", "--concurrency", "1024", "--app", "documents"],
+        ["worker", "--claim-batch-max", "4096", "--ack-batch-max", "10000", "--app", "documents"],
     ],
 )
 def test_input_at_the_edge_of_each_range_is_accepted(

@@ -8,7 +8,8 @@ import gc
 import pytest
 
 from pg_pipeline.cli import build_parser
-from pg_pipeline.commands.worker import YOUNG_GC_THRESHOLD, settle_heap
+from pg_pipeline.commands.worker import YOUNG_GC_THRESHOLD, settings_of, settle_heap
+from pg_pipeline.settings import WorkerSettings
 
 
 def test_the_log_format_is_text_unless_the_flag_or_the_environment_says_json(
@@ -40,3 +41,16 @@ def test_the_worker_freezes_its_start_up_heap_and_waits_longer_between_young_col
     finally:
         gc.unfreeze()
         gc.set_threshold(*before)
+
+
+def test_the_batch_flags_set_the_worker_s_statement_sizes_and_default_to_its_settings() -> None:
+    defaults = WorkerSettings()
+    plain = settings_of(build_parser().parse_args(["worker"]))
+    assert (plain.claim_batch_max, plain.ack_batch_max) == (
+        defaults.claim_batch_max,
+        defaults.ack_batch_max,
+    )
+    given = settings_of(
+        build_parser().parse_args(["worker", "--claim-batch-max", "50", "--ack-batch-max", "70"])
+    )
+    assert (given.claim_batch_max, given.ack_batch_max) == (50, 70)
