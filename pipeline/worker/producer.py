@@ -48,6 +48,11 @@ class ClaimPlan:
     #: completions waiting to be confirmed (see InFlightTable.settling) at which claiming stops
     #: until they are: jobs claimed beyond that would only queue behind them
     settling_max: int = 1000
+    #: seconds claiming stays held back by unconfirmed completions before the worker warns: a
+    #: drain of fast jobs holds back for moments, over and over, as its runners outpace one
+    #: acknowledgement statement (a warning each time was 131 lines in a 20-second benchmark);
+    #: a lock or a slow database holds it back for longer
+    held_back_warn_s: float = 5.0
     #: the rate limits the stages declare: a short claim asks when their windows let more in
     limit_names: tuple[str, ...] = ()
     #: the stages that declare limits: a settlement of one of their jobs may give room back
@@ -125,6 +130,8 @@ class Producer:
         self.deaf_s: dict[str, float] = {}
         #: Claiming is paused until the completions already made are confirmed.
         self.held_back = False
+        #: Monotonic: when claiming was last held back; None once the hold-back was warned of.
+        self._held_since: float | None = None
         #: Monotonic: the last claim found nothing, and until this (its nap's end) only news
         #: of work starts another (see _dry()).
         self.dry_until = 0.0
@@ -279,15 +286,28 @@ class Producer:
         now would only wait behind them, and its lease with theirs."""
         settling = self.table.settling()
         backed_up = settling >= self.plan.settling_max
+        now = time.monotonic()
         if backed_up != self.held_back:
             self.held_back = backed_up
             if backed_up:
-                log.warning(
-                    "%d completions wait to be confirmed: claiming no more until they are",
-                    settling,
-                )
-            else:
+                self._held_since = now
+                log.debug("%d completions wait to be confirmed: claiming paused", settling)
+            elif self._held_since is None:
                 log.info("completions confirmed: claiming again")
+            else:
+                log.debug("completions confirmed: claiming again")
+        if (
+            backed_up
+            and self._held_since is not None
+            and now - self._held_since >= self.plan.held_back_warn_s
+        ):
+            log.warning(
+                "%d completions have waited %.0f s to be confirmed: claiming no more until they"
+                " are",
+                settling,
+                now - self._held_since,
+            )
+            self._held_since = None  # warned: the end of the hold-back is said at INFO
         return backed_up
 
     def announced(self, job_type: str) -> None:

@@ -4,6 +4,7 @@ may have freed a tenant's slot."""
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 import uuid
@@ -60,7 +61,12 @@ class Counting:
 
 class Running:
     def __init__(
-        self, pool: ConnectionPool, slots: int, settling_max: int = 1000, **caps: int
+        self,
+        pool: ConnectionPool,
+        slots: int,
+        settling_max: int = 1000,
+        held_back_warn_s: float = 5.0,
+        **caps: int,
     ) -> None:
         self.table = InFlightTable(slots, threading.Event())
         self.executor = Holding(self.table)
@@ -73,6 +79,7 @@ class Running:
             poll_interval_s=NEVER_POLL_S,
             retry_max_s=1.0,
             settling_max=settling_max,
+            held_back_warn_s=held_back_warn_s,
         )
         self.producer = Producer(
             JobStore(pool), plan, self.table, self.executor, Prefetch(slots, 0, 0), self.metrics
@@ -84,8 +91,10 @@ class Running:
 def running(pool: ConnectionPool) -> Iterator[Any]:
     started: list[Running] = []
 
-    def start(slots: int, settling_max: int = 1000, **caps: int) -> Running:
-        r = Running(pool, slots, settling_max, **caps)
+    def start(
+        slots: int, settling_max: int = 1000, held_back_warn_s: float = 5.0, **caps: int
+    ) -> Running:
+        r = Running(pool, slots, settling_max, held_back_warn_s, **caps)
         r.thread.start()
         started.append(r)
         return r
@@ -279,13 +288,16 @@ def test_a_job_announced_while_a_claim_takes_it_mutes_nothing(conn: Conn, runnin
     assert time.monotonic() >= r.producer.deaf_until.get("noop", 0.0), "muted by its own job"
 
 
+@pytest.mark.parametrize("warn_after_s", [3600.0, 0.0])
 def test_the_producer_claims_nothing_while_completions_wait_to_be_confirmed_in_numbers(
-    conn: Conn, running: Any
+    conn: Conn, running: Any, caplog: pytest.LogCaptureFixture, warn_after_s: float
 ) -> None:
     """An acknowledgement that cannot get through (a lock, a slow database) must not let the
-    worker claim on: each job claimed would wait behind it, its lease with theirs."""
+    worker claim on: each job claimed would wait behind it, its lease with theirs. A hold-back
+    is warned of once it has lasted `held_back_warn_s`: a fast drain's, of moments, is not."""
+    caplog.set_level(logging.INFO, logger="pg_pipeline.worker.producer")
     enqueue_many(conn, [JobRequest("noop", {"n": i}) for i in range(10)])
-    r = running(2, settling_max=3)
+    r = running(2, settling_max=3, held_back_warn_s=warn_after_s)
     wait_for(lambda: len(r.executor.jobs) == 2, what="two jobs claimed")
     # Each finished run frees its slot, but its completion is not confirmed yet.
     r.executor.finish(r.executor.jobs[0])
@@ -305,3 +317,14 @@ def test_the_producer_claims_nothing_while_completions_wait_to_be_confirmed_in_n
     r.producer.settled(first, Settled.DONE)
     wait_for(lambda: len(r.executor.jobs) == 5, timeout=10, what="claiming to resume")
     assert not r.producer.held_back
+    said = [(rec.levelno, rec.getMessage()) for rec in caplog.records]
+    if warn_after_s:
+        assert said == []
+    else:
+        assert said == [
+            (
+                logging.WARNING,
+                "3 completions have waited 0 s to be confirmed: claiming no more until they are",
+            ),
+            (logging.INFO, "completions confirmed: claiming again"),
+        ]
