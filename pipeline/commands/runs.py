@@ -145,7 +145,7 @@ def _show(conn: psycopg.Connection[Any], args: argparse.Namespace) -> None:
         print(json.dumps(shown, indent=2, default=_json_value))
         return
     tenant = "-" if found.tenant_id is None else printable(found.tenant_id)
-    print(f"run {found.id}: {found.status} · tenant {tenant} · {found.total} job(s)")
+    print(f"run {found.id}: {found.status} · tenant {tenant} · {counted(found.total, 'job')}")
     if found.blocked_job_id is not None:
         reason = printable(found.blocked_reason or "")
         print(f"blocked by job {found.blocked_job_id}: {reason}")
@@ -154,7 +154,8 @@ def _show(conn: psycopg.Connection[Any], args: argparse.Namespace) -> None:
         print(f"  {printable(stage.stage):<16}{counts}")
     for step in found.blocked_steps:
         why = (
-            f"{step.failed} job(s) of the fan-out of job {step.after} failed or were cancelled"
+            f"{counted(step.failed, 'job')} of the fan-out of job {step.after} failed or"
+            f" {'was' if step.failed == 1 else 'were'} cancelled"
             if step.fan_out
             else f"job {step.after} failed before enqueueing it"
         )

@@ -88,3 +88,30 @@ def diff_of(unchanged: int) -> OutputDiff:
 )
 def test_runs_diff_counts_the_fields_it_leaves_out(unchanged: int, said: str) -> None:
     assert reruns.diff_lines(diff_of(unchanged))[-1].strip() == said
+
+
+@pytest.mark.parametrize(
+    ("jobs", "failed", "said"),
+    [
+        (1, 1, ("· 1 job", "1 job of the fan-out of job 7 failed or was cancelled")),
+        (3, 2, ("· 3 jobs", "2 jobs of the fan-out of job 7 failed or were cancelled")),
+    ],
+)
+def test_runs_show_counts_the_run_s_jobs_and_a_fan_out_s_failed_children(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    jobs: int,
+    failed: int,
+    said: tuple[str, str],
+) -> None:
+    then = datetime(2026, 12, 3, tzinfo=UTC)
+    root = admin_runs.RunJob(7, "ocr", None, "failed", 1, 1, None, None, then, then, then)
+    blocked = admin_runs.BlockedStep("extract", 7, failed, True)
+    run = admin_runs.Run(7, None, "blocked", 7, "boom", [blocked], root, [], jobs, [])
+    monkeypatch.setattr(admin_runs, "read_run", lambda conn, run_id, tenant: run)
+    monkeypatch.setattr(runs, "output_versions", lambda conn, run_id, tenant: [])
+
+    out = printed(capsys, "runs", "show", "7").splitlines()
+
+    assert out[0].endswith(said[0])
+    assert out[-1].endswith(said[1])
