@@ -34,6 +34,7 @@ from pg_pipeline.commands.api import (
 from pg_pipeline.commands.known_stages import check_stage
 from pg_pipeline.recorded_stages import by_name, current, recorded_stages
 from pg_pipeline.stage import REGISTRY
+from pg_pipeline.wording import counted
 
 
 def add_commands(sub: Subcommands) -> None:
@@ -79,8 +80,8 @@ def run(args: argparse.Namespace) -> int:
             check_stage(conn, args.stage, args.app)
             set_cap(conn, args.tenant, args.stage, args.cap)
             print(
-                f"tenant {printable(args.tenant)}: at most {args.cap} running "
-                f"{printable(args.stage)} job(s)"
+                f"tenant {printable(args.tenant)}: at most "
+                f"{counted(args.cap, 'running ' + printable(args.stage) + ' job')}"
             )
         elif args.tenants_command == "clear-cap":
             if not clear_cap(conn, args.tenant, args.stage):

@@ -54,6 +54,7 @@ from pg_pipeline.queries import Q
 from pg_pipeline.reconnecting import Backoff, retry_db
 from pg_pipeline.store import ClaimedJob, JobStore
 from pg_pipeline.usage import Usage
+from pg_pipeline.wording import counted
 
 log = logging.getLogger(__name__)
 
@@ -299,14 +300,16 @@ class Completer:
         try:
             log_settlements(jobs, settled)
         except Exception:  # a log line must not skip the bookkeeping below
-            log.exception("%d job(s): logging their settling failed", len(jobs))
+            log.exception("%s: logging their settling failed", counted(len(jobs), "job"))
         for subscriber, batched in zip(self._subscribers, self._batch_subscribers, strict=True):
             try:
                 if batched:
                     cast(BatchSubscriber, subscriber).settled_all(jobs, settled)
                     continue
             except Exception:  # bookkeeping must not undo a confirmed write, nor skip the rest
-                log.exception("%d job(s): telling %r they settled failed", len(jobs), subscriber)
+                log.exception(
+                    "%s: telling %r they settled failed", counted(len(jobs), "job"), subscriber
+                )
                 continue
             for job in jobs:
                 try:
@@ -318,7 +321,7 @@ class Completer:
                 for job in jobs:
                     self._metrics.settled(job.type, settled)
             except Exception:
-                log.exception("%d job(s): counting their settling failed", len(jobs))
+                log.exception("%s: counting their settling failed", counted(len(jobs), "job"))
 
     # -- batched acknowledgements ---------------------------------------------------------------
 
@@ -356,8 +359,8 @@ class Completer:
             )
         except _MetLock:
             log.warning(
-                "acknowledgement of %d job(s) met a lock it could not skip; settling them apart",
-                len(batch),
+                "acknowledgement of %s met a lock it could not skip; settling them apart",
+                counted(len(batch), "job"),
             )
             self._hand_to_locked(batch)
             return
@@ -435,7 +438,7 @@ class Completer:
             try:
                 settled = self._settle_waiting(list(waiting.values()))
             except psycopg.Error as exc:  # an outage: the jobs stay held; try again later
-                log.warning("completing %d locked job(s) failed (%s)", len(waiting), exc)
+                log.warning("completing %s failed (%s)", counted(len(waiting), "locked job"), exc)
                 self._halt.wait(backoff.next())
                 continue
             backoff.reset()
@@ -490,8 +493,9 @@ class Completer:
         new = [a.job.id for a in waiting if a.job.id not in self._said_locked]
         if new:
             log.warning(
-                "completion of job(s) %s waits: a row is locked by another transaction "
+                "completion of %s %s waits: a row is locked by another transaction "
                 "(the jobs stay this worker's, and the others are acknowledged meanwhile)",
+                "job" if len(new) == 1 else "jobs",
                 new,
             )
         self._said_locked = {a.job.id for a in waiting}

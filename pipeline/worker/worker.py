@@ -40,6 +40,7 @@ from pg_pipeline.settings import WorkerSettings
 from pg_pipeline.stage import REGISTRY, Registry
 from pg_pipeline.store import JobStore, WorkerInfo
 from pg_pipeline.tracing import job_tracer
+from pg_pipeline.wording import counted
 from pg_pipeline.worker.cancels import CancelChecks
 from pg_pipeline.worker.completer import Completer
 from pg_pipeline.worker.heartbeat import Heartbeat
@@ -253,7 +254,7 @@ class Worker:
         grace = self.settings.grace_period_s
         busy = self.table.busy()
         if busy:
-            log.info("stopping: waiting up to %.0f s for %d running job(s)", grace, busy)
+            log.info("stopping: waiting up to %.0f s for %s", grace, counted(busy, "running job"))
         deadline = time.monotonic() + grace
         while (
             self.table.busy()
@@ -272,8 +273,8 @@ class Worker:
                 "release", lambda: self.store.release(fences), until=time.monotonic() + 5
             )
             log.warning(
-                "grace period over: released %d job(s) back to the queue: %s",
-                len(released or {}),
+                "grace period over: released %s back to the queue: %s",
+                counted(len(released or {}), "job"),
                 sorted(released or {}),
             )
             for entry in leftover:
@@ -308,7 +309,7 @@ class Worker:
             lambda: self.store.unclaim([e.job.fence for e in waiting]),
             until=time.monotonic() + 5,
         )
-        log.info("stopping: gave back %d job(s) claimed ahead", len(returned or ()))
+        log.info("stopping: gave back %s claimed ahead", counted(len(returned or ()), "job"))
         for entry in waiting:
             self.table.forget(entry)
 

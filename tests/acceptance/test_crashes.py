@@ -139,6 +139,9 @@ def test_sigterm_releases_jobs_that_outlast_the_grace_period(
         None,
     )
     assert effects(conn) == []
+    log = worker.log()
+    assert re.search(r"waiting up to \d+ s for 1 running job$", log, re.MULTILINE), log
+    assert f"released 1 job back to the queue: [{job_id}]" in log, log
 
 
 @pytest.fixture

@@ -26,7 +26,11 @@ def test_set_list_and_clear_a_tenants_cap(env: dict[str, str], conn: Conn) -> No
     enqueue_many(conn, [JobRequest("capped", {}, tenant_id="acme") for _ in range(4)])
     done = run_cli(env, "tenants", "set-cap", "acme", "2", "--stage", "capped")
     assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "tenant acme: at most 2 running capped jobs"
     assert caps(conn) == [("acme", "capped", 2)]
+    one = run_cli(env, "tenants", "set-cap", "acme", "1", "--stage", "capped")
+    assert one.stdout.strip() == "tenant acme: at most 1 running capped job", one.stderr
+    run_cli(env, "tenants", "set-cap", "acme", "2", "--stage", "capped")
 
     listed = run_cli(env, "tenants", "list", "--json")
     assert listed.returncode == 0, listed.stderr
