@@ -142,8 +142,9 @@ SELECT coalesce(root_id, id), payload::text FROM pipeline.active_jobs WHERE id =
 
 -- name: claim
 -- pipeline.claim (sql/functions/claim.sql) takes up to `limit` ready jobs with FOR UPDATE SKIP LOCKED,
--- fairly across tenants and within each tenant's cap; concurrent claimers take disjoint rows
--- without waiting. cap_stages/caps are the worker's default caps per stage (NULL: none).
+-- fairly across tenants and within each tenant's cap; concurrent claimers take disjoint rows,
+-- a few at a time (pipeline.claim_turn, pg_pipeline.claim_turns). cap_stages/caps are the
+-- worker's default caps per stage (NULL: none).
 SELECT id, type, tenant_id, payload, priority, attempts, max_attempts, lease_seconds,
        parent_id, coalesce(root_id, id), claims, suspect, traceparent
 FROM pipeline.claim(%(types)s::text[], %(limit)s, %(worker_id)s,

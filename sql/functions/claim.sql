@@ -1,8 +1,9 @@
 -- The claim: up to p_limit ready jobs of p_types for worker p_worker, fairly across tenants and
 -- within each (tenant, stage) pair's cap (p_caps: the worker's default caps by p_cap_stages).
--- Concurrent claimers take disjoint jobs without waiting for each other.
+-- Concurrent claimers take disjoint jobs; a few claim at once, and the others wait their turn.
 --
 -- This function deals the batch out; its parts, one file each, do the rest:
+--   pipeline.claim_turn    how many claims run at once (the turnstile, taken first);
 --   pipeline.claim_groups  which groups of ready work, in what order (group selection; not
 --                          needed for stages without a tenant's job queued: below);
 --   pipeline.lock_slots    how many a capped group may take, under its counter's lock, taken
@@ -57,6 +58,9 @@ DECLARE
     served integer[] := '{}';  -- for each tenant's job claimed, its group's position in groups
     got integer;
 BEGIN
+    -- First, before any read: a claim that waited for its turn then reads after the claim
+    -- before it committed, not beside it (pipeline.claim_turn says why).
+    PERFORM pipeline.claim_turn();
     -- Stages none of whose queued jobs has a tenant: their jobs are one group a stage, without
     -- a cap, a pass or a budget, which need no selection (pipeline.claim_groups: a tenth of the
     -- plain claim's CPU), only their heads, in claim_groups' order. The untenanted heads are

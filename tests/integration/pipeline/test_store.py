@@ -308,6 +308,78 @@ def test_concurrent_claimers_never_get_the_same_job(conn: Conn, pool: Connection
     assert sum(1 for ids in claimed if ids) > 1, "only one claimer got work; no contention tested"
 
 
+def claim_in_open_transaction(
+    db_url: str, limit: int, turns: int | None = None
+) -> tuple[Conn, list[int]]:
+    """A connection whose claim of `limit` jobs is left uncommitted (with pg_pipeline.claim_turns
+    set to `turns` for its session), and the ids it took."""
+    options = {} if turns is None else {"options": f"-c pg_pipeline.claim_turns={turns}"}
+    holder = psycopg.connect(db_url, **options)
+    rows = holder.execute(
+        Q["claim"],
+        {"types": ["noop"], "limit": limit, "worker_id": OTHER.id, "cap_stages": [], "caps": []},
+    ).fetchall()
+    return holder, [row[0] for row in rows]
+
+
+def test_a_claim_waits_its_turn_while_another_holds_it_then_takes_the_jobs_after_its(
+    conn: Conn, pool: ConnectionPool, db_url: str
+) -> None:
+    # One turn by default: sixteen workers claiming at once each walked past the rows the others
+    # held locked, at several times a lone claim's CPU (sql/functions/claim_turn.sql).
+    ids = [enqueue(conn, "noop", {"n": n}) for n in range(4)]
+    holder, held = claim_in_open_transaction(db_url, 2)
+    got: list[list[int]] = []
+    waiter = threading.Thread(
+        target=lambda: got.append([j.id for j in JobStore(pool).claim(["noop"], 2, WORKER)])
+    )
+    try:
+        assert held == ids[:2]
+        waiter.start()
+        wait_for(lambda: lock_waiters(conn) == 1, timeout=10, what="the claim waiting its turn")
+        assert got == []
+        holder.commit()
+        waiter.join(timeout=10)
+    finally:
+        holder.close()
+    # It read after the holder's commit: the holder's jobs were taken, not locked and skipped.
+    assert got == [ids[2:]]
+
+
+def test_as_many_claims_run_at_once_as_the_turns_setting_says_and_with_it_zero_none_wait(
+    conn: Conn, db_url: str
+) -> None:
+    ids = [enqueue(conn, "noop", {"n": n}) for n in range(4)]
+    first, taken = claim_in_open_transaction(db_url, 1, turns=2)
+    second, more = claim_in_open_transaction(db_url, 1, turns=2)
+    got: list[list[int]] = []
+
+    def third() -> None:
+        holder, took = claim_in_open_transaction(db_url, 1, turns=2)
+        holder.commit()
+        holder.close()
+        got.append(took)
+
+    waiter = threading.Thread(target=third)
+    unturned: Conn | None = None
+    try:
+        assert [taken, more] == [[ids[0]], [ids[1]]]
+        waiter.start()
+        wait_for(lambda: lock_waiters(conn) == 1, timeout=10, what="the third claim waiting")
+        unturned, rest = claim_in_open_transaction(db_url, 1, turns=0)
+        assert rest == [ids[2]] and got == []
+        unturned.commit()
+        # It waits for the turn its backend tries first, which either may hold.
+        first.commit()
+        second.commit()
+        waiter.join(timeout=10)
+    finally:
+        for c in (first, second, unturned):
+            if c is not None:
+                c.close()
+    assert got == [[ids[3]]]
+
+
 # -- the fence ----------------------------------------------------------------------------------
 
 

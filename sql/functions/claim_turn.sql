@@ -1,0 +1,50 @@
+-- The claim's turnstile, its first step: the calling claim waits here, before it reads a row,
+-- until one of a few turns is free, and holds it to its commit (a transaction-level advisory
+-- lock). So at most that many claims of any worker run at once on the database, and the others
+-- wait asleep, not on the CPU.
+--
+-- Why: concurrent claims all start from the same head of the ready index. Each walks past the
+-- rows the others hold locked (FOR UPDATE SKIP LOCKED reads each one's heap tuple to find its
+-- lock) and past the index entries of jobs just taken (a job's move to running is not a HOT
+-- update, and its old entry cannot be marked dead while any snapshot may see it): 2.3-3.7 ms of
+-- CPU a claim with 16 worker processes claiming, against 0.55 ms and 9 us a job for a claim
+-- alone, so 16 processes drained slower than 4 (benchmarks/FLEET.md). A claim that waited for
+-- its turn reads after the previous holder committed (each statement of pipeline.claim takes a
+-- snapshot of its own): its head has moved past the jobs taken, and no row it meets is locked.
+--
+-- How many turns: the setting pg_pipeline.claim_turns (ALTER DATABASE ... SET, ALTER ROLE ...
+-- SET, or PGOPTIONS for one worker's connections), 1 when it is unset or not a number; 0 turns
+-- the turnstile off. One turn held the drain of 16 processes highest on 2 cores. A turn is
+-- held through the claim's commit, WAL flush included, so on a server whose flushes are slow
+-- the claims that took jobs take turns flushing too; more turns let them flush together.
+--
+-- No deadlock: a claim takes its turn before any other lock, and waits for it holding none.
+-- A backend tries its pid modulo the turns first, then the others; only when every turn is
+-- taken does it wait, for its own.
+CREATE OR REPLACE FUNCTION pipeline.claim_turn() RETURNS void
+LANGUAGE plpgsql
+VOLATILE
+-- Qualified names only: the caller's search_path has no say.
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    setting text := current_setting('pg_pipeline.claim_turns', true);
+    -- Bounded, so that a mistyped large number cannot make every claim try locks in a loop.
+    turns integer := CASE WHEN setting ~ '^\s*\d{1,4}\s*$' THEN least(setting::integer, 1024)
+                          ELSE 1 END;
+    -- The advisory locks' first key: claim turns, among whatever else takes such locks.
+    turn_locks constant integer := hashtext('pg_pipeline claim turns');
+    own integer;
+BEGIN
+    IF turns = 0 THEN
+        RETURN;
+    END IF;
+    own := pg_backend_pid() % turns;
+    FOR i IN 0..turns - 1 LOOP
+        IF pg_try_advisory_xact_lock(turn_locks, (own + i) % turns) THEN
+            RETURN;
+        END IF;
+    END LOOP;
+    PERFORM pg_advisory_xact_lock(turn_locks, own);
+END
+$$;
