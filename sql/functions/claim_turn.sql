@@ -13,10 +13,13 @@
 -- snapshot of its own): its head has moved past the jobs taken, and no row it meets is locked.
 --
 -- How many turns: the setting pg_pipeline.claim_turns (ALTER DATABASE ... SET, ALTER ROLE ...
--- SET, or PGOPTIONS for one worker's connections), 1 when it is unset or not a number; 0 turns
--- the turnstile off. One turn held the drain of 16 processes highest on 2 cores. A turn is
+-- SET, or PGOPTIONS for one worker's connections); unset, 0 or not a number, no turnstile:
+-- every claim runs at once, as before it existed. Off by default: it raised 16 processes'
+-- drain by a fifth on 2 cores, not to 4 processes' level, and it costs elsewhere. A turn is
 -- held through the claim's commit, WAL flush included, so on a server whose flushes are slow
--- the claims that took jobs take turns flushing too; more turns let them flush together.
+-- the claims that took jobs take turns flushing too (more turns let them flush together); and
+-- the claims of idle workers woken by one announcement queue for it. One turn held the drain
+-- of 16 processes highest on 2 cores (docs/connections.md).
 --
 -- No deadlock: a claim takes its turn before any other lock, and waits for it holding none.
 -- A backend tries its pid modulo the turns first, then the others; only when every turn is
@@ -31,7 +34,7 @@ DECLARE
     setting text := current_setting('pg_pipeline.claim_turns', true);
     -- Bounded, so that a mistyped large number cannot make every claim try locks in a loop.
     turns integer := CASE WHEN setting ~ '^\s*\d{1,4}\s*$' THEN least(setting::integer, 1024)
-                          ELSE 1 END;
+                          ELSE 0 END;
     -- The advisory locks' first key: claim turns, among whatever else takes such locks.
     turn_locks constant integer := hashtext('pg_pipeline claim turns');
     own integer;

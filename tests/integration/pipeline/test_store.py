@@ -15,6 +15,7 @@ from psycopg_pool import ConnectionPool
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
 from pg_pipeline import InvalidPayload, JobRequest, UnknownStage, enqueue, enqueue_many
 from pg_pipeline import store as store_module
+from pg_pipeline.db import make_pool
 from pg_pipeline.maintenance import Reclaimer
 from pg_pipeline.queries import Q
 from pg_pipeline.store import FREE_CRASH_RECLAIMS, FREE_RELEASES, JobStore, WorkerInfo
@@ -323,33 +324,35 @@ def claim_in_open_transaction(
 
 
 def test_a_claim_waits_its_turn_while_another_holds_it_then_takes_the_jobs_after_its(
-    conn: Conn, pool: ConnectionPool, db_url: str
+    conn: Conn, db_url: str
 ) -> None:
-    # One turn by default: sixteen workers claiming at once each walked past the rows the others
-    # held locked, at several times a lone claim's CPU (sql/functions/claim_turn.sql).
+    # With one turn: sixteen workers claiming at once each walked past the rows the others held
+    # locked, at several times a lone claim's CPU (sql/functions/claim_turn.sql).
+    conn.execute(f'ALTER DATABASE "{conn.info.dbname}" SET pg_pipeline.claim_turns = 1')
     ids = [enqueue(conn, "noop", {"n": n}) for n in range(4)]
     holder, held = claim_in_open_transaction(db_url, 2)
     got: list[list[int]] = []
-    waiter = threading.Thread(
-        target=lambda: got.append([j.id for j in JobStore(pool).claim(["noop"], 2, WORKER)])
-    )
-    try:
-        assert held == ids[:2]
-        waiter.start()
-        wait_for(lambda: lock_waiters(conn) == 1, timeout=10, what="the claim waiting its turn")
-        assert got == []
-        holder.commit()
-        waiter.join(timeout=10)
-    finally:
-        holder.close()
+    with make_pool(db_url, max_size=1, name="pg-pipeline tests") as pool:
+        waiter = threading.Thread(
+            target=lambda: got.append([j.id for j in JobStore(pool).claim(["noop"], 2, WORKER)])
+        )
+        try:
+            assert held == ids[:2]
+            waiter.start()
+            wait_for(lambda: lock_waiters(conn) == 1, timeout=10, what="the claim waiting its turn")
+            assert got == []
+            holder.commit()
+            waiter.join(timeout=10)
+        finally:
+            holder.close()
     # It read after the holder's commit: the holder's jobs were taken, not locked and skipped.
     assert got == [ids[2:]]
 
 
-def test_as_many_claims_run_at_once_as_the_turns_setting_says_and_with_it_zero_none_wait(
+def test_as_many_claims_run_at_once_as_the_turns_setting_says_and_unset_or_zero_none_wait(
     conn: Conn, db_url: str
 ) -> None:
-    ids = [enqueue(conn, "noop", {"n": n}) for n in range(4)]
+    ids = [enqueue(conn, "noop", {"n": n}) for n in range(5)]
     first, taken = claim_in_open_transaction(db_url, 1, turns=2)
     second, more = claim_in_open_transaction(db_url, 1, turns=2)
     got: list[list[int]] = []
@@ -361,23 +364,25 @@ def test_as_many_claims_run_at_once_as_the_turns_setting_says_and_with_it_zero_n
         got.append(took)
 
     waiter = threading.Thread(target=third)
-    unturned: Conn | None = None
+    unturned: list[Conn] = []
     try:
         assert [taken, more] == [[ids[0]], [ids[1]]]
         waiter.start()
         wait_for(lambda: lock_waiters(conn) == 1, timeout=10, what="the third claim waiting")
-        unturned, rest = claim_in_open_transaction(db_url, 1, turns=0)
-        assert rest == [ids[2]] and got == []
-        unturned.commit()
+        # Turns are off unless set, and with 0: such a claim takes its job at once.
+        for turns, job_id in ((None, ids[2]), (0, ids[3])):
+            holder, rest = claim_in_open_transaction(db_url, 1, turns=turns)
+            unturned.append(holder)
+            assert rest == [job_id] and got == []
+            holder.commit()
         # It waits for the turn its backend tries first, which either may hold.
         first.commit()
         second.commit()
         waiter.join(timeout=10)
     finally:
-        for c in (first, second, unturned):
-            if c is not None:
-                c.close()
-    assert got == [[ids[3]]]
+        for c in (first, second, *unturned):
+            c.close()
+    assert got == [[ids[4]]]
 
 
 # -- the fence ----------------------------------------------------------------------------------
