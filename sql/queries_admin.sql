@@ -859,9 +859,12 @@ days AS (
 ),
 dropped_days AS (
     -- Days before the history's first partition, which retention dropped: they would widen
-    -- every stage's span (finished_span) by days there is nothing to read in.
+    -- every stage's span (finished_span) by days there is nothing to read in. The bounds are
+    -- read without naming their partition (pg_get_expr's 0): named, each day was opened under
+    -- a lock, 14 instead of 5 ms at 108 days in a new connection (a worker's start), and a
+    -- day locked by a prune's detach held the statement up.
     DELETE FROM pipeline.finished_days
-    WHERE day < (SELECT min((regexp_match(pg_get_expr(c.relpartbound, c.oid),
+    WHERE day < (SELECT min((regexp_match(pg_get_expr(c.relpartbound, 0),
                                           $$FROM \('([^']+)'\)$$))[1]::timestamptz)
                  FROM pg_inherits AS i JOIN pg_class AS c ON c.oid = i.inhrelid
                  WHERE i.inhparent = 'pipeline.job_history'::regclass)

@@ -279,3 +279,27 @@ def test_folding_old_minutes_shards_into_one_row_each_changes_no_figure(
     assert before[0][0][1:] == (0, None, None, 3, 2.0, 3)  # done 2 h ago: the day's figures
     counted(conn)
     assert fold_rollup_shards(conn) == 0, "a minute folded already has nothing to fold"
+
+
+def test_retention_of_the_rollups_waits_for_no_day_of_the_history(conn: Conn, db_url: str) -> None:
+    # Looking for the history's oldest day, it read each day's bounds with the day opened under
+    # a lock: a day locked by a prune's detach or drop held it up, and at 108 days a worker's
+    # first round opened 108 of them (docs/measurements.md, 2026-12-03 (aa)).
+    make_past_days(conn, 4)
+    [(oldest,)] = conn.execute(
+        "SELECT min(c.relname) FROM pg_inherits AS i JOIN pg_class AS c ON c.oid = i.inhrelid "
+        "WHERE i.inhparent = 'pipeline.job_history'::regclass"
+    ).fetchall()
+    day = f"{oldest[-8:-4]}-{oldest[-4:-2]}-{oldest[-2:]} 00:00+00"
+    conn.execute(
+        "INSERT INTO pipeline.finished_days VALUES ('s', 'done', %(day)s::timestamptz), "
+        "('s', 'done', %(day)s::timestamptz - interval '1 day')",
+        {"day": day},
+    )
+    with psycopg.connect(db_url) as locker:
+        locker.execute(f"LOCK TABLE pipeline.{oldest} IN ACCESS EXCLUSIVE MODE")
+        conn.execute("SET lock_timeout = '1s'")
+        drop_old_rollups(conn, ROLLUP_KEEP_S)
+    # The day before the oldest partition went; the oldest stays.
+    kept = conn.execute("SELECT day FROM pipeline.finished_days WHERE stage = 's'").fetchall()
+    assert [str(d.date()) for (d,) in kept] == [day[:10]]
