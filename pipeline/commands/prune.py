@@ -15,7 +15,13 @@ from pg_pipeline.commands.api import (
     open_db,
 )
 from pg_pipeline.maintenance.blob_sweep import BLOB_GRACE_S, sweep_blobs
-from pg_pipeline.maintenance.retention import PRUNE_BATCH, PRUNE_BATCH_MAX, prune, said
+from pg_pipeline.maintenance.retention import (
+    PRUNE_BATCH,
+    PRUNE_BATCH_MAX,
+    PRUNE_REST,
+    prune,
+    said,
+)
 
 
 def add_commands(sub: Subcommands) -> None:
@@ -45,6 +51,14 @@ def add_commands(sub: Subcommands) -> None:
         help=f"finished jobs read per transaction (1..{PRUNE_BATCH_MAX})",
     )
     p.add_argument(
+        "--rest",
+        type=rest_arg,
+        default=PRUNE_REST,
+        metavar="TIMES",
+        help="after each batch of runs deleted one by one, rest this many times as long as the "
+        f"batch took, leaving the server to the workers (default {PRUNE_REST:g}; 0: full speed)",
+    )
+    p.add_argument(
         "--blob-grace",
         type=duration_arg,
         default=BLOB_GRACE_S,
@@ -61,10 +75,27 @@ def add_commands(sub: Subcommands) -> None:
     )
 
 
+def rest_arg(text: str) -> float:
+    """A rest of 0 to 100 times a batch's time."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 <= value <= 100:  # NaN fails both
+        raise argparse.ArgumentTypeError(f"must be 0..100 times a batch's time, not {text}")
+    return value
+
+
 def run(args: argparse.Namespace) -> int:
     _, conn = open_db()
     with conn:
-        report = prune(conn, args.older_than, keep_failed=args.keep_failed, batch=args.batch)
+        report = prune(
+            conn,
+            args.older_than,
+            keep_failed=args.keep_failed,
+            batch=args.batch,
+            rest=args.rest,
+        )
         report = replace(
             report,
             blobs=sweep_blobs(conn, grace_s=args.blob_grace, budget_s=args.sweep_for),

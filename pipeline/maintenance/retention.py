@@ -25,6 +25,7 @@ then deleted from the blob store by the sweep that follows a pass (blob_sweep.py
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -58,6 +59,14 @@ PRUNE_INTERVAL_S = 300.0
 #: (see prune_vacuum in sql/queries_admin.sql). Fewer are left to autovacuum: this table's is
 #: set to come by at 1% dead rows, and 20,000 dead rows cost the claim nothing measurable.
 PRUNE_VACUUM_AFTER = 10_000
+#: How long the run-by-run pass rests after each batch, as a multiple of the time the batch
+#: took: a third of the time deleting, two thirds giving the server's CPU back to the workers.
+#: At full speed a pass of 700,000 jobs in a day that straddles the cutoff (100 M finished jobs,
+#: a million a day) kept one core busy for 140-160 s and the drain beside it at 0.77-0.83x on
+#: two cores (docs/measurements.md, 2026-12-03 (aa)); retention has hours, the workers do not.
+PRUNE_REST = 2.0
+#: The longest rest after one batch, seconds: a worker stopping is kept waiting no longer.
+PRUNE_REST_MAX_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -90,6 +99,9 @@ def prune(
     batch: int = PRUNE_BATCH,
     vacuum_after: int | None = PRUNE_VACUUM_AFTER,
     stop: Callable[[], bool] | None = None,
+    rest: float = PRUNE_REST,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> PruneReport:
     """Delete the finished runs whose every job finished more than `older_than_s` seconds ago,
     one transaction per `batch` rows read (a run larger than that goes whole, in its own batch).
@@ -97,6 +109,8 @@ def prune(
     and retried (its later stages need its outputs).
     A pass that deletes `vacuum_after` jobs or more (None: never) ends with a VACUUM of the
     tables. `stop`, asked between batches, ends the pass early (a worker shutting down).
+    After each batch of the run-by-run pass it rests `rest` times as long as the batch took
+    (PRUNE_REST; 0: none), so that workers draining beside it keep the server's CPU.
     `conn` must be in autocommit mode (pg_pipeline.connect(), a pool's connections): each batch
     commits on its own, and the VACUUM that ends a large pass cannot run in a transaction.
     """
@@ -105,6 +119,7 @@ def prune(
     after_id = 0
     jobs = outputs = joins = batches = runs_deleted = 0
     while True:
+        began = clock()
         with conn.transaction():
             conn.execute(Q["prune_lock"])
             params = {"cutoff": cutoff, "keep_failed": keep_failed}
@@ -125,6 +140,8 @@ def prune(
         if not more or (stop is not None and stop()):
             break
         after_id = next_id
+        if rest > 0:
+            sleep(min(rest * (clock() - began), PRUNE_REST_MAX_S))
     # A dropped day leaves no dead rows behind: only the run-by-run deletes count.
     vacuumed = False
     skipped: tuple[str, ...] = ()
@@ -249,6 +266,8 @@ class Pruner:
     blob_store: Callable[[], BlobStore] = blob_store_from_env
     #: seconds each pass sweeps at most (blob_sweep.py); None: until no candidate is left
     sweep_budget_s: float | None = SWEEP_PASS_S
+    #: the run-by-run pass's rest after each batch, in multiples of the batch's time
+    rest: float = PRUNE_REST
 
     def run_once(self) -> PruneReport:
         with self.pool.connection() as conn:
@@ -258,6 +277,7 @@ class Pruner:
                 keep_failed=self.keep_failed,
                 batch=self.batch,
                 stop=self.stop,
+                rest=self.rest,
             )
             report = replace(report, blobs=self.sweep(conn))
         if report.jobs or report.partitions or report.empty_partitions:

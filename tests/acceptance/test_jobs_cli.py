@@ -178,8 +178,12 @@ def test_prune_deletes_old_finished_runs_and_keeps_live_and_recent_ones(
         "deleted 5 finished jobs, 5 outputs and 0 joins (1 day of history dropped whole, 1 of"
         " its rows kept for runs still going; 1 empty day dropped; 0 runs deleted one by one in"
     )
-    # A sweep's budget it does not reach changes nothing.
-    pruned = run_cli(env, "prune", "--older-than", "7d", "--sweep-for", "10m")
+    # A rest is 0 to 100 times a batch's time.
+    for rest in ("-1", "101", "nan", "x"):
+        refused = run_cli(env, "prune", "--older-than", "7d", "--rest", rest)
+        assert refused.returncode == 2 and "--rest" in refused.stderr, refused.stderr
+    # A sweep's budget it does not reach changes nothing, nor does running at full speed.
+    pruned = run_cli(env, "prune", "--older-than", "7d", "--sweep-for", "10m", "--rest", "0")
     assert pruned.returncode == 0, pruned.stderr
     assert pruned.stdout.startswith(
         "deleted 1 finished job, 1 output and 0 joins (0 days of history dropped whole, 0 of"

@@ -231,6 +231,35 @@ def test_prune_walks_past_rows_it_keeps_in_small_batches(conn: Conn) -> None:
     assert run_size(conn, live) == (9, 7, 1)
 
 
+def test_the_run_by_run_pass_rests_after_each_batch_as_long_as_told_and_not_after_the_last(
+    conn: Conn,
+) -> None:
+    # A pass at full speed kept one of two cores busy for minutes, and the drain beside it lost
+    # a fifth: it rests `rest` times each batch's time, leaving the CPU to the workers.
+    conn.execute(
+        "INSERT INTO pipeline.job_history (type, status, finished_at) "
+        f"SELECT 'noop', 'done', {STRADDLING} FROM generate_series(1, 9)"
+    )
+    now = [0.0]
+    rests: list[float] = []
+
+    def clock() -> float:
+        now[0] += 0.25  # each reading a quarter second on: a batch takes 0.25 s
+        return now[0]
+
+    report = prune(conn, WEEK, batch=3, rest=2.0, clock=clock, sleep=rests.append)
+    assert (report.jobs, report.batches) == (9, 4)  # the 4th batch comes back empty
+    assert rests == [0.5, 0.5, 0.5]  # twice each batch's 0.25 s; none after the last
+
+    conn.execute(
+        "INSERT INTO pipeline.job_history (type, status, finished_at) "
+        f"SELECT 'noop', 'done', {STRADDLING} FROM generate_series(1, 9)"
+    )
+    unrested: list[float] = []
+    assert prune(conn, WEEK, batch=3, rest=0, sleep=unrested.append).jobs == 9
+    assert unrested == []
+
+
 def test_pruner_run_once_reports_counts_and_concurrent_passes_never_collide(
     conn: Conn, pool: ConnectionPool
 ) -> None:
