@@ -480,6 +480,27 @@ def test_a_retry_waits_for_a_prune_batch_holding_its_run_then_says_it_was_pruned
     assert run_size(conn, root) == (0, 0, 0)
 
 
+def test_a_pass_whose_detach_finds_the_history_locked_leaves_every_later_day_at_once(
+    db_url: str, conn: Conn, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A transaction left open after reading the history holds a lock every day's detach needs
+    # (the whole history's): each day waited for it in turn, 2 s a day.
+    make_past_days(conn, 20)
+    days = "SELECT count(*) FROM pg_inherits WHERE inhparent = 'pipeline.job_history'::regclass"
+    before = count(conn, days)
+    with psycopg.connect(db_url) as holder:
+        holder.execute("SELECT count(*) FROM pipeline.job_history")
+        with caplog.at_level("INFO", logger="pg_pipeline.maintenance.retention"):
+            report = prune(conn, WEEK)
+    left = [r for r in caplog.records if "left to the next pass" in r.getMessage()]
+    assert len(left) == 1, [r.getMessage() for r in left]
+    assert "and the days after it" in left[0].getMessage()
+    assert report.partitions == report.empty_partitions == 0
+    assert count(conn, days) == before, "no day detached or dropped"
+    # The lock free again, the next pass drops them.
+    assert prune(conn, WEEK).empty_partitions == before - count(conn, days) >= 13
+
+
 def test_a_retry_between_the_survivor_search_and_the_detach_keeps_its_run(conn: Conn) -> None:
     root = fake_run(conn, children=["done", "failed"], days=30)
     [(failed,)] = conn.execute(
