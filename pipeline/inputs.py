@@ -226,6 +226,14 @@ def share(value: str) -> float:
     return number
 
 
+def rest(value: str) -> float:
+    """A rest as a multiple of the time the work before it took: 0 to 100 (retention's)."""
+    number = _real(value)
+    if not (math.isfinite(number) and 0 <= number <= 100):
+        raise ValueError(f"a rest must be 0 to 100 times a batch's time, not {shown(value)}")
+    return number
+
+
 def priority(value: int) -> int:
     """`value` if it fits `jobs.priority`; the reason names the valid range."""
     if isinstance(value, bool):  # an int to Python, but never a meant priority

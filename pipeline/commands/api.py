@@ -171,6 +171,7 @@ cap_arg = argument(inputs.cap)
 weight_arg = argument(inputs.weight)
 budget_limit_arg = argument(inputs.budget_limit)
 share_arg = argument(inputs.share)
+rest_arg = argument(inputs.rest)
 priority_arg = argument(_priority)
 duration_arg = argument(inputs.duration)
 #: A time a job may start at: with a UTC offset, at most 100 years ahead.

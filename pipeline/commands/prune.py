@@ -13,6 +13,7 @@ from pg_pipeline.commands.api import (
     duration_arg,
     integer_arg,
     open_db,
+    rest_arg,
 )
 from pg_pipeline.maintenance.blob_sweep import BLOB_GRACE_S, sweep_blobs
 from pg_pipeline.maintenance.retention import (
@@ -73,17 +74,6 @@ def add_commands(sub: Subcommands) -> None:
         help="stop deleting blobs after this long and leave the rest to the next prune "
         "(default: until none is left)",
     )
-
-
-def rest_arg(text: str) -> float:
-    """A rest of 0 to 100 times a batch's time."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0 <= value <= 100:  # NaN fails both
-        raise argparse.ArgumentTypeError(f"must be 0..100 times a batch's time, not {text}")
-    return value
 
 
 def run(args: argparse.Namespace) -> int:
