@@ -410,3 +410,53 @@ def test_a_database_at_0009_keeps_its_application_tables_where_they_were(
             migrate(conn)
             assert conn.execute("SELECT id FROM public.app_orders").fetchall() == [(7,)]
         assert catalog(url)["elsewhere"] == []
+
+
+#: Each day of the history with the index on it named `name`, by the index's oid.
+DAY_INDEXES = """
+    SELECT t.relname, x.indexrelid, x.indexrelid::regclass::text
+    FROM pg_inherits d
+    JOIN pg_class t ON t.oid = d.inhrelid
+    JOIN pg_index x ON x.indrelid = t.oid
+    JOIN pg_inherits a ON a.inhrelid = x.indexrelid
+    WHERE d.inhparent = 'pipeline.job_history'::regclass
+      AND a.inhparent = %(parent)s::regclass
+    ORDER BY 1"""
+
+
+def test_0032s_stage_index_built_beforehand_day_by_day_is_attached_not_built_again(
+    server_url: str,
+) -> None:
+    # docs/operations.md: at 100 M finished jobs, 0032 would build the (type, id) index of every
+    # day in the migration's transaction, the history locked against finishing jobs meanwhile.
+    # Built beforehand with CREATE INDEX CONCURRENTLY, day by day under any name, each day's is
+    # attached as it is (the same index, renamed), and the migration only links them.
+    with pg.cloned_database(server_url) as url, psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("DROP INDEX pipeline.job_history_stage")
+        conn.execute("DELETE FROM pipeline.migrations WHERE version = 32")
+        days = [
+            row[0]
+            for row in conn.execute(
+                "SELECT inhrelid::regclass::text FROM pg_inherits "
+                "WHERE inhparent = 'pipeline.job_history'::regclass"
+            )
+        ]
+        assert len(days) > 3, days
+        for n, day in enumerate(days):
+            conn.execute(f"CREATE INDEX CONCURRENTLY beforehand_{n} ON {day} (type, id)")  # type: ignore[arg-type]
+        built = {
+            row[0]: row[1]
+            for row in conn.execute(
+                "SELECT indrelid::regclass::text, indexrelid FROM pg_index "
+                "WHERE indexrelid::regclass::text LIKE 'pipeline.beforehand\\_%%'"
+            )
+        }
+        assert len(built) == len(days)
+
+        assert migrate(conn) == [32]
+
+        attached = conn.execute(DAY_INDEXES, {"parent": "pipeline.job_history_stage"}).fetchall()
+        assert len(attached) == len(days)
+        for day, oid, name in attached:
+            assert oid == built[f"pipeline.{day}"], (day, "built again")
+            assert name == f"pipeline.{day}_stage"
