@@ -10,8 +10,9 @@ Prints, each measured in a fresh table (`--only` picks parts: fairness, throughp
   * throughput: 10,020 jobs drained with no tenants, and spread over 10 tenants: uncapped,
     capped above what the workers hold (`--cap`, 1,000 each: what counting slots costs), and
     capped at 4 each (what the caps' limit costs), with the CPU per job of the workers and of
-    PostgreSQL; `--rounds` alternates the four that many times, each round's ratios measured
-    minutes apart at most (the machine's load drifts), then their medians; `--statements N`
+    PostgreSQL, each drain started settled (a CHECKPOINT, no autovacuum running); `--rounds`
+    alternates the four that many times, each round's ratios measured minutes apart at most
+    (the machine's load drifts), then their medians; `--statements N`
     prints each drain's N statements of most server time per job, nested ones (in functions
     and triggers) included, from pg_stat_statements (loaded into the embedded server for it,
     which costs every statement a little: compare ratios measured without it);
@@ -37,6 +38,7 @@ from benchmarks.compare.cpu import Meter, wait_idle
 from benchmarks.compare.server import _postmaster
 from benchmarks.drain import percentile, start_workers
 from benchmarks.polling import wait_until
+from benchmarks.settle import settle
 from pg_pipeline import JobRequest, enqueue_many
 from pg_pipeline.admin.tenants import set_cap
 from pg_pipeline.embedded import embedded_url, restart_embedded, stop_embedded
@@ -102,11 +104,14 @@ def metered_drain(
 ) -> tuple[float, float, float]:
     """Drain `jobs` with workers started first and idle, so that their start-up is not counted:
     (jobs/s from the first claim to the last completion, worker and PostgreSQL CPU ms per job).
-    The jobs go in one statement: the workers find every tenant's at once."""
+    The jobs go in one statement: the workers find every tenant's at once. The server settles
+    first: the drain before this one leaves autovacuum work on the tables it wrote (the history,
+    the rollups), which ran in whichever drain came next and counted as its CPU."""
     extra = ["--tenant-cap", str(cap)] if cap is not None else []
     workers = start_workers(url, args.workers, args.concurrency, home, extra)
     try:
         wait_idle([w.pid for w in workers])
+        settle(url)
         if args.statements:
             conn.execute("SELECT pg_stat_statements_reset()")
         poller = conn.execute("SELECT pg_backend_pid()").fetchone()
