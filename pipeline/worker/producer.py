@@ -139,6 +139,10 @@ class Producer:
         #: settlement that may have freed a tenant's slot or a limit's room, the listener's
         #: reconnect, the end of a hold-back.
         self._news = False
+        #: Set once the first claim statement has returned or failed (or run() ended without
+        #: one): the worker's maintenance waits for it before its first round, which would
+        #: otherwise compete with the first claim for the CPU, the interpreter and the pool.
+        self.first_claim = threading.Event()
 
     @property
     def stopping(self) -> bool:
@@ -146,6 +150,12 @@ class Producer:
 
     def run(self) -> None:
         """Claim until stop()."""
+        try:
+            self._claim_until_stopped()
+        finally:
+            self.first_claim.set()  # stopped before a claim: nothing is left to wait for
+
+    def _claim_until_stopped(self) -> None:
         plan, wake = self.plan, self.table.changed
         backoff = Backoff(plan.retry_max_s, first_s=FIRST_RETRY_S)
         while not self._stopping.is_set():
@@ -171,6 +181,7 @@ class Producer:
                 except psycopg.Error as exc:
                     if not outage(exc):
                         raise
+                    self.first_claim.set()
                     delay = backoff.next()
                     log.warning(
                         "claim failed, database unavailable (%s); retrying in %.1f s", exc, delay
@@ -178,6 +189,8 @@ class Producer:
                     self._stopping.wait(delay)
                     continue
                 backoff.reset()
+                if not self.first_claim.is_set():  # a lock and a notify each time otherwise
+                    self.first_claim.set()
                 self.short = len(jobs) < want
                 if self.metrics is not None:
                     self.metrics.claimed(len(jobs), time.monotonic() - started)

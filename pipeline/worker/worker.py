@@ -173,7 +173,9 @@ class Worker:
         self.completer.subscribe(self.table)
         self.completer.subscribe(self.producer)
         self.timeouts = Timeouts(self.table, self.runners, self.completer, halt=self._halt)
-        self.maintainer = Maintainer.for_worker(self.pool, self.settings, halt=self._halt)
+        self.maintainer = Maintainer.for_worker(
+            self.pool, self.settings, halt=self._halt, after=self.producer.first_claim
+        )
 
     # -- public -------------------------------------------------------------------------------
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,7 +14,10 @@ import pytest
 
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
 from pg_pipeline import JobRequest, Worker, WorkerSettings, enqueue, enqueue_many
+from pg_pipeline.maintenance.reclaim import Reclaimer
+from pg_pipeline.maintenance.slots import SlotRepair
 from pg_pipeline.queries import Q
+from pg_pipeline.store import JobStore
 from tests.integration import workers
 from tests.support.apps.jobs_app import EFFECTS_DDL
 from tests.support.history import finish, make_past_days
@@ -158,3 +163,38 @@ def test_a_worker_given_a_retention_prunes_old_finished_runs(db_url: str, conn: 
             what="the old run to be pruned",
         )
     assert conn.execute("SELECT id FROM pipeline.jobs").fetchall() == [(recent,)]
+
+
+def test_a_workers_first_maintenance_round_waits_for_its_first_claim(
+    db_url: str, conn: Conn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The first claim is held half a second: a round that starts beside it (as it did, on a
+    # thread of its own from the worker's start) runs in that time, before the claim returns.
+    seen: list[str] = []
+    lock = threading.Lock()
+    claim, reclaim, repair = JobStore.claim, Reclaimer.run_once, SlotRepair.run_once
+
+    def note(what: str) -> None:
+        with lock:
+            seen.append(what)
+
+    def slow_first_claim(*args: Any, **kwargs: Any) -> Any:
+        if "claim" not in seen:
+            time.sleep(0.5)
+            note("claim")
+        return claim(*args, **kwargs)
+
+    def noted(what: str, call: Any) -> Any:
+        def run_once(self: Any) -> Any:
+            note(what)
+            return call(self)
+
+        return run_once
+
+    monkeypatch.setattr(JobStore, "claim", slow_first_claim)
+    monkeypatch.setattr(Reclaimer, "run_once", noted("reclaim", reclaim))
+    monkeypatch.setattr(SlotRepair, "run_once", noted("slot repair", repair))
+    enqueue(conn, "noop", {"n": 1})
+    with running_worker(db_url, ["noop"]):
+        wait_for(lambda: {"reclaim", "slot repair"} <= set(seen), what="the first round")
+    assert seen[0] == "claim", seen

@@ -142,3 +142,39 @@ def test_a_service_apart_that_takes_long_holds_back_no_round_of_the_others() -> 
     halt.set()
     thread.join(timeout=10)
     assert not thread.is_alive()
+
+
+def test_the_first_round_waits_for_what_it_follows_apart_too() -> None:
+    halt, after = threading.Event(), threading.Event()
+    ran: list[str] = []
+    both = threading.Event()
+
+    def service(name: str) -> Service:
+        def run_once() -> None:
+            ran.append(name)
+            if len(ran) == 2:
+                both.set()
+
+        return Service(name, 60, run_once, apart=name == "apart")
+
+    maintainer = Maintainer([service("here"), service("apart")], halt=halt, after=after)
+    thread = threading.Thread(target=maintainer.run, daemon=True)
+    thread.start()
+    assert not both.wait(0.3) and ran == [], "a round ran before the worker's first claim"
+    after.set()
+    assert both.wait(10), ran
+    halt.set()
+    thread.join(timeout=10)
+    assert not thread.is_alive()
+
+
+def test_a_maintainer_halted_before_what_it_follows_runs_no_round() -> None:
+    halt, after = threading.Event(), threading.Event()
+    ran: list[int] = []
+    maintainer = Maintainer([Service("s", 60, lambda: ran.append(1))], halt=halt, after=after)
+    thread = threading.Thread(target=maintainer.run, daemon=True)
+    thread.start()
+    halt.set()
+    after.set()  # the producer's run() sets it as it ends
+    thread.join(timeout=10)
+    assert not thread.is_alive() and ran == []
