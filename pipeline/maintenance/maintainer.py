@@ -111,6 +111,7 @@ class Maintainer:
                 pool,
                 older_than_s=settings.retention_s,
                 stop=halt.is_set,
+                sleep=halt.wait,
                 blob_grace_s=settings.blob_grace_s,
             )
             services.append(Service("retention", PRUNE_INTERVAL_S, pruner.run_once, apart=True))

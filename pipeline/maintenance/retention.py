@@ -101,7 +101,7 @@ def prune(
     stop: Callable[[], bool] | None = None,
     rest: float = PRUNE_REST,
     clock: Callable[[], float] = time.monotonic,
-    sleep: Callable[[float], None] = time.sleep,
+    sleep: Callable[[float], object] = time.sleep,
 ) -> PruneReport:
     """Delete the finished runs whose every job finished more than `older_than_s` seconds ago,
     one transaction per `batch` rows read (a run larger than that goes whole, in its own batch).
@@ -110,7 +110,8 @@ def prune(
     A pass that deletes `vacuum_after` jobs or more (None: never) ends with a VACUUM of the
     tables. `stop`, asked between batches, ends the pass early (a worker shutting down).
     After each batch of the run-by-run pass it rests `rest` times as long as the batch took
-    (PRUNE_REST; 0: none), so that workers draining beside it keep the server's CPU.
+    (PRUNE_REST; 0: none), so that workers draining beside it keep the server's CPU, by
+    `sleep` (a stopping worker's event, which ends the rest early) and asks `stop` again.
     `conn` must be in autocommit mode (pg_pipeline.connect(), a pool's connections): each batch
     commits on its own, and the VACUUM that ends a large pass cannot run in a transaction.
     """
@@ -142,6 +143,8 @@ def prune(
         after_id = next_id
         if rest > 0:
             sleep(min(rest * (clock() - began), PRUNE_REST_MAX_S))
+            if stop is not None and stop():
+                break
     # A dropped day leaves no dead rows behind: only the run-by-run deletes count.
     vacuumed = False
     skipped: tuple[str, ...] = ()
@@ -275,6 +278,8 @@ class Pruner:
     sweep_budget_s: float | None = SWEEP_PASS_S
     #: the run-by-run pass's rest after each batch, in multiples of the batch's time
     rest: float = PRUNE_REST
+    #: how a rest is taken: a worker's halt event's wait, which a stopping worker ends at once
+    sleep: Callable[[float], object] = time.sleep
 
     def run_once(self) -> PruneReport:
         with self.pool.connection() as conn:
@@ -285,6 +290,7 @@ class Pruner:
                 batch=self.batch,
                 stop=self.stop,
                 rest=self.rest,
+                sleep=self.sleep,
             )
             report = replace(report, blobs=self.sweep(conn))
         if report.jobs or report.partitions or report.empty_partitions:

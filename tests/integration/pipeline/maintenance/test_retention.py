@@ -260,6 +260,25 @@ def test_the_run_by_run_pass_rests_after_each_batch_as_long_as_told_and_not_afte
     assert unrested == []
 
 
+def test_a_worker_stopping_during_a_rest_ends_the_pass_without_another_batch(
+    conn: Conn,
+) -> None:
+    # The worker rests on its halt event: set, the rest ends at once, and so does the pass,
+    # where it used to run one more batch first (and rest up to 2 s before that).
+    conn.execute(
+        "INSERT INTO pipeline.job_history (type, status, finished_at) "
+        f"SELECT 'noop', 'done', {STRADDLING} FROM generate_series(1, 9)"
+    )
+    halt = threading.Event()
+
+    def rest(seconds: float) -> bool:
+        halt.set()  # the worker is told to stop while its pass rests
+        return halt.wait(seconds)
+
+    report = prune(conn, WEEK, batch=3, rest=100.0, stop=halt.is_set, sleep=rest)
+    assert (report.jobs, report.batches) == (3, 1)
+
+
 def test_pruner_run_once_reports_counts_and_concurrent_passes_never_collide(
     conn: Conn, pool: ConnectionPool
 ) -> None:
