@@ -3,7 +3,7 @@ empty database.
 
     python -m benchmarks.scale [--finished 100000] [--days 30] [--day-volume 1000000]
         [--rounds 3] [--jobs 20000] [--indexes after|before] [--pgdata DIR] [--keep]
-        [--reuse DIR] [--no-settle] [--statements N]
+        [--reuse DIR] [--no-settle] [--statements N] [--prune-days N] [--prune-rest TIMES]
 
 Two databases on one server (DATABASE_URL's, or a throwaway embedded PostgreSQL under --pgdata):
 `empty` (the schema alone) and `full`, loaded inside the server with generate_series (no API,
@@ -19,7 +19,9 @@ start to the first claim by the database's clock), the wake latency of single jo
 idle workers, the claim's latency (JobStore.claim of 100 jobs, timed call by call), `pipeline
 status` (the CLI's wall time and its main statement's execution time from EXPLAIN ANALYZE) and
 the dashboard's overview and jobs pages (its ASGI app, in process). Last, in `full` alone, a
-drain beside a `pipeline prune --older-than` that drops the oldest `--prune-days` days.
+drain beside a `pipeline prune --older-than` that drops the oldest `--prune-days` days
+(`--prune-rest TIMES` passed on as the prune's `--rest`, to compare its resting with full speed;
+without it, the prune's own default).
 Prints a markdown table: figure, empty, full, ratio.
 
 `--pgdata DIR --keep` leaves the loaded server behind (the load's figures in DIR/scale-load.json);
@@ -63,6 +65,7 @@ from benchmarks.compare.server import _postmaster
 from benchmarks.drain import REPO, percentile, start_workers
 from benchmarks.polling import wait_until
 from benchmarks.settle import settle, settled_said
+from pg_pipeline.commands.api import rest_arg
 from pg_pipeline.db import make_pool
 from pg_pipeline.embedded import embedded_url, restart_embedded, stop_embedded
 from pg_pipeline.history import fold_rollup_shards
@@ -627,11 +630,22 @@ def keep_fed(conn: psycopg.Connection[Any], jobs: int, until: Callable[[], bool]
         time.sleep(0.05)
 
 
-def drain_beside_prune(url: str, jobs: int, older_than: str, home: Path) -> dict[str, float]:
+def prune_command(exe: Path, older_than: str, rest: float | None) -> list[str]:
+    """The prune's command line: `--rest` only when asked (None: the prune's own default, so
+    that the benchmark follows it when it changes)."""
+    command = [str(exe), "prune", "--older-than", older_than]
+    if rest is not None:
+        command += ["--rest", f"{rest:g}"]
+    return command
+
+
+def drain_beside_prune(
+    url: str, jobs: int, older_than: str, home: Path, rest: float | None = None
+) -> dict[str, float]:
     """Workers draining a backlog kept fed, `pipeline prune --older-than` started once they
     claim: the rate while the prune process runs (its start-up included) against the rate in
     a window as long right after it, in the same drain (by the database's clock). `older_than`
-    as the CLI takes it: 28d, 451234s."""
+    as the CLI takes it: 28d, 451234s; `rest` the prune's --rest (None: its default)."""
     exe = Path(sys.executable).parent / "pipeline"
     with psycopg.connect(url, autocommit=True) as conn:
         marker = enqueue_noop(conn, jobs)
@@ -643,7 +657,7 @@ def drain_beside_prune(url: str, jobs: int, older_than: str, home: Path) -> dict
             [(start,)] = conn.execute("SELECT clock_timestamp()").fetchall()
             started = time.perf_counter()
             pruner = subprocess.Popen(
-                [str(exe), "prune", "--older-than", older_than],
+                prune_command(exe, older_than, rest),
                 env=cli_env(url, home),
                 cwd=REPO,
                 stdout=subprocess.PIPE,
@@ -661,7 +675,11 @@ def drain_beside_prune(url: str, jobs: int, older_than: str, home: Path) -> dict
         finally:
             stop(workers)
         conn.execute("TRUNCATE pipeline.active_jobs")
-    print(f"  prune ({prune_s:.1f} s, exit {pruner.returncode}): {out.decode().strip()}")
+    print(
+        f"  prune ({prune_s:.1f} s, exit {pruner.returncode}; load {loadavg()}): "
+        f"{out.decode().strip()}",
+        flush=True,
+    )
     return {"beside_prune": beside, "after_prune": alone, "prune_s": prune_s}
 
 
@@ -712,6 +730,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--samples", type=int, default=5, help="per status and page figure")
     p.add_argument(
         "--prune-days", type=int, default=3, help="oldest days the prune drops (0: no prune)"
+    )
+    p.add_argument(
+        "--prune-rest",
+        type=rest_arg,
+        default=None,
+        metavar="TIMES",
+        help="the prune's --rest, its rest after each batch in multiples of the batch's time "
+        "(0: full speed; default: the prune's own)",
     )
     p.add_argument("--pgdata", type=Path, help="the embedded server's data directory (new)")
     p.add_argument("--keep", action="store_true", help="leave the server's data behind")
@@ -822,9 +848,10 @@ def run(server: str, args: argparse.Namespace, home: Path, pgdata: Path | None =
     medians = {name: median_by_figure(r) for name, r in rounds.items()}
     pruned = "(no prune: --prune-days 0)"
     if args.prune_days:
-        beside = drain_beside_prune(urls[FULL], args.jobs, f"{older_than}d", home)
+        beside = drain_beside_prune(urls[FULL], args.jobs, f"{older_than}d", home, args.prune_rest)
+        rest = "" if args.prune_rest is None else f" --rest {args.prune_rest:g}"
         pruned = (
-            f"drain beside `pipeline prune --older-than {older_than}d` (drops the oldest "
+            f"drain beside `pipeline prune --older-than {older_than}d{rest}` (drops the oldest "
             f"{args.prune_days} days), with the history: {beside['beside_prune']:,.0f} jobs/s "
             f"while the prune ran ({beside['prune_s']:.1f} s, its process start included), "
             f"{beside['after_prune']:,.0f} jobs/s right after it in the same drain: "

@@ -18,6 +18,7 @@ from benchmarks.scale import (
     median_by_figure,
     parser,
     plan_days,
+    prune_command,
     prune_older_than_days,
     ratio,
     statements_said,
@@ -86,6 +87,21 @@ def test_a_fresh_load_keeps_the_days_it_was_asked_for() -> None:
     args = parser().parse_args(["--days", "12"])
     assert as_loaded(args) is None
     assert args.days == 12
+
+
+def test_the_prune_takes_its_own_rest_unless_one_is_asked_for() -> None:
+    args = parser().parse_args([])
+    assert args.prune_rest is None
+    assert "--rest" not in prune_command(Path("pipeline"), "99d", args.prune_rest)
+    for given, passed in (("0", "0"), ("2", "2"), ("0.5", "0.5")):
+        rest = parser().parse_args(["--prune-rest", given]).prune_rest
+        assert prune_command(Path("pipeline"), "99d", rest)[-2:] == ["--rest", passed]
+
+
+@pytest.mark.parametrize("given", ["-1", "nan", "101", "soon"])
+def test_the_prune_rest_is_refused_where_the_prune_would_refuse_it(given: str) -> None:
+    with pytest.raises(SystemExit):
+        parser().parse_args(["--prune-rest", given])
 
 
 def test_execution_ms_reads_the_explain_analyze_footer() -> None:
