@@ -88,6 +88,12 @@ FAILED_EVERY = 50
 DAY_S = 86_400.0
 EMPTY = "empty"
 FULL = "full"
+#: The drain beside the prune's window without it before the prune starts, seconds: the drain's
+#: rate drifts over minutes, so the rate beside the prune is held against one on each side.
+PRUNE_BEFORE_S = 30.0
+#: The longest window without the prune after it, seconds: a resting prune takes minutes, and a
+#: window as long again kept the lock twice as long for no better a rate.
+PRUNE_AFTER_MAX_S = 120.0
 #: The load's figures, beside the data directory of a server kept for --reuse.
 LOAD_FILE = "scale-load.json"
 
@@ -643,9 +649,11 @@ def drain_beside_prune(
     url: str, jobs: int, older_than: str, home: Path, rest: float | None = None
 ) -> dict[str, float]:
     """Workers draining a backlog kept fed, `pipeline prune --older-than` started once they
-    claim: the rate while the prune process runs (its start-up included) against the rate in
-    a window as long right after it, in the same drain (by the database's clock). `older_than`
-    as the CLI takes it: 28d, 451234s; `rest` the prune's --rest (None: its default)."""
+    have claimed for PRUNE_BEFORE_S: the rate while the prune process runs (its start-up
+    included) against the rates in the window before it and in one as long as the prune (5 s
+    to PRUNE_AFTER_MAX_S) right after it, in the same drain (by the database's clock).
+    `older_than` as the CLI takes it: 28d, 451234s; `rest` the prune's --rest (None: its
+    default)."""
     exe = Path(sys.executable).parent / "pipeline"
     with psycopg.connect(url, autocommit=True) as conn:
         marker = enqueue_noop(conn, jobs)
@@ -654,6 +662,9 @@ def drain_beside_prune(
             wait_until(
                 conn, f"SELECT (count(*) < {int(jobs)})::int FROM pipeline.active_jobs", 1, 120
             )
+            [(before,)] = conn.execute("SELECT clock_timestamp()").fetchall()
+            waited = time.perf_counter()
+            keep_fed(conn, jobs, lambda: time.perf_counter() - waited > PRUNE_BEFORE_S)
             [(start,)] = conn.execute("SELECT clock_timestamp()").fetchall()
             started = time.perf_counter()
             pruner = subprocess.Popen(
@@ -666,10 +677,11 @@ def drain_beside_prune(
             keep_fed(conn, jobs, lambda: pruner.poll() is not None)
             prune_s = time.perf_counter() - started
             [(end,)] = conn.execute("SELECT clock_timestamp()").fetchall()
-            window = max(prune_s, 5.0)
+            window = min(max(prune_s, 5.0), PRUNE_AFTER_MAX_S)
             keep_fed(conn, jobs, lambda: time.perf_counter() - started > prune_s + window)
             [(after,)] = conn.execute("SELECT clock_timestamp()").fetchall()
             out = pruner.stdout.read() if pruner.stdout else b""
+            ahead = finished_between(conn, marker, before, start)
             beside = finished_between(conn, marker, start, end)
             alone = finished_between(conn, marker, end, after)
         finally:
@@ -680,7 +692,13 @@ def drain_beside_prune(
         f"{out.decode().strip()}",
         flush=True,
     )
-    return {"beside_prune": beside, "after_prune": alone, "prune_s": prune_s}
+    return {
+        "before_prune": ahead,
+        "beside_prune": beside,
+        "after_prune": alone,
+        "prune_s": prune_s,
+        "after_s": window,
+    }
 
 
 def fresh_databases(server: str, urls: Iterable[str]) -> str:
@@ -854,8 +872,10 @@ def run(server: str, args: argparse.Namespace, home: Path, pgdata: Path | None =
             f"drain beside `pipeline prune --older-than {older_than}d{rest}` (drops the oldest "
             f"{args.prune_days} days), with the history: {beside['beside_prune']:,.0f} jobs/s "
             f"while the prune ran ({beside['prune_s']:.1f} s, its process start included), "
-            f"{beside['after_prune']:,.0f} jobs/s right after it in the same drain: "
-            f"{ratio(beside['after_prune'], beside['beside_prune']):.2f}x"
+            f"{beside['before_prune']:,.0f} jobs/s in the {PRUNE_BEFORE_S:.0f} s before it and "
+            f"{beside['after_prune']:,.0f} jobs/s in the {beside['after_s']:.0f} s right after it "
+            f"in the same drain: {ratio(beside['before_prune'], beside['beside_prune']):.2f}x "
+            f"of before, {ratio(beside['after_prune'], beside['beside_prune']):.2f}x of after"
         )
     rows = [(label, medians[EMPTY][key], medians[FULL][key]) for label, key in FIGURES]
     settling = (
