@@ -653,19 +653,24 @@ def drain_beside_prune(
     included) against the rates in the window before it and in one as long as the prune (5 s
     to PRUNE_AFTER_MAX_S) right after it, in the same drain (by the database's clock).
     `older_than` as the CLI takes it: 28d, 451234s; `rest` the prune's --rest (None: its
-    default)."""
+    default). With each rate, the other sessions' load in its window (% of all cores): the
+    machine is shared, and a window with more of it drains slower for that alone."""
     exe = Path(sys.executable).parent / "pipeline"
     with psycopg.connect(url, autocommit=True) as conn:
         marker = enqueue_noop(conn, jobs)
+        poller = conn.execute("SELECT pg_backend_pid()").fetchall()[0][0]
+        meter = Meter([], _postmaster(conn), frozenset({int(poller)}))
         workers = start_workers(url, WORKERS, CONCURRENCY, home)
         try:
             wait_until(
                 conn, f"SELECT (count(*) < {int(jobs)})::int FROM pipeline.active_jobs", 1, 120
             )
             [(before,)] = conn.execute("SELECT clock_timestamp()").fetchall()
+            readings = [meter.read()]
             waited = time.perf_counter()
             keep_fed(conn, jobs, lambda: time.perf_counter() - waited > PRUNE_BEFORE_S)
             [(start,)] = conn.execute("SELECT clock_timestamp()").fetchall()
+            readings.append(meter.read())
             started = time.perf_counter()
             pruner = subprocess.Popen(
                 prune_command(exe, older_than, rest),
@@ -677,9 +682,11 @@ def drain_beside_prune(
             keep_fed(conn, jobs, lambda: pruner.poll() is not None)
             prune_s = time.perf_counter() - started
             [(end,)] = conn.execute("SELECT clock_timestamp()").fetchall()
+            readings.append(meter.read())
             window = min(max(prune_s, 5.0), PRUNE_AFTER_MAX_S)
             keep_fed(conn, jobs, lambda: time.perf_counter() - started > prune_s + window)
             [(after,)] = conn.execute("SELECT clock_timestamp()").fetchall()
+            readings.append(meter.read())
             out = pruner.stdout.read() if pruner.stdout else b""
             ahead = finished_between(conn, marker, before, start)
             beside = finished_between(conn, marker, start, end)
@@ -698,6 +705,12 @@ def drain_beside_prune(
         "after_prune": alone,
         "prune_s": prune_s,
         "after_s": window,
+        **{
+            f"other_{name}": Meter.usage(a, b).other_busy_pct
+            for name, a, b in zip(
+                ("before", "beside", "after"), readings, readings[1:], strict=False
+            )
+        },
     }
 
 
@@ -875,7 +888,9 @@ def run(server: str, args: argparse.Namespace, home: Path, pgdata: Path | None =
             f"{beside['before_prune']:,.0f} jobs/s in the {PRUNE_BEFORE_S:.0f} s before it and "
             f"{beside['after_prune']:,.0f} jobs/s in the {beside['after_s']:.0f} s right after it "
             f"in the same drain: {ratio(beside['before_prune'], beside['beside_prune']):.2f}x "
-            f"of before, {ratio(beside['after_prune'], beside['beside_prune']):.2f}x of after"
+            f"of before, {ratio(beside['after_prune'], beside['beside_prune']):.2f}x of after; "
+            f"other load (% of all cores) {beside['other_before']:.0f} before, "
+            f"{beside['other_beside']:.0f} beside, {beside['other_after']:.0f} after"
         )
     rows = [(label, medians[EMPTY][key], medians[FULL][key]) for label, key in FIGURES]
     settling = (
