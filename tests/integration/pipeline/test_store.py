@@ -323,38 +323,103 @@ def claim_in_open_transaction(
     return holder, [row[0] for row in rows]
 
 
-def test_a_claim_waits_its_turn_while_another_holds_it_then_takes_the_jobs_after_its(
+#: pipeline.claim_turn's key, the first of its advisory locks' two
+TURN_LOCKS = "hashtext('pg_pipeline claim turns')"
+
+
+def hold_turn(db_url: str, turn: int) -> Conn:
+    """A connection that holds claim turn `turn`, as a claim does while it deals."""
+    holder = psycopg.connect(db_url, autocommit=True)
+    holder.execute(f"SELECT pg_advisory_lock({TURN_LOCKS}, %s)", (turn,))
+    return holder
+
+
+def turns_held(conn: Conn, holder: Conn) -> int:
+    """The claim turns (advisory locks) `holder`'s session holds."""
+    row = conn.execute(
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = %s",
+        (holder.info.backend_pid,),
+    ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def test_a_claim_waits_its_turn_while_another_deals_then_takes_the_jobs(
     conn: Conn, db_url: str
 ) -> None:
     # With one turn: sixteen workers claiming at once each walked past the rows the others held
     # locked, at several times a lone claim's CPU (sql/functions/claim_turn.sql).
     conn.execute(f'ALTER DATABASE "{conn.info.dbname}" SET pg_pipeline.claim_turns = 1')
-    ids = [enqueue(conn, "noop", {"n": n}) for n in range(4)]
-    holder, held = claim_in_open_transaction(db_url, 2)
+    ids = [enqueue(conn, "noop", {"n": n}) for n in range(2)]
+    dealing = hold_turn(db_url, 0)
     got: list[list[int]] = []
     with make_pool(db_url, max_size=1, name="pg-pipeline tests") as pool:
         waiter = threading.Thread(
             target=lambda: got.append([j.id for j in JobStore(pool).claim(["noop"], 2, WORKER)])
         )
         try:
-            assert held == ids[:2]
             waiter.start()
             wait_for(lambda: lock_waiters(conn) == 1, timeout=10, what="the claim waiting its turn")
             assert got == []
-            holder.commit()
+            dealing.execute(f"SELECT pg_advisory_unlock({TURN_LOCKS}, 0)")
             waiter.join(timeout=10)
         finally:
-            holder.close()
-    # It read after the holder's commit: the holder's jobs were taken, not locked and skipped.
-    assert got == [ids[2:]]
+            dealing.close()
+    assert got == [ids]
+
+
+def test_a_claim_gives_its_turn_back_before_it_commits_and_the_next_steps_past_its_jobs(
+    conn: Conn, db_url: str
+) -> None:
+    # Held to the commit, a turn lined up every claim's WAL flush behind the one before
+    # (sql/functions/claim.sql).
+    conn.execute(f'ALTER DATABASE "{conn.info.dbname}" SET pg_pipeline.claim_turns = 1')
+    ids = [enqueue(conn, "noop", {"n": n}) for n in range(4)]
+    holder, held = claim_in_open_transaction(db_url, 2)
+    try:
+        assert held == ids[:2]
+        assert turns_held(conn, holder) == 0
+        # The next claim goes ahead at once, past the uncommitted claim's rows.
+        with make_pool(db_url, max_size=1, name="pg-pipeline tests") as pool:
+            assert [j.id for j in JobStore(pool).claim(["noop"], 4, WORKER)] == ids[2:]
+    finally:
+        holder.close()
+
+
+@pytest.mark.parametrize("timeout", ["lock_timeout", "statement_timeout"])
+def test_a_claim_that_fails_in_its_turn_gives_the_turn_back(
+    conn: Conn, db_url: str, timeout: str
+) -> None:
+    # A turn is a session's lock, which a rollback does not free: one kept by a worker's idle
+    # connection would stop every claim of the database.
+    enqueue(conn, "noop", {})
+    blocker = psycopg.connect(db_url)
+    claimer = psycopg.connect(
+        db_url, autocommit=True, options=f"-c pg_pipeline.claim_turns=1 -c {timeout}=100"
+    )
+    try:
+        # The claim takes its turn, then waits for the table past its timeout.
+        blocker.execute("LOCK TABLE pipeline.active_jobs IN ACCESS EXCLUSIVE MODE")
+        with pytest.raises(
+            psycopg.errors.LockNotAvailable
+            if timeout == "lock_timeout"
+            else psycopg.errors.QueryCanceled
+        ):
+            claimer.execute(
+                Q["claim"],
+                {"types": ["noop"], "limit": 1, "worker_id": WORKER, "cap_stages": [], "caps": []},
+            )
+        assert turns_held(conn, claimer) == 0
+    finally:
+        blocker.close()
+        claimer.close()
 
 
 def test_as_many_claims_run_at_once_as_the_turns_setting_says_and_unset_or_zero_none_wait(
     conn: Conn, db_url: str
 ) -> None:
-    ids = [enqueue(conn, "noop", {"n": n}) for n in range(5)]
-    first, taken = claim_in_open_transaction(db_url, 1, turns=2)
-    second, more = claim_in_open_transaction(db_url, 1, turns=2)
+    ids = [enqueue(conn, "noop", {"n": n}) for n in range(3)]
+    first, second = hold_turn(db_url, 0), hold_turn(db_url, 1)
     got: list[list[int]] = []
 
     def third() -> None:
@@ -366,23 +431,22 @@ def test_as_many_claims_run_at_once_as_the_turns_setting_says_and_unset_or_zero_
     waiter = threading.Thread(target=third)
     unturned: list[Conn] = []
     try:
-        assert [taken, more] == [[ids[0]], [ids[1]]]
         waiter.start()
         wait_for(lambda: lock_waiters(conn) == 1, timeout=10, what="the third claim waiting")
         # Turns are off unless set, and with 0: such a claim takes its job at once.
-        for turns, job_id in ((None, ids[2]), (0, ids[3])):
+        for turns, job_id in ((None, ids[0]), (0, ids[1])):
             holder, rest = claim_in_open_transaction(db_url, 1, turns=turns)
             unturned.append(holder)
             assert rest == [job_id] and got == []
             holder.commit()
         # It waits for the turn its backend tries first, which either may hold.
-        first.commit()
-        second.commit()
+        first.execute(f"SELECT pg_advisory_unlock({TURN_LOCKS}, 0)")
+        second.execute(f"SELECT pg_advisory_unlock({TURN_LOCKS}, 1)")
         waiter.join(timeout=10)
     finally:
         for c in (first, second, *unturned):
             c.close()
-    assert got == [[ids[4]]]
+    assert got == [[ids[2]]]
 
 
 # -- the fence ----------------------------------------------------------------------------------
