@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import re
+import select
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -104,10 +105,15 @@ class Listener:
             backoff.reset()
             self._on_ready("")  # anything enqueued before LISTEN took hold
             while not self._stop.is_set():
-                notes = list(conn.notifies(timeout=self._wait_s(), stop_after=1))
-                if notes:
-                    # And whatever else has arrived by now: handled as one batch.
-                    notes.extend(conn.notifies(timeout=0))
+                # What has arrived (or came in with a statement's answer), without waiting.
+                notes = list(conn.notifies(timeout=0))
+                if not notes:
+                    # Then one sleep on the socket for the whole wait. psycopg's own wait (notifies
+                    # with a timeout) wakes every 0.1 s to look for signals: 10 of an idle
+                    # worker's 19 wakeups a second, 1.6 of its 4 ms of CPU a second (2 cores,
+                    # measured), which sixteen idle workers, or sixteen draining, pay together.
+                    select.select([conn.fileno()], [], [], self._wait_s())
+                    notes = list(conn.notifies(timeout=0))
                 self.handle_batch((note.channel, note.payload) for note in notes)
 
     def _wait_s(self) -> float:
