@@ -25,8 +25,16 @@ LANGUAGE plpgsql
 -- Qualified names only: the caller's search_path has no say.
 SET search_path = pg_catalog, pg_temp
 -- Planned once per connection (0008): planning each call cost more than the claim itself. The
--- setting holds for the parts it calls as well.
+-- settings hold for the parts it calls as well.
 SET plan_cache_mode = force_generic_plan
+-- And by index, whatever the statistics say when the plan is made. A queue drained and then
+-- vacuumed has no pages and reltuples 0, so every scan of it costs nothing; an idle worker's
+-- claim is planned again then (the vacuum's update of pg_class invalidates its plans), and the
+-- generic plan it keeps probed each tenant's head, and the untenanted head, by a sequential scan
+-- and sort of the whole queue: 50-140 ms a claim once 30,000 jobs arrived, against 4-12, until
+-- the next ANALYZE (docs/measurements.md, 2026-12-03 (ad)). The claim's small tables
+-- (tenant_passes, tenant_caps, budgets) are read by their keys instead.
+SET enable_seqscan = off
 AS $$
 DECLARE
     groups pipeline.claim_group[];
