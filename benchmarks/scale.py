@@ -60,7 +60,7 @@ import psycopg
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from benchmarks.compare.cpu import Meter
+from benchmarks.compare.cpu import Meter, Reading
 from benchmarks.compare.server import _postmaster
 from benchmarks.drain import REPO, percentile, start_workers
 from benchmarks.polling import wait_until
@@ -660,17 +660,22 @@ def drain_beside_prune(
         marker = enqueue_noop(conn, jobs)
         poller = conn.execute("SELECT pg_backend_pid()").fetchall()[0][0]
         meter = Meter([], _postmaster(conn), frozenset({int(poller)}))
+        readings: list[Reading] = []
+
+        def mark() -> Any:
+            """A window's edge: the database's clock, and the CPU reading there."""
+            readings.append(meter.read())
+            return conn.execute("SELECT clock_timestamp()").fetchall()[0][0]
+
         workers = start_workers(url, WORKERS, CONCURRENCY, home)
         try:
             wait_until(
                 conn, f"SELECT (count(*) < {int(jobs)})::int FROM pipeline.active_jobs", 1, 120
             )
-            [(before,)] = conn.execute("SELECT clock_timestamp()").fetchall()
-            readings = [meter.read()]
+            before = mark()
             waited = time.perf_counter()
             keep_fed(conn, jobs, lambda: time.perf_counter() - waited > PRUNE_BEFORE_S)
-            [(start,)] = conn.execute("SELECT clock_timestamp()").fetchall()
-            readings.append(meter.read())
+            start = mark()
             started = time.perf_counter()
             pruner = subprocess.Popen(
                 prune_command(exe, older_than, rest),
@@ -681,12 +686,10 @@ def drain_beside_prune(
             )
             keep_fed(conn, jobs, lambda: pruner.poll() is not None)
             prune_s = time.perf_counter() - started
-            [(end,)] = conn.execute("SELECT clock_timestamp()").fetchall()
-            readings.append(meter.read())
+            end = mark()
             window = min(max(prune_s, 5.0), PRUNE_AFTER_MAX_S)
             keep_fed(conn, jobs, lambda: time.perf_counter() - started > prune_s + window)
-            [(after,)] = conn.execute("SELECT clock_timestamp()").fetchall()
-            readings.append(meter.read())
+            after = mark()
             out = pruner.stdout.read() if pruner.stdout else b""
             ahead = finished_between(conn, marker, before, start)
             beside = finished_between(conn, marker, start, end)
