@@ -40,8 +40,7 @@ DECLARE
     -- Bounded, so that a mistyped large number cannot make every claim try locks in a loop.
     turns integer := CASE WHEN setting ~ '^\s*\d{1,4}\s*$' THEN least(setting::integer, 1024)
                           ELSE 0 END;
-    -- The advisory locks' first key: claim turns, among whatever else takes such locks.
-    turn_locks constant integer := hashtext('pg_pipeline claim turns');
+    turn_locks constant integer := pipeline.claim_turn_key();
     own integer;
 BEGIN
     IF turns = 0 THEN

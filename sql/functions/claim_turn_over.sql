@@ -7,6 +7,5 @@ VOLATILE
 -- Qualified names only: the caller's search_path has no say.
 SET search_path = pg_catalog, pg_temp
 AS $$
--- claim_turn's key: hashtext('pg_pipeline claim turns').
-SELECT pg_advisory_unlock(hashtext('pg_pipeline claim turns'), p_turn)
+SELECT pg_advisory_unlock(pipeline.claim_turn_key(), p_turn)
 $$;

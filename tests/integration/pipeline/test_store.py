@@ -324,7 +324,7 @@ def claim_in_open_transaction(
 
 
 #: pipeline.claim_turn's key, the first of its advisory locks' two
-TURN_LOCKS = "hashtext('pg_pipeline claim turns')"
+TURN_LOCKS = "pipeline.claim_turn_key()"
 
 
 def hold_turn(db_url: str, turn: int) -> Conn:
