@@ -15,12 +15,13 @@
 -- before it, which it steps past once.
 --
 -- How many turns: the setting pg_pipeline.claim_turns (ALTER DATABASE ... SET, ALTER ROLE ...
--- SET, or PGOPTIONS for one worker's connections); unset, 0 or not a number, no turnstile:
--- every claim runs at once, as before it existed. Off by default: it raised 16 processes'
--- drain by a fifth on 2 cores, not to 4 processes' level. The turn is not held through the
--- claim's commit (pipeline.claim says why), so claims flush their WAL together, as without
--- turns; the claims of idle workers woken by one announcement still queue for it. One turn held
--- the drain of 16 processes highest on 2 cores (docs/connections.md).
+-- SET, or PGOPTIONS for one worker's connections); unset, empty or not a whole number, one (the
+-- default); 0, no turnstile: every claim runs at once, as before it existed. One by default: on
+-- 2 cores it kept 16 processes' drain from falling below 4 processes', and cost one or four
+-- processes nothing measurable (benchmarks/FLEET.md). A mistyped value falls back to the
+-- default, not to none: turning the turnstile off takes a deliberate 0. The turn is not held
+-- through the claim's commit (pipeline.claim says why), so claims flush their WAL together, as
+-- without turns; the claims of idle workers woken by one announcement still queue for it.
 --
 -- No deadlock: a claim takes its turn before any other lock, and waits for it holding none; what
 -- the holder may wait for (another claim's counter or pass rows) that claim's commit frees, which
@@ -38,8 +39,9 @@ AS $$
 DECLARE
     setting text := current_setting('pg_pipeline.claim_turns', true);
     -- Bounded, so that a mistyped large number cannot make every claim try locks in a loop.
+    -- Unset, the setting reads as NULL, and the match as NULL: the default.
     turns integer := CASE WHEN setting ~ '^\s*\d{1,4}\s*$' THEN least(setting::integer, 1024)
-                          ELSE 0 END;
+                          ELSE 1 END;
     turn_locks constant integer := pipeline.claim_turn_key();
     own integer;
 BEGIN

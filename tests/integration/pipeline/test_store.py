@@ -310,7 +310,7 @@ def test_concurrent_claimers_never_get_the_same_job(conn: Conn, pool: Connection
 
 
 def claim_in_open_transaction(
-    db_url: str, limit: int, turns: int | None = None
+    db_url: str, limit: int, turns: int | str | None = None
 ) -> tuple[Conn, list[int]]:
     """A connection whose claim of `limit` jobs is left uncommitted (with pg_pipeline.claim_turns
     set to `turns` for its session), and the ids it took."""
@@ -415,7 +415,7 @@ def test_a_claim_that_fails_in_its_turn_gives_the_turn_back(
         claimer.close()
 
 
-def test_as_many_claims_run_at_once_as_the_turns_setting_says_and_unset_or_zero_none_wait(
+def test_as_many_claims_run_at_once_as_the_turns_setting_says_and_with_it_zero_none_wait(
     conn: Conn, db_url: str
 ) -> None:
     ids = [enqueue(conn, "noop", {"n": n}) for n in range(3)]
@@ -433,8 +433,8 @@ def test_as_many_claims_run_at_once_as_the_turns_setting_says_and_unset_or_zero_
     try:
         waiter.start()
         wait_for(lambda: lock_waiters(conn) == 1, timeout=10, what="the third claim waiting")
-        # Turns are off unless set, and with 0: such a claim takes its job at once.
-        for turns, job_id in ((None, ids[0]), (0, ids[1])):
+        # Turns are off with 0, however spelled: such a claim takes its job at once.
+        for turns, job_id in ((0, ids[0]), ("00", ids[1])):
             holder, rest = claim_in_open_transaction(db_url, 1, turns=turns)
             unturned.append(holder)
             assert rest == [job_id] and got == []
@@ -447,6 +447,34 @@ def test_as_many_claims_run_at_once_as_the_turns_setting_says_and_unset_or_zero_
         for c in (first, second, *unturned):
             c.close()
     assert got == [[ids[2]]]
+
+
+@pytest.mark.parametrize("turns", [None, "many"])
+def test_a_claim_takes_one_turn_unless_the_setting_says_otherwise(
+    conn: Conn, db_url: str, turns: str | None
+) -> None:
+    # One turn by default: sixteen worker processes claiming at once without turns drained
+    # slower than four on 2 cores (benchmarks/FLEET.md). A mistyped setting falls back to it.
+    job_id = enqueue(conn, "noop", {})
+    dealing = hold_turn(db_url, 0)
+    got: list[list[int]] = []
+
+    def claim() -> None:
+        holder, took = claim_in_open_transaction(db_url, 1, turns=turns)
+        holder.commit()
+        holder.close()
+        got.append(took)
+
+    waiter = threading.Thread(target=claim)
+    try:
+        waiter.start()
+        wait_for(lambda: lock_waiters(conn) == 1, timeout=10, what="the claim waiting its turn")
+        assert got == []
+        dealing.execute(f"SELECT pg_advisory_unlock({TURN_LOCKS}, 0)")
+        waiter.join(timeout=10)
+    finally:
+        dealing.close()
+    assert got == [[job_id]]
 
 
 # -- the fence ----------------------------------------------------------------------------------
