@@ -4,6 +4,7 @@ empty database.
     python -m benchmarks.scale [--finished 100000] [--days 30] [--day-volume 1000000]
         [--rounds 3] [--jobs 20000] [--indexes after|before] [--pgdata DIR] [--keep]
         [--reuse DIR] [--no-settle] [--statements N] [--prune-days N] [--prune-rest TIMES]
+        [--control-s S] [--runs-file FILE]
 
 Two databases on one server (DATABASE_URL's, or a throwaway embedded PostgreSQL under --pgdata):
 `empty` (the schema alone) and `full`, loaded inside the server with generate_series (no API,
@@ -21,8 +22,15 @@ status` (the CLI's wall time and its main statement's execution time from EXPLAI
 the dashboard's overview and jobs pages (its ASGI app, in process). Last, in `full` alone, a
 drain beside a `pipeline prune --older-than` that drops the oldest `--prune-days` days
 (`--prune-rest TIMES` passed on as the prune's `--rest`, to compare its resting with full speed;
-without it, the prune's own default).
-Prints a markdown table: figure, empty, full, ratio.
+without it, the prune's own default). `--control-s S` runs, in its place, a control: the same
+drain, fed the same way, for S seconds with no prune. Either drain is marked every second
+(benchmarks/drain_windows.py) and, with `--runs-file FILE`, appended there; prune and control
+runs alternated into one file (`--rounds 0` each, a run per lock hold) are reported in pairs: the
+prune run's rate before, beside and after the prune against the control's at the same offsets
+from the drain's start, with each window's other load. The drain slows by itself over minutes,
+so a window before the prune favours a short prune and one after it a long one; the control at
+the same offsets does not. Every drain's rate by 30 s spans is printed, to see it drift.
+Prints a markdown table: figure, empty, full, ratio (not with `--rounds 0`).
 
 `--pgdata DIR --keep` leaves the loaded server behind (the load's figures in DIR/scale-load.json);
 `--reuse DIR` runs the rounds on it again without loading (the `empty` database is made afresh,
@@ -52,7 +60,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +71,19 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from benchmarks.compare.cpu import Meter, Reading
 from benchmarks.compare.server import _postmaster
 from benchmarks.drain import REPO, percentile, start_workers
+from benchmarks.drain_windows import (
+    CONTROL,
+    MARK_EVERY_S,
+    PRUNE,
+    FedDrain,
+    Point,
+    append_run,
+    done_by_mark,
+    pairs_said,
+    rate_by_span,
+    read_runs,
+    windows,
+)
 from benchmarks.polling import wait_until
 from benchmarks.settle import settle, settled_said
 from pg_pipeline.commands.api import rest_arg
@@ -614,25 +635,22 @@ def measure(
     return figures
 
 
-def finished_between(
-    conn: psycopg.Connection[Any], marker: int, start: datetime, end: datetime
-) -> float:
-    """Jobs/s of the benchmark's jobs (ids past `marker`) finished from `start` to `end`."""
-    [(done,)] = conn.execute(
-        "SELECT count(*) FROM pipeline.job_history WHERE id > %(marker)s "
-        "AND finished_at >= %(start)s AND finished_at < %(end)s",
-        {"marker": marker, "start": start, "end": end},
-    ).fetchall()
-    return int(done) / (end - start).total_seconds()
-
-
-def keep_fed(conn: psycopg.Connection[Any], jobs: int, until: Callable[[], bool]) -> None:
+def keep_fed(
+    conn: psycopg.Connection[Any],
+    jobs: int,
+    until: Callable[[], bool],
+    mark: Callable[[], None] | None = None,
+) -> None:
     """Top the backlog up to `jobs` ready jobs whenever it falls below half, until `until()`:
-    the workers never run dry while a window is measured."""
+    the workers never run dry while a window is measured. `mark()` every MARK_EVERY_S."""
+    marked = time.perf_counter()
     while not until():
         [(ready,)] = conn.execute("SELECT count(*) FROM pipeline.active_jobs").fetchall()
         if ready < jobs // 2:
             enqueue_noop(conn, jobs - int(ready))
+        if mark is not None and time.perf_counter() - marked >= MARK_EVERY_S:
+            marked = time.perf_counter()
+            mark()
         time.sleep(0.05)
 
 
@@ -645,75 +663,118 @@ def prune_command(exe: Path, older_than: str, rest: float | None) -> list[str]:
     return command
 
 
-def drain_beside_prune(
-    url: str, jobs: int, older_than: str, home: Path, rest: float | None = None
-) -> dict[str, float]:
-    """Workers draining a backlog kept fed, `pipeline prune --older-than` started once they
-    have claimed for PRUNE_BEFORE_S: the rate while the prune process runs (its start-up
-    included) against the rates in the window before it and in one as long as the prune (5 s
-    to PRUNE_AFTER_MAX_S) right after it, in the same drain (by the database's clock).
-    `older_than` as the CLI takes it: 28d, 451234s; `rest` the prune's --rest (None: its
-    default). With each rate, the other sessions' load in its window (% of all cores): the
-    machine is shared, and a window with more of it drains slower for that alone."""
-    exe = Path(sys.executable).parent / "pipeline"
+#: The finished jobs of a fed drain by the mark they finished before (drain_windows.done_by_mark).
+DONE_BY_MARK = """
+    SELECT width_bucket(finished_at, %(clocks)s::timestamptz[]), count(*)
+    FROM pipeline.job_history WHERE id > %(marker)s AND finished_at >= %(first)s GROUP BY 1
+"""
+
+
+def fed_drain(
+    url: str,
+    jobs: int,
+    home: Path,
+    prune: Sequence[str] | None,
+    control_s: float = 0.0,
+    before_s: float = PRUNE_BEFORE_S,
+) -> FedDrain:
+    """Workers draining a backlog kept fed, marked every MARK_EVERY_S from their first claim:
+    with `prune` (its command line), the command started once they have claimed for
+    `before_s`, and the drain kept on after it exits for as long as it ran (5 s to
+    PRUNE_AFTER_MAX_S); without, a control: the same drain for `control_s` seconds."""
+    at, load = datetime.now(UTC).strftime("%H:%M:%S"), loadavg()
     with psycopg.connect(url, autocommit=True) as conn:
         marker = enqueue_noop(conn, jobs)
         poller = conn.execute("SELECT pg_backend_pid()").fetchall()[0][0]
         meter = Meter([], _postmaster(conn), frozenset({int(poller)}))
+        clocks: list[datetime] = []
         readings: list[Reading] = []
+        edges: list[int] = []
 
-        def mark() -> Any:
-            """A window's edge: the database's clock, and the CPU reading there."""
+        def mark() -> None:
             readings.append(meter.read())
-            return conn.execute("SELECT clock_timestamp()").fetchall()[0][0]
+            clocks.append(conn.execute("SELECT clock_timestamp()").fetchall()[0][0])
+
+        def edge() -> None:
+            mark()
+            edges.append(len(clocks) - 1)
 
         workers = start_workers(url, WORKERS, CONCURRENCY, home)
+        said, prune_s = f"no prune for {control_s:.0f} s", 0.0
         try:
             wait_until(
                 conn, f"SELECT (count(*) < {int(jobs)})::int FROM pipeline.active_jobs", 1, 120
             )
-            before = mark()
-            waited = time.perf_counter()
-            keep_fed(conn, jobs, lambda: time.perf_counter() - waited > PRUNE_BEFORE_S)
-            start = mark()
             started = time.perf_counter()
-            pruner = subprocess.Popen(
-                prune_command(exe, older_than, rest),
-                env=cli_env(url, home),
-                cwd=REPO,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-            )
-            keep_fed(conn, jobs, lambda: pruner.poll() is not None)
-            prune_s = time.perf_counter() - started
-            end = mark()
-            window = min(max(prune_s, 5.0), PRUNE_AFTER_MAX_S)
-            keep_fed(conn, jobs, lambda: time.perf_counter() - started > prune_s + window)
-            after = mark()
-            out = pruner.stdout.read() if pruner.stdout else b""
-            ahead = finished_between(conn, marker, before, start)
-            beside = finished_between(conn, marker, start, end)
-            alone = finished_between(conn, marker, end, after)
+            if prune is None:
+                mark()
+                keep_fed(conn, jobs, lambda: time.perf_counter() - started > control_s, mark)
+                mark()
+            else:
+                edge()
+                keep_fed(conn, jobs, lambda: time.perf_counter() - started > before_s, mark)
+                edge()
+                began = time.perf_counter()
+                pruner = subprocess.Popen(
+                    prune,
+                    env=cli_env(url, home),
+                    cwd=REPO,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                )
+                keep_fed(conn, jobs, lambda: pruner.poll() is not None, mark)
+                prune_s = time.perf_counter() - began
+                edge()
+                after = min(max(prune_s, 5.0), PRUNE_AFTER_MAX_S)
+                keep_fed(conn, jobs, lambda: time.perf_counter() - began > prune_s + after, mark)
+                edge()
+                out = pruner.stdout.read() if pruner.stdout else b""
+                said = f"exit {pruner.returncode}: {out.decode().strip()}"
+            rows = conn.execute(
+                DONE_BY_MARK, {"clocks": clocks, "marker": marker, "first": clocks[0]}
+            ).fetchall()
         finally:
             stop(workers)
         conn.execute("TRUNCATE pipeline.active_jobs")
-    print(
-        f"  prune ({prune_s:.1f} s, exit {pruner.returncode}; load {loadavg()}): "
-        f"{out.decode().strip()}",
-        flush=True,
+    offsets = [(c - clocks[0]).total_seconds() for c in clocks]
+    done = done_by_mark({int(b): int(n) for b, n in rows}, len(clocks))
+    return FedDrain(
+        kind=CONTROL if prune is None else PRUNE,
+        at=at,
+        load=load,
+        points=[Point(*p) for p in zip(offsets, done, readings, strict=True)],
+        edges=[offsets[i] for i in edges],
+        prune_s=prune_s,
+        said=said,
     )
+
+
+def drain_beside_prune(
+    url: str, jobs: int, older_than: str, home: Path, rest: float | None = None
+) -> dict[str, float]:
+    """Workers draining a backlog kept fed (fed_drain), `pipeline prune --older-than` started
+    once they have claimed for PRUNE_BEFORE_S: the rate while the prune process runs (its
+    start-up included) against the rates in the window before it and in one as long as the
+    prune (5 s to PRUNE_AFTER_MAX_S) right after it, in the same drain (by the database's
+    clock). `older_than` as the CLI takes it: 28d, 451234s; `rest` the prune's --rest (None:
+    its default). With each rate, the other sessions' load in its window (% of all cores): the
+    machine is shared, and a window with more of it drains slower for that alone."""
+    exe = Path(sys.executable).parent / "pipeline"
+    drain = fed_drain(url, jobs, home, prune_command(exe, older_than, rest))
+    print(f"  prune ({drain.prune_s:.1f} s; load {loadavg()}): {drain.said}", flush=True)
+    return beside_figures(drain)
+
+
+def beside_figures(drain: FedDrain) -> dict[str, float]:
+    """A prune run's windows as drain_beside_prune reports them."""
+    got = windows(drain, drain.edges)
     return {
-        "before_prune": ahead,
-        "beside_prune": beside,
-        "after_prune": alone,
-        "prune_s": prune_s,
-        "after_s": window,
-        **{
-            f"other_{name}": Meter.usage(a, b).other_busy_pct
-            for name, a, b in zip(
-                ("before", "beside", "after"), readings, readings[1:], strict=False
-            )
-        },
+        "before_prune": got["before"].rate,
+        "beside_prune": got["beside"].rate,
+        "after_prune": got["after"].rate,
+        "prune_s": drain.prune_s,
+        "after_s": drain.edges[3] - drain.edges[2],
+        **{f"other_{name}": w.other_pct for name, w in got.items()},
     }
 
 
@@ -773,6 +834,19 @@ def parser() -> argparse.ArgumentParser:
         help="the prune's --rest, its rest after each batch in multiples of the batch's time "
         "(0: full speed; default: the prune's own)",
     )
+    p.add_argument(
+        "--control-s",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="instead of the prune, a control: the same drain for S seconds with no prune",
+    )
+    p.add_argument(
+        "--runs-file",
+        type=Path,
+        help="append the prune's or the control's drain to FILE (JSON lines) and report the "
+        "pairs in it: prune and control runs alternated",
+    )
     p.add_argument("--pgdata", type=Path, help="the embedded server's data directory (new)")
     p.add_argument("--keep", action="store_true", help="leave the server's data behind")
     p.add_argument("--load-only", action="store_true")
@@ -822,7 +896,8 @@ def run(server: str, args: argparse.Namespace, home: Path, pgdata: Path | None =
     import benchmarks.bench_app  # noqa: F401  registers bench_noop
 
     kept = as_loaded(args)
-    older_than = prune_older_than_days(args.days, 2, args.prune_days) if args.prune_days else 0
+    pruning = args.prune_days and not args.control_s
+    older_than = prune_older_than_days(args.days, 2, args.prune_days) if pruning else 0
     urls = {
         EMPTY: make_conninfo(server, dbname="bench_scale_empty"),
         FULL: make_conninfo(server, dbname="bench_scale_full"),
@@ -881,10 +956,49 @@ def run(server: str, args: argparse.Namespace, home: Path, pgdata: Path | None =
             rounds[name].append(figures)
     medians = {name: median_by_figure(r) for name, r in rounds.items()}
     pruned = "(no prune: --prune-days 0)"
-    if args.prune_days:
-        beside = drain_beside_prune(urls[FULL], args.jobs, f"{older_than}d", home, args.prune_rest)
+    if args.prune_days or args.control_s:
+        if args.settle:
+            # Prune and control runs start alike: the run before's autovacuum and dirty
+            # buffers left behind, not in the drain.
+            print(f"  before the drain: {settled_said(settle(server))}", flush=True)
+        pruned = beside_said(urls[FULL], args, home, older_than)
+    settling = (
+        f"each round settled first (CHECKPOINT, no autovacuum): {min(settles):.1f}-"
+        f"{max(settles):.1f} s"
+        if settles
+        else "rounds unsettled (--no-settle)"
+        if args.rounds
+        else "no rounds"
+    )
+    said = [
+        f"{load.rows:,} finished jobs in the history ({args.day_volume:,} of them in the "
+        f"last 24 h), PostgreSQL {version}; medians of {args.rounds} rounds, {WORKERS} "
+        f"workers x {CONCURRENCY}, {args.jobs:,} no-op jobs a drain; {settling}",
+    ]
+    if args.rounds:
+        rows = [(label, medians[EMPTY][key], medians[FULL][key]) for label, key in FIGURES]
+        said += ["", markdown_table(rows)]
+    said += ["", pruned, "", load_said(load)]
+    if args.statements:
+        jobs = args.rounds * (2 * args.jobs + args.wake_samples)
+        said += ["", statements_said(statements[EMPTY], statements[FULL], args.statements, jobs)]
+    return "\n".join(said)
+
+
+def beside_said(url: str, args: argparse.Namespace, home: Path, older_than: int) -> str:
+    """The drain beside the prune (--prune-days) or the control's (--control-s), said; with
+    --runs-file, the drain appended there and the pairs in it reported."""
+    if args.control_s:
+        drain = fed_drain(url, args.jobs, home, None, args.control_s)
+        said = f"control: the same drain, no prune, {args.control_s:.0f} s"
+    else:
+        exe = Path(sys.executable).parent / "pipeline"
+        command = prune_command(exe, f"{older_than}d", args.prune_rest)
+        drain = fed_drain(url, args.jobs, home, command)
+        print(f"  prune ({drain.prune_s:.1f} s; load {loadavg()}): {drain.said}", flush=True)
+        beside = beside_figures(drain)
         rest = "" if args.prune_rest is None else f" --rest {args.prune_rest:g}"
-        pruned = (
+        said = (
             f"drain beside `pipeline prune --older-than {older_than}d{rest}` (drops the oldest "
             f"{args.prune_days} days), with the history: {beside['beside_prune']:,.0f} jobs/s "
             f"while the prune ran ({beside['prune_s']:.1f} s, its process start included), "
@@ -895,28 +1009,22 @@ def run(server: str, args: argparse.Namespace, home: Path, pgdata: Path | None =
             f"other load (% of all cores) {beside['other_before']:.0f} before, "
             f"{beside['other_beside']:.0f} beside, {beside['other_after']:.0f} after"
         )
-    rows = [(label, medians[EMPTY][key], medians[FULL][key]) for label, key in FIGURES]
-    settling = (
-        f"each round settled first (CHECKPOINT, no autovacuum): {min(settles):.1f}-"
-        f"{max(settles):.1f} s"
-        if settles
-        else "rounds unsettled (--no-settle)"
+    spans = ", ".join(
+        f"{start:.0f} s {rate:,.0f} ({other:.0f} %)"
+        for start, rate, other in rate_by_span(drain, 30)
     )
-    said = [
-        f"{load.rows:,} finished jobs in the history ({args.day_volume:,} of them in the "
-        f"last 24 h), PostgreSQL {version}; medians of {args.rounds} rounds, {WORKERS} "
-        f"workers x {CONCURRENCY}, {args.jobs:,} no-op jobs a drain; {settling}",
-        "",
-        markdown_table(rows),
-        "",
-        pruned,
-        "",
-        load_said(load),
-    ]
-    if args.statements:
-        jobs = args.rounds * (2 * args.jobs + args.wake_samples)
-        said += ["", statements_said(statements[EMPTY], statements[FULL], args.statements, jobs)]
-    return "\n".join(said)
+    said += f"\n\nthe drain's rate by 30 s from its start, jobs/s (other load): {spans}"
+    if args.runs_file:
+        append_run(args.runs_file, drain)
+        runs = read_runs(args.runs_file)
+        complete = runs[: len(runs) - len(runs) % 2]
+        said += f"\n\n{len(runs)} runs in {args.runs_file}"
+        if complete:
+            try:
+                said += ":\n\n" + pairs_said(complete)
+            except ValueError as error:
+                said += f": not prune and control alternated ({error})"
+    return said
 
 
 def loadavg() -> str:

@@ -149,3 +149,10 @@ def test_statements_said_ranks_full_by_time_then_by_reads_beside_empty() -> None
     # A statement full ran and empty did not reads as nothing in empty, per call in full.
     assert "empty 0 calls 0 ms" in by_time[0]
     assert "full 2 calls 900 ms (900.00 us/job) hit 500.0 read 25.00 (3 ms)" in by_time[0]
+
+
+def test_a_control_run_takes_its_length_and_the_runs_file_to_pair_it_in() -> None:
+    args = parser().parse_args(["--control-s", "560", "--runs-file", "runs.jsonl"])
+    assert args.control_s == 560.0
+    assert args.runs_file == Path("runs.jsonl")
+    assert parser().parse_args([]).control_s == 0.0
