@@ -140,9 +140,14 @@ class JobStore:
     def heartbeat(self, worker: WorkerInfo, held: Iterable[tuple[int, int]]) -> dict[int, bool]:
         """Extend the leases still owned and (re-)register the worker. Returns the ids owned,
         each with whether its lease was extended (False: its row is locked elsewhere)."""
+        # Planned afresh each beat, for the table as it is now (prepare=False). Prepared, the
+        # plan kept was made while the table was empty (a worker's first beats on a quiet
+        # queue, or after a vacuum found it drained), and costs a scan of the table that costs
+        # nothing: one for each held job once the queue fills (sql/queries.sql, heartbeat). A
+        # beat comes every few seconds: its planning costs nothing a drain would see.
         with self.pool.connection() as conn:
             rows = conn.execute(
-                Q["heartbeat"], {**worker.params(), **_fence_params(held)}
+                Q["heartbeat"], {**worker.params(), **_fence_params(held)}, prepare=False
             ).fetchall()
         return {row[0]: row[1] for row in rows}
 

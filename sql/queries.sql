@@ -158,6 +158,18 @@ FROM pipeline.claim(%(types)s::text[], %(limit)s, %(worker_id)s,
 -- this claim's (extended = false): the worker keeps it, and nobody can reclaim it while the
 -- lock lasts (reclaim skips locked rows too). The jobs that do not come back have lost their
 -- lease. The last SELECT reads the rows as the statement began, not as `extended` left them.
+--
+-- Each held job is read by a LATERAL subquery of its own, which the planner cannot flatten
+-- (one locks rows, the other has a LIMIT): its plan is a probe of the primary key per job, as
+-- in `acknowledge_skipping`, and the UPDATE finds the locked row by the ctid the lock returned.
+-- Written as joins of the table with the held jobs, the plan followed the statistics: planned
+-- while the hot table was empty (a worker's first beats on a quiet queue, or after a vacuum
+-- found it drained) and kept by the prepared statement, it scanned the whole table for each
+-- held job, 0.4-1.6 s a beat for 200 jobs among 20,000, and minutes on a table bloated between
+-- vacuums, holding its jobs' rows locked against their acknowledgements meanwhile. A row whose
+-- newer version was committed after the statement began is locked in that version, which the
+-- statement's snapshot does not see: it is left out like a locked row (still held, not
+-- extended), and extended by the next beat.
 WITH seen AS (
     INSERT INTO pipeline.workers (id, hostname, pid, stages, concurrency, stage_versions)
     VALUES (%(worker_id)s, %(hostname)s, %(pid)s, %(stages)s, %(concurrency)s, %(versions)s)
@@ -169,18 +181,21 @@ held AS (
 extended AS (
     UPDATE pipeline.active_jobs AS j
     SET leased_until = now() + make_interval(secs => j.lease_seconds)
-    FROM (SELECT j.id
-          FROM pipeline.active_jobs AS j JOIN held ON j.id = held.id AND j.claims = held.claims
-          WHERE j.status IS NOT DISTINCT FROM 'running'
-          FOR NO KEY UPDATE OF j SKIP LOCKED) AS free
-    WHERE j.id = free.id
+    FROM held
+    CROSS JOIN LATERAL (SELECT j.ctid FROM pipeline.active_jobs AS j
+                        WHERE j.id = held.id AND j.claims = held.claims
+                          AND j.status IS NOT DISTINCT FROM 'running'
+                        FOR NO KEY UPDATE OF j SKIP LOCKED) AS free
+    WHERE j.ctid = free.ctid
     RETURNING j.id
 )
-SELECT j.id, extended.id IS NOT NULL AS extended
-FROM pipeline.active_jobs AS j
-JOIN held ON j.id = held.id AND j.claims = held.claims
-LEFT JOIN extended ON extended.id = j.id
-WHERE j.status IS NOT DISTINCT FROM 'running';
+SELECT held.id, extended.id IS NOT NULL AS extended
+FROM held
+CROSS JOIN LATERAL (SELECT FROM pipeline.active_jobs AS j
+                    WHERE j.id = held.id AND j.claims = held.claims
+                      AND j.status IS NOT DISTINCT FROM 'running'
+                    LIMIT 1) AS owned
+LEFT JOIN extended ON extended.id = held.id;
 
 -- name: complete
 -- One job's completion, which waits for its row if another transaction holds it locked (the

@@ -286,14 +286,11 @@ def test_a_claim_planned_on_a_queue_vacuumed_empty_seeks_its_tenants_by_index_on
     assert "Seq Scan on active_jobs" not in plan, plan
 
 
-@pytest.mark.parametrize("analyzed", [5000, 0], ids=["all-queued", "empty"])
-def test_the_acknowledgement_reads_its_jobs_by_key_whatever_the_statistics_say(
+def running_among_stale_statistics(
     conn: psycopg.Connection[Any], analyzed: int
-) -> None:
-    # The hot table as a drain leaves it between two autovacuum analyses: a few thousand jobs,
-    # which the statistics say are all queued (or that the table is empty), and a batch of them
-    # running. A join of the table with the batch's arrays was planned as a scan of the whole
-    # table (joined to every job of the batch, or hashed), on every acknowledgement.
+) -> list[tuple[int, int]]:
+    """200 running jobs (their fences) among 5,000, of which the statistics saw `analyzed`,
+    all queued: the hot table as a drain leaves it between two autovacuum analyses."""
     conn.execute(
         "INSERT INTO pipeline.active_jobs (type, payload) "
         "SELECT 'noop', '{}' FROM generate_series(1, %s)",
@@ -305,12 +302,23 @@ def test_the_acknowledgement_reads_its_jobs_by_key_whatever_the_statistics_say(
         "SELECT 'noop', '{}' FROM generate_series(1, %s)",
         (5000 - analyzed,),
     )
-    fences = conn.execute(
+    return conn.execute(
         "UPDATE pipeline.active_jobs SET status = 'running', claims = 1, leased_until = now() + "
         "interval '1h' "
         "WHERE id IN (SELECT id FROM pipeline.active_jobs ORDER BY id LIMIT 200) "
         "RETURNING id, claims"
     ).fetchall()
+
+
+@pytest.mark.parametrize("analyzed", [5000, 0], ids=["all-queued", "empty"])
+def test_the_acknowledgement_reads_its_jobs_by_key_whatever_the_statistics_say(
+    conn: psycopg.Connection[Any], analyzed: int
+) -> None:
+    # The hot table as a drain leaves it between two autovacuum analyses: a few thousand jobs,
+    # which the statistics say are all queued (or that the table is empty), and a batch of them
+    # running. A join of the table with the batch's arrays was planned as a scan of the whole
+    # table (joined to every job of the batch, or hashed), on every acknowledgement.
+    fences = running_among_stale_statistics(conn, analyzed)
     fences.sort()
     params = {
         "ids": [f[0] for f in fences],
@@ -335,6 +343,34 @@ def test_the_acknowledgement_reads_its_jobs_by_key_whatever_the_statistics_say(
         assert "Seq Scan on active_jobs" not in plan, (mode, plan)
         assert "Index Scan using active_jobs_pkey on active_jobs" in plan, (mode, plan)
         # The DELETE reads each row the lock found by its ctid, not by the key again.
+        assert "Tid Scan on active_jobs" in plan, (mode, plan)
+    conn.execute("RESET plan_cache_mode")
+
+
+@pytest.mark.parametrize("analyzed", [5000, 0], ids=["all-queued", "empty"])
+def test_the_heartbeat_reads_its_jobs_by_key_whatever_the_statistics_say(
+    conn: psycopg.Connection[Any], analyzed: int
+) -> None:
+    # As the acknowledgement's test above: planned on statistics that say the hot table is
+    # empty, or that its jobs are all queued, joins of the table with the held jobs scanned the
+    # whole table, once for each held job.
+    fences = running_among_stale_statistics(conn, analyzed)
+    params = {
+        "worker_id": uuid.UUID(int=1),
+        "hostname": "host",
+        "pid": 1,
+        "stages": ["noop"],
+        "concurrency": 8,
+        "versions": Jsonb({}),
+        "ids": [f[0] for f in fences],
+        "claims": [f[1] for f in fences],
+    }
+    for mode in ("force_custom_plan", "force_generic_plan"):
+        conn.execute(f"SET plan_cache_mode = {mode}")  # type: ignore[arg-type]
+        plan = nested_plans(conn, Q["heartbeat"], params)
+        assert "Seq Scan on active_jobs" not in plan, (mode, plan)
+        assert "Index Scan using active_jobs_pkey on active_jobs" in plan, (mode, plan)
+        # The UPDATE finds each row the lock found by its ctid, not by the key again.
         assert "Tid Scan on active_jobs" in plan, (mode, plan)
     conn.execute("RESET plan_cache_mode")
 

@@ -623,6 +623,47 @@ def test_heartbeat_extends_only_owned_leases_and_marks_the_worker_alive(
     assert seen.fetchone() == (True,)
 
 
+def test_a_heartbeat_reads_its_jobs_by_key_after_beating_on_an_empty_queue(
+    conn: Conn, db_url: str
+) -> None:
+    # A worker's first beats on a quiet queue: prepared, the statement's plan was made then and
+    # kept, a scan of the whole table for each beat once the queue filled.
+    pool = make_pool(db_url, max_size=1, name="one connection")
+    try:
+        store = JobStore(pool)
+        enqueue(conn, "noop", {})
+        first = store.claim(["noop"], 1, WORKER)
+        # Its job gone (cancelled, say), and the queue vacuumed empty: no pages, no rows.
+        conn.execute("DELETE FROM pipeline.active_jobs")
+        conn.execute("VACUUM ANALYZE pipeline.active_jobs")
+        # psycopg prepares the statement on its sixth run, and the server plans it afresh five
+        # times more before it may keep a generic plan: beats enough for both.
+        for _ in range(15):
+            store.heartbeat(ME, [j.fence for j in first])
+        conn.execute(
+            "INSERT INTO pipeline.active_jobs (type, payload, status, claims, leased_until) "
+            "SELECT 'noop', '{}', 'running', 1, now() + interval '1h' "
+            "FROM generate_series(1, 5000)"
+        )
+        held = conn.execute(
+            "SELECT id, claims FROM pipeline.active_jobs WHERE status = 'running' "
+            "ORDER BY id DESC LIMIT 200"
+        ).fetchall()
+        notices: list[str] = []
+        with pool.connection() as c:
+            c.add_notice_handler(lambda diag: notices.append(diag.message_primary or ""))
+            c.execute("LOAD 'auto_explain'")
+            c.execute("SET auto_explain.log_min_duration = 0")
+            c.execute("SET auto_explain.log_level = notice")
+        owned = store.heartbeat(ME, [(i, n) for i, n in held])
+        assert owned == {i: True for i, _ in held}
+        plan = "\n".join(notices)
+        assert "active_jobs" in plan, plan
+        assert "Seq Scan on active_jobs" not in plan, plan
+    finally:
+        pool.close()
+
+
 # -- reclaim and retry ----------------------------------------------------------------------------
 
 
