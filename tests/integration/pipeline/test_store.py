@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import threading
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -334,6 +335,20 @@ def hold_turn(db_url: str, turn: int) -> Conn:
     return holder
 
 
+def turn_given_to(conn: Conn, dealing: Conn, claim: Callable[[], None]) -> None:
+    """Run `claim` in a thread while `dealing` holds turn 0: it must wait for the turn, and run
+    once the turn is given back. `dealing` is closed."""
+    waiter = threading.Thread(target=claim)
+    try:
+        waiter.start()
+        wait_for(lambda: lock_waiters(conn) == 1, timeout=10, what="the claim waiting its turn")
+        assert waiter.is_alive()  # it has taken nothing yet
+        dealing.execute(f"SELECT pg_advisory_unlock({TURN_LOCKS}, 0)")
+        waiter.join(timeout=10)
+    finally:
+        dealing.close()
+
+
 def turns_held(conn: Conn, holder: Conn) -> int:
     """The claim turns (advisory locks) `holder`'s session holds."""
     row = conn.execute(
@@ -354,17 +369,11 @@ def test_a_claim_waits_its_turn_while_another_deals_then_takes_the_jobs(
     dealing = hold_turn(db_url, 0)
     got: list[list[int]] = []
     with make_pool(db_url, max_size=1, name="pg-pipeline tests") as pool:
-        waiter = threading.Thread(
-            target=lambda: got.append([j.id for j in JobStore(pool).claim(["noop"], 2, WORKER)])
+        turn_given_to(
+            conn,
+            dealing,
+            lambda: got.append([j.id for j in JobStore(pool).claim(["noop"], 2, WORKER)]),
         )
-        try:
-            waiter.start()
-            wait_for(lambda: lock_waiters(conn) == 1, timeout=10, what="the claim waiting its turn")
-            assert got == []
-            dealing.execute(f"SELECT pg_advisory_unlock({TURN_LOCKS}, 0)")
-            waiter.join(timeout=10)
-        finally:
-            dealing.close()
     assert got == [ids]
 
 
@@ -465,15 +474,7 @@ def test_a_claim_takes_one_turn_unless_the_setting_says_otherwise(
         holder.close()
         got.append(took)
 
-    waiter = threading.Thread(target=claim)
-    try:
-        waiter.start()
-        wait_for(lambda: lock_waiters(conn) == 1, timeout=10, what="the claim waiting its turn")
-        assert got == []
-        dealing.execute(f"SELECT pg_advisory_unlock({TURN_LOCKS}, 0)")
-        waiter.join(timeout=10)
-    finally:
-        dealing.close()
+    turn_given_to(conn, dealing, claim)
     assert got == [[job_id]]
 
 
