@@ -90,7 +90,28 @@ def pages_read(plan: str) -> int:
 
 
 def big_seq_scans(plan: str, rows: int = 1000) -> list[str]:
-    """The sequential scans in an EXPLAIN of the hot table or of a day of the history that the
-    planner expects to read more than `rows` rows from (an empty day is read whole: nothing)."""
-    found = re.findall(r"Seq Scan on ((?:active_jobs|job_history)\w*)\b[^\n]*?rows=(\d+)", plan)
-    return [table for table, n in found if int(n) > rows]
+    """The sequential scans in an EXPLAIN of the hot table or of a day of the history that read
+    more than `rows` rows they did not want (an empty day is read whole: nothing).
+
+    Run (ANALYZE) with a filter, a scan is judged by the rows its filter threw away: big when it
+    threw away more than `rows` and more than it kept. A day that lies mostly inside a query's
+    window (today, in the first hour after midnight, for the last hour's jobs) is cheapest read
+    whole, and its rows are wanted. Otherwise, by the rows the planner expects it to return."""
+    found = []
+    nodes = re.split(r"\n(?=\s*->)", plan)
+    for node in nodes:
+        scan = re.search(r"Seq Scan on ((?:active_jobs|job_history)\w*)\b[^\n]*?rows=(\d+)", node)
+        if scan is None:
+            continue
+        table, expected = scan.group(1), int(scan.group(2))
+        kept = re.search(r"\(actual time=\S+ rows=([\d.]+) loops=(\d+)\)", node)
+        if kept is not None and "Filter:" in node:
+            removed = re.search(r"Rows Removed by Filter: (\d+)", node)
+            # Both are shown per loop.
+            loops = int(kept.group(2))
+            thrown = float(removed.group(1)) * loops if removed else 0.0
+            if thrown > rows and thrown > float(kept.group(1)) * loops:
+                found.append(table)
+        elif expected > rows:
+            found.append(table)
+    return found

@@ -85,10 +85,8 @@ def test_a_blob_shared_by_two_runs_stays_until_the_last_one_goes(
     assert candidates(conn) == []
 
     conn.execute(
-        "UPDATE pipeline.job_history SET finished_at = now() - interval '7 days 1 hour' "
-        "WHERE id = %s",
-        (second,),
-    )  # the day that holds the cutoff: pruned run by run
+        f"UPDATE pipeline.job_history SET finished_at = {STRADDLING} WHERE id = %s", (second,)
+    )  # the day that holds the cutoff, at any time of day: pruned run by run
     assert prune(conn, WEEK).runs == 1
     assert sweep(conn, store) == SweepReport(deleted=1)
     assert not store.exists(shared)
