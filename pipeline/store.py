@@ -193,8 +193,11 @@ class JobStore:
 
     def still_held(self, claims: Iterable[tuple[int, int]]) -> set[int]:
         """The ids whose claim still owns the job, read without waiting for any lock."""
+        # Unprepared, as the heartbeat (which says why): a plan kept from a time the hot table
+        # was empty reads it whole for each job. It runs only when an acknowledgement missed a
+        # job: its planning costs nothing a drain would see.
         with self.pool.connection() as conn:
-            rows = conn.execute(Q["still_held"], _fence_params(claims)).fetchall()
+            rows = conn.execute(Q["still_held"], _fence_params(claims), prepare=False).fetchall()
         return {row[0] for row in rows}
 
     def complete_within(
@@ -303,8 +306,12 @@ class JobStore:
 
     def cancelled(self, claims: Iterable[tuple[int, int]]) -> set[int]:
         """The ids among these (id, claim) pairs whose row is cancelled for that very claim."""
+        # Unprepared, as the heartbeat (which says why): a plan kept from a time a day of the
+        # history was empty reads that day whole for each hint once it fills. Hints are rare.
         with self.pool.connection() as conn:
-            rows = conn.execute(Q["cancelled_claims"], _fence_params(claims)).fetchall()
+            rows = conn.execute(
+                Q["cancelled_claims"], _fence_params(claims), prepare=False
+            ).fetchall()
         return {row[0] for row in rows}
 
     def register_worker(self, worker: WorkerInfo) -> None:

@@ -354,11 +354,17 @@ SELECT id FROM moved;
 -- name: still_held
 -- Which of these claims still own their job, without waiting for a lock: after a batched
 -- acknowledgement, what it did not confirm is either lost (not here) or locked elsewhere (here).
-SELECT j.id
-FROM pipeline.active_jobs AS j
-JOIN unnest(%(ids)s::bigint[], %(claims)s::integer[]) AS h(id, claims)
-  ON j.id = h.id AND j.claims = h.claims
-WHERE j.status IS NOT DISTINCT FROM 'running';
+-- Each job is read by a LATERAL subquery of its own, which its LIMIT keeps the planner from
+-- flattening: a probe of the primary key per job, as in `heartbeat`. Written as a join of the
+-- table with the arrays, its plan followed the statistics, and on a hot table analyzed while
+-- it held few running jobs (or none) it scanned the whole table (into a hash, or joined to
+-- every job of the arrays).
+SELECT h.id
+FROM unnest(%(ids)s::bigint[], %(claims)s::integer[]) AS h(id, claims)
+CROSS JOIN LATERAL (SELECT FROM pipeline.active_jobs AS j
+                    WHERE j.id = h.id AND j.claims = h.claims
+                      AND j.status IS NOT DISTINCT FROM 'running'
+                    LIMIT 1) AS owned;
 
 -- name: lock_timeout
 -- For the rest of the current transaction: how long a statement waits for a lock before it
@@ -492,12 +498,21 @@ RETURNING j.id;
 -- name: cancelled_claims
 -- Which of these claims were really cancelled. A cancel notification is only a hint (anyone who
 -- can connect may send one): the worker abandons a job only once its row says so. One read by
--- id for every hint that arrived together, in the history (a cancelled job has moved there).
-SELECT j.id
-FROM pipeline.jobs AS j
-JOIN unnest(%(ids)s::bigint[], %(claims)s::integer[]) AS c(id, claims)
-  ON j.id = c.id AND j.claims = c.claims
-WHERE j.status = 'cancelled';
+-- id for every hint that arrived together, in the history (a cancelled job has moved there:
+-- the hot table's CHECK on status leaves its arm of pipeline.jobs out of the plan).
+-- Each hint is read by a LATERAL subquery of its own, as in `still_held`: a probe by id of
+-- each day of the history (job_history_failed, or job_history_id) and of the kept rows (their
+-- primary key), stopping at the first day that has it. The history has no index on id alone
+-- that spans its days (a unique one would need the finish time), and the id says nothing of
+-- the day, so a day is probed whether or not it can hold the job: one small index's descent a
+-- day for each hint. Written as a join of the view with the arrays, its plan followed the
+-- statistics: a hash or merge join of the hints with every failed and cancelled job of every
+-- day (by job_history_failed, or reading the days whole when planned while they were empty).
+SELECT c.id
+FROM unnest(%(ids)s::bigint[], %(claims)s::integer[]) AS c(id, claims)
+CROSS JOIN LATERAL (SELECT FROM pipeline.jobs AS j
+                    WHERE j.id = c.id AND j.claims = c.claims AND j.status = 'cancelled'
+                    LIMIT 1) AS found;
 
 -- name: reclaim_expired
 -- An expired lease means the worker died or stalled, which no job in it can be blamed for:

@@ -3,8 +3,9 @@
 abandons a job only once its row says it is cancelled for that very claim.
 
 A hint for a claim this worker does not hold costs nothing; the hints for held claims that
-arrived together (the listener batches them, and spaces the batches) cost one read by primary
-key. A hint the row does not bear out is ignored, and said once in the log.
+arrived together (the listener batches them, and spaces the batches) cost one read by id
+(sql/queries.sql, cancelled_claims). A hint the row does not bear out is ignored, and said once
+in the log.
 """
 
 from __future__ import annotations

@@ -375,6 +375,79 @@ def test_the_heartbeat_reads_its_jobs_by_key_whatever_the_statistics_say(
     conn.execute("RESET plan_cache_mode")
 
 
+@pytest.mark.parametrize("analyzed", [5000, 0], ids=["all-queued", "empty"])
+def test_still_held_reads_its_jobs_by_key_whatever_the_statistics_say(
+    conn: psycopg.Connection[Any], analyzed: int
+) -> None:
+    # As the heartbeat's: a join of the table with the arrays hashed a scan of the whole table.
+    fences = running_among_stale_statistics(conn, analyzed)
+    params = {"ids": [f[0] for f in fences], "claims": [f[1] for f in fences]}
+    for mode in ("force_custom_plan", "force_generic_plan"):
+        conn.execute(f"SET plan_cache_mode = {mode}")  # type: ignore[arg-type]
+        plan = nested_plans(conn, Q["still_held"], params)
+        assert "Seq Scan on active_jobs" not in plan, (mode, plan)
+        assert "Index Scan using active_jobs_pkey on active_jobs" in plan, (mode, plan)
+        assert "Hash" not in plan, (mode, plan)
+    conn.execute("RESET plan_cache_mode")
+
+
+def cancelled_among_stale_statistics(
+    conn: psycopg.Connection[Any], analyzed: int
+) -> tuple[list[str], list[tuple[int, int]]]:
+    """Four days of the history, 5,000 finished jobs each (one in 25 cancelled), of which the
+    statistics saw `analyzed` a day: each day as autovacuum last analyzed it, today's early
+    on. The days that hold jobs, and the fences of 200 of today's jobs, cancelled or not."""
+
+    def finished(jobs: int) -> None:
+        conn.execute(
+            "INSERT INTO pipeline.job_history (type, payload, status, claims, finished_at) "
+            "SELECT 'noop', '{}', CASE WHEN g %% 25 = 0 THEN 'cancelled' ELSE 'done' END, 1, "
+            "now() - make_interval(days => d) "
+            "FROM generate_series(0, 3) AS d, generate_series(1, %s) AS g",
+            (jobs,),
+        )
+
+    make_past_days(conn, 3)
+    finished(analyzed)
+    conn.execute("ANALYZE pipeline.job_history")
+    finished(5000 - analyzed)
+    days = [
+        str(row[0])
+        for row in conn.execute(
+            "SELECT DISTINCT c.relname FROM pipeline.job_history AS h "
+            "JOIN pg_class AS c ON c.oid = h.tableoid"
+        )
+    ]
+    fences = conn.execute(
+        "SELECT id, claims FROM pipeline.job_history ORDER BY finished_at DESC, id LIMIT 200"
+    ).fetchall()
+    return days, [(f[0], f[1]) for f in fences]
+
+
+@pytest.mark.parametrize("analyzed", [5000, 0], ids=["all", "empty"])
+def test_cancel_hints_are_read_by_id_whatever_the_statistics_say(
+    conn: psycopg.Connection[Any], analyzed: int
+) -> None:
+    # A join of pipeline.jobs with the hints' arrays followed the statistics: on days analyzed
+    # while few of their jobs were cancelled, it read every failed and cancelled job of every
+    # day into a hash (of 100 M rows, say, a million), for a hint or two.
+    days, fences = cancelled_among_stale_statistics(conn, analyzed)
+    assert len(days) == 4, days
+    params = {"ids": [f[0] for f in fences], "claims": [f[1] for f in fences]}
+    for mode in ("force_custom_plan", "force_generic_plan"):
+        conn.execute(f"SET plan_cache_mode = {mode}")  # type: ignore[arg-type]
+        plan = nested_plans(conn, Q["cancelled_claims"], params)
+        # Each day that holds jobs is probed by id, by one of its indexes (the days ahead,
+        # empty, may be read whole: nothing); the hot table cannot hold a cancelled job.
+        for day in days:
+            probe = rf"Index Scan using \w+ on {day} \w+ .*\n\s*Index Cond: \(id = c\.id\)"
+            assert re.search(probe, plan), (mode, day, plan)
+            assert f"Seq Scan on {day}" not in plan, (mode, plan)
+        assert "Hash" not in plan, (mode, plan)
+        assert "active_jobs" not in plan, (mode, plan)
+    conn.execute("RESET plan_cache_mode")
+
+
 def test_the_rollups_fold_reads_the_unfolded_shards_alone(conn: psycopg.Connection[Any]) -> None:
     # Two days of rollups folded already (shard 0), as a million finished jobs a day leave
     # them, and a few minutes of other shards to fold. The fold runs in every worker at its

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
 import uuid
@@ -624,6 +625,32 @@ def test_heartbeat_extends_only_owned_leases_and_marks_the_worker_alive(
     assert seen.fetchone() == (True,)
 
 
+def explained(pool: ConnectionPool) -> list[str]:
+    """The plans of the statements the pool's one connection runs from now on (auto_explain),
+    as they come."""
+    notices: list[str] = []
+    with pool.connection() as c:
+        c.add_notice_handler(lambda diag: notices.append(diag.message_primary or ""))
+        c.execute("LOAD 'auto_explain'")
+        c.execute("SET auto_explain.log_min_duration = 0")
+        c.execute("SET auto_explain.log_level = notice")
+    return notices
+
+
+def fill_the_queue_with_running_jobs(conn: Conn) -> list[tuple[int, int]]:
+    """5,000 running jobs, arrived without an analysis since; the fences of 200 of them."""
+    conn.execute(
+        "INSERT INTO pipeline.active_jobs (type, payload, status, claims, leased_until) "
+        "SELECT 'noop', '{}', 'running', 1, now() + interval '1h' "
+        "FROM generate_series(1, 5000)"
+    )
+    rows = conn.execute(
+        "SELECT id, claims FROM pipeline.active_jobs WHERE status = 'running' "
+        "ORDER BY id DESC LIMIT 200"
+    ).fetchall()
+    return [(i, n) for i, n in rows]
+
+
 def test_a_heartbeat_reads_its_jobs_by_key_after_beating_on_an_empty_queue(
     conn: Conn, db_url: str
 ) -> None:
@@ -641,26 +668,80 @@ def test_a_heartbeat_reads_its_jobs_by_key_after_beating_on_an_empty_queue(
         # times more before it may keep a generic plan: beats enough for both.
         for _ in range(15):
             store.heartbeat(ME, [j.fence for j in first])
-        conn.execute(
-            "INSERT INTO pipeline.active_jobs (type, payload, status, claims, leased_until) "
-            "SELECT 'noop', '{}', 'running', 1, now() + interval '1h' "
-            "FROM generate_series(1, 5000)"
-        )
-        held = conn.execute(
-            "SELECT id, claims FROM pipeline.active_jobs WHERE status = 'running' "
-            "ORDER BY id DESC LIMIT 200"
-        ).fetchall()
-        notices: list[str] = []
-        with pool.connection() as c:
-            c.add_notice_handler(lambda diag: notices.append(diag.message_primary or ""))
-            c.execute("LOAD 'auto_explain'")
-            c.execute("SET auto_explain.log_min_duration = 0")
-            c.execute("SET auto_explain.log_level = notice")
-        owned = store.heartbeat(ME, [(i, n) for i, n in held])
+        held = fill_the_queue_with_running_jobs(conn)
+        notices = explained(pool)
+        owned = store.heartbeat(ME, held)
         assert owned == {i: True for i, _ in held}
         plan = "\n".join(notices)
         assert "active_jobs" in plan, plan
         assert "Seq Scan on active_jobs" not in plan, plan
+    finally:
+        pool.close()
+
+
+def test_still_held_reads_its_jobs_by_key_after_asking_on_an_empty_queue(
+    conn: Conn, db_url: str
+) -> None:
+    # As the heartbeat's test above: asked first while the queue was empty, prepared, the
+    # statement kept a plan that read the whole table once the queue filled (the join of the
+    # arrays with the table, into a hash; the probes by key, once for each job).
+    pool = make_pool(db_url, max_size=1, name="one connection")
+    try:
+        store = JobStore(pool)
+        enqueue(conn, "noop", {})
+        first = store.claim(["noop"], 1, WORKER)
+        conn.execute("DELETE FROM pipeline.active_jobs")
+        conn.execute("VACUUM ANALYZE pipeline.active_jobs")
+        for _ in range(15):
+            assert store.still_held([j.fence for j in first]) == set()
+        held = fill_the_queue_with_running_jobs(conn)
+        lost = (held[0][0], held[0][1] + 1)  # a claim this job never had
+        notices = explained(pool)
+        assert store.still_held([*held[1:], lost]) == {i for i, _ in held[1:]}
+        plan = "\n".join(notices)
+        assert "active_jobs" in plan, plan
+        assert "Seq Scan on active_jobs" not in plan, plan
+    finally:
+        pool.close()
+
+
+def test_cancel_hints_are_read_by_id_after_checks_on_an_empty_history(
+    conn: Conn, db_url: str
+) -> None:
+    # A worker's first cancel hints early in a day, its day of the history vacuumed empty (or
+    # new): prepared, the statement kept a plan made for an empty day, which read the day whole
+    # once it filled (the join of the arrays with pipeline.jobs, once; the probes by id, once
+    # for each hint).
+    pool = make_pool(db_url, max_size=1, name="one connection")
+    try:
+        store = JobStore(pool)
+        ids = [enqueue(conn, "noop", {}) for _ in range(3)]
+        held = store.claim(["noop"], 3, WORKER)
+        conn.execute("VACUUM ANALYZE pipeline.job_history")
+        for _ in range(15):
+            assert store.cancelled([j.fence for j in held]) == set()
+        conn.execute(
+            "INSERT INTO pipeline.job_history (type, payload, status, claims, finished_at) "
+            "SELECT 'noop', '{}', CASE WHEN g % 25 = 0 THEN 'cancelled' ELSE 'done' END, 1, "
+            "now() FROM generate_series(1, 5000) AS g"
+        )
+        assert cancel(conn, ids[0]) and cancel(conn, ids[1])
+        hints = [held[0].fence, (ids[1], held[1].claim + 1), held[2].fence]
+        notices = explained(pool)
+        assert store.cancelled(hints) == {ids[0]}
+        plan = "\n".join(notices)
+        days = [
+            row[0]
+            for row in conn.execute(
+                "SELECT DISTINCT c.relname FROM pipeline.job_history AS h "
+                "JOIN pg_class AS c ON c.oid = h.tableoid"
+            )
+        ]
+        assert days, "the jobs' day holds them"
+        for day in days:
+            assert re.search(rf"Index Scan using \w+ on {day}\b", plan), plan
+            assert f"Seq Scan on {day}" not in plan, plan
+        assert "Hash" not in plan, plan
     finally:
         pool.close()
 
