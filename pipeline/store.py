@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +39,11 @@ FREE_CRASH_RECLAIMS = 3
 #: batch again skipping such rows: long enough for a heartbeat's lock (a statement's), short
 #: beside the wait for a lock no statement can skip (the caller's lock_wait_s)
 ACK_ROW_WAIT_S = 0.05
+#: The type of the job a warm-up claims and acknowledges (sql/queries.sql, warm_up_job): not a
+#: stage's name (no registered stage has a space in its name, and the job is never committed).
+WARM_UP_TYPE = "pg-pipeline warm-up"
+#: seconds a warm-up statement waits for a lock (a migration's) before the warm-up is skipped
+WARM_UP_LOCK_WAIT_S = 1.0
 
 
 class ClaimedJob(NamedTuple):
@@ -190,6 +196,24 @@ class JobStore:
         with self.pool.connection() as conn:
             rows = healing(conn, write)
         return {row[0] for row in rows}
+
+    def warm_up_claim(self, worker_id: uuid.UUID) -> int:
+        """Run the claim on this store's connection as a drain will, in a transaction rolled
+        back: an empty claim (the heads and the group selection), then one that takes a job of
+        WARM_UP_TYPE enqueued in the same transaction (the pick and the update). Returns the
+        jobs that claim took (1). No other job is read for update or written."""
+        with self.pool.connection() as conn, conn.transaction(force_rollback=True):
+            _lock_timeout(conn, WARM_UP_LOCK_WAIT_S)
+            return len(warm_claim(conn, worker_id))
+
+    def warm_up_acknowledge(self, worker_id: uuid.UUID) -> int:
+        """Run the acknowledgement on this store's connection as a drain will, in a
+        transaction rolled back: of one job of WARM_UP_TYPE, running, enqueued in the same
+        transaction, so that its row's path (the move into the history, the attempt) and its
+        triggers' statements run. Returns the jobs it confirmed (1)."""
+        with self.pool.connection() as conn, conn.transaction(force_rollback=True):
+            _lock_timeout(conn, WARM_UP_LOCK_WAIT_S)
+            return len(warm_acknowledge(conn, worker_id))
 
     def still_held(self, claims: Iterable[tuple[int, int]]) -> set[int]:
         """The ids whose claim still owns the job, read without waiting for any lock."""
@@ -391,3 +415,29 @@ def reclaim_expired(conn: psycopg.Connection[Any], limit: int = 1000) -> list[tu
     params = {"limit": limit, "free_crashes": FREE_CRASH_RECLAIMS}
     rows = healing(conn, lambda: conn.execute(Q["reclaim_expired"], params).fetchall())
     return [(row[0], row[1], row[2]) for row in rows]
+
+
+def warm_claim(conn: psycopg.Connection[Any], worker_id: uuid.UUID) -> list[ClaimedJob]:
+    """JobStore.warm_up_claim's statements, in the caller's transaction (which must roll back:
+    the job claimed is enqueued here). A backend parses and plans a statement of the claim
+    (PL/pgSQL: each statement the first time it runs, kept for the connection) and fills its
+    caches on the first claims that reach it; an idle worker's polls reach the heads alone."""
+    claim = {"limit": 1, "worker_id": worker_id, "cap_stages": [], "caps": []}
+    conn.execute(Q["claim"], {**claim, "types": [WARM_UP_TYPE]})
+    conn.execute(Q["warm_up_job"], {"type": WARM_UP_TYPE, "running": False, "worker_id": None})
+    rows = conn.execute(Q["claim"], {**claim, "types": [WARM_UP_TYPE]}).fetchall()
+    return list(map(ClaimedJob._make, rows))
+
+
+def warm_acknowledge(conn: psycopg.Connection[Any], worker_id: uuid.UUID) -> set[int]:
+    """JobStore.warm_up_acknowledge's statements, in the caller's transaction (which must roll
+    back: the job acknowledged is enqueued here). Its parameters are a no-op job's, as the
+    acknowledger sends them."""
+    row = conn.execute(
+        Q["warm_up_job"], {"type": WARM_UP_TYPE, "running": True, "worker_id": worker_id}
+    ).fetchone()
+    assert row is not None
+    fence = (int(row[0]), int(row[1]))
+    ran = AttemptLog(time.time(), None, 0, 0.0, 0.0)
+    params = _done_params([fence], {fence[0]: ran})
+    return {r[0] for r in conn.execute(Q["acknowledge"], params).fetchall()}

@@ -150,6 +150,22 @@ SELECT id, type, tenant_id, payload, priority, attempts, max_attempts, lease_sec
 FROM pipeline.claim(%(types)s::text[], %(limit)s, %(worker_id)s,
                     %(cap_stages)s::text[], %(caps)s::integer[]);
 
+-- name: warm_up_job
+-- A job no worker runs (the type is not a stage name a worker can be given), queued or, with
+-- `running`, as a claim leaves it, for JobStore.warm_up to claim or acknowledge in a
+-- transaction it rolls back: a worker's connections run the claim's and the acknowledgement's
+-- statements, and their triggers', once at start, so that a drain does not pay for their
+-- first runs (benchmarks/FLEET.md). Never committed: nothing else sees it, and its
+-- notification is not sent.
+INSERT INTO pipeline.active_jobs AS j (type, status, attempts, claims, worker_id, started_at,
+                                       leased_until)
+SELECT %(type)s, CASE WHEN %(running)s THEN 'running' ELSE 'queued' END,
+       CASE WHEN %(running)s THEN 1 ELSE 0 END, CASE WHEN %(running)s THEN 1 ELSE 0 END,
+       CASE WHEN %(running)s THEN %(worker_id)s::uuid END,
+       CASE WHEN %(running)s THEN now() END,
+       CASE WHEN %(running)s THEN now() + interval '5 minutes' END
+RETURNING j.id, j.claims;
+
 -- name: heartbeat
 -- One statement per beat for all of a worker's jobs, and its own liveness row in the same trip.
 -- The row is upserted: a worker whose row was pruned during a long outage registers again.

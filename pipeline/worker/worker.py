@@ -28,6 +28,8 @@ import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import psycopg
+
 from pg_pipeline.db import listen_dsn, make_pool
 from pg_pipeline.errors import PipelineError
 from pg_pipeline.extras import needs_extra
@@ -209,6 +211,7 @@ class Worker:
             self._retry("unregister", lambda: self.store.unregister_worker(self.id))
             self._close_pools()
             return EXIT_FATAL
+        self._warm_up()
         log.info(
             "worker %s started: stages %s, concurrency %d",
             self.id,
@@ -316,6 +319,27 @@ class Worker:
             self.table.forget(entry)
 
     # -- helpers ------------------------------------------------------------------------------
+
+    def _warm_up(self) -> None:
+        """Run the claim and the acknowledgement once on their connections, each on a job of
+        its own in a transaction rolled back, before the worker counts as started: their
+        backends parse and plan those statements, and their triggers', and fill their caches
+        on the first runs, which a fresh worker otherwise paid for in its first burst of jobs.
+        With one claim turn that cost is paid in line: sixteen fresh workers woken by one
+        announcement claim one after another, and each claim holds the turn while the other
+        fifteen backends' first acknowledgements and claims take the CPU from it (on two
+        cores, 10 ms a turn for a claim of 8 jobs against 1 alone), so the first tenth of a
+        20,000-job drain came 110-180 ms later than with four, and warm workers did not lag
+        (benchmarks/FLEET.md). A warm-up that fails (an outage, a lock held past a second)
+        leaves the worker as cold as before, nothing worse."""
+        for what, warm in (
+            ("claim", self.producer.store.warm_up_claim),
+            ("acknowledgement", self.completer.acks.warm_up_acknowledge),
+        ):
+            try:
+                warm(self.id)
+            except psycopg.Error as exc:
+                log.info("worker %s: warming up the %s failed (%s); going on", self.id, what, exc)
 
     def _close_pools(self) -> None:
         for pool in (self._claim_pool, self._ack_pool, self.pool):
