@@ -394,77 +394,32 @@ SELECT set_config('statement_timeout', %(timeout_ms)s, true);
 -- name: retry
 -- A failed or cancelled job back in the queue with at least one attempt left: it moves from the
 -- history (or the kept rows) back into pipeline.active_jobs, under the same id, in one
--- statement. In a fan-out, the join trigger takes it out of the finished count, so the join
--- waits for it again. By id alone: pipeline/admin/jobs.py checks the tenant with job_exists
--- first, which is as good as a filter here because no statement ever changes a job's tenant. A
--- prune batch deleting the job's run holds its row (prune_lock_runs), and one dropping its
--- day's partition holds the partition: this waits for either, then finds the row gone (pruned)
--- or copied into the kept rows, where it takes it from.
-WITH gone AS (
-    DELETE FROM pipeline.job_history
-    WHERE id = %(id)s AND status IN ('failed', 'cancelled')
-    RETURNING *
-),
-gone_kept AS (
-    DELETE FROM pipeline.job_history_kept
-    WHERE id = %(id)s AND status IN ('failed', 'cancelled')
-    RETURNING *
-),
-back AS (
-    SELECT * FROM gone UNION ALL SELECT * FROM gone_kept
-)
-INSERT INTO pipeline.active_jobs (
-    id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
-    leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id, join_id,
-    created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot,
-    traceparent)
-OVERRIDING SYSTEM VALUE
-SELECT id, type, tenant_id, payload, priority, 'queued', attempts,
-       greatest(max_attempts, attempts + 1), now(), NULL, lease_seconds, NULL, last_error,
-       dedup_key, parent_id, root_id, join_id, created_at, started_at, NULL, claims, suspect,
-       crash_reclaims, releases, false, traceparent
-FROM back
-RETURNING id, type;
+-- statement (functions/requeue_finished.sql, as for jobs_retry_failed). In a fan-out, the join
+-- trigger takes it out of the finished count, so the join waits for it again. By id alone:
+-- pipeline/admin/jobs.py checks the tenant with job_exists first, which is as good as a filter
+-- here because no statement ever changes a job's tenant. A prune batch deleting the job's run
+-- holds its row (prune_lock_runs), and one dropping its day's partition holds the partition:
+-- this waits for either, then finds the row gone (pruned) or copied into the kept rows, where
+-- it takes it from.
+SELECT id, type
+FROM pipeline.requeue_finished(ARRAY[%(id)s::bigint], ARRAY['failed', 'cancelled']);
 
 -- name: jobs_retry_failed
 -- One batch (one short transaction) of `jobs retry --failed`, in id order after the previous
 -- batch's last id: a job that fails again while the command runs is not retried twice, and the
 -- command ends. job_history_failed holds the failed and cancelled rows alone, so done ones are
--- never read. Each picked job moves back as in `retry`; one that a prune deletes meanwhile is
--- not found by the DELETE, and stays pruned.
-WITH picked AS (
-    SELECT id FROM pipeline.jobs
-    WHERE status = 'failed' AND id > %(after)s
-      AND (%(stage)s::text IS NULL OR type = %(stage)s)
-      AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
-    ORDER BY id
-    LIMIT %(batch)s
-),
-gone AS (
-    DELETE FROM pipeline.job_history AS h USING picked
-    WHERE h.id = picked.id AND h.status = 'failed'
-    RETURNING h.*
-),
-gone_kept AS (
-    DELETE FROM pipeline.job_history_kept AS h USING picked
-    WHERE h.id = picked.id AND h.status = 'failed'
-    RETURNING h.*
-),
-back AS (
-    SELECT * FROM gone UNION ALL SELECT * FROM gone_kept
-)
-INSERT INTO pipeline.active_jobs (
-    id, type, tenant_id, payload, priority, status, attempts, max_attempts, run_after,
-    leased_until, lease_seconds, worker_id, last_error, dedup_key, parent_id, root_id, join_id,
-    created_at, started_at, finished_at, claims, suspect, crash_reclaims, releases, holds_slot,
-    traceparent)
-OVERRIDING SYSTEM VALUE
-SELECT id, type, tenant_id, payload, priority, 'queued', attempts,
-       greatest(max_attempts, attempts + 1), now(), NULL, lease_seconds, NULL, last_error,
-       dedup_key, parent_id, root_id, join_id, created_at, started_at, NULL, claims, suspect,
-       crash_reclaims, releases, false, traceparent
-FROM back
-RETURNING id, type;
+-- never read. Each picked job moves back as in `retry` (functions/requeue_finished.sql); one
+-- that a prune deletes meanwhile, or that is retried meanwhile, is not found there, and stays
+-- as it is.
+SELECT id, type
+FROM pipeline.requeue_finished(
+    ARRAY(SELECT id FROM pipeline.jobs
+          WHERE status = 'failed' AND id > %(after)s
+            AND (%(stage)s::text IS NULL OR type = %(stage)s)
+            AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
+          ORDER BY id
+          LIMIT %(batch)s),
+    ARRAY['failed']);
 
 -- name: cancel
 -- A queued job stops here; a running job's worker hears of it on pipeline_cancel, and its own

@@ -4,6 +4,7 @@ across the move; a missing day's partition is made by the finishing write itself
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -18,6 +19,7 @@ from pg_pipeline.admin import jobs as admin
 from pg_pipeline.admin.jobs import Change
 from pg_pipeline.enqueue import enqueue_once
 from pg_pipeline.maintenance.retention import prune
+from pg_pipeline.queries import Q
 from pg_pipeline.store import (
     FREE_CRASH_RECLAIMS,
     FREE_RELEASES,
@@ -25,8 +27,9 @@ from pg_pipeline.store import (
     JobStore,
     reclaim_expired,
 )
-from tests.support.history import cancel, make_past_days
+from tests.support.history import cancel, finish, make_past_days
 from tests.support.slots import held_slots
+from tests.support.waiting import lock_waiters, wait_for
 
 Conn = psycopg.Connection[Any]
 WORKER = uuid.UUID(int=7)
@@ -189,6 +192,42 @@ def test_a_retry_moves_the_job_back_under_its_id_and_its_join_waits_again(
     # And it finishes again like any job.
     assert store.complete([claimed(store).fence]) == {job_id}
     assert one(conn, "SELECT status FROM pipeline.jobs WHERE id = %s", job_id) == "done"
+
+
+def test_a_retry_that_waits_for_its_days_detach_takes_the_job_from_the_kept_rows(
+    db_url: str, conn: Conn
+) -> None:
+    # The retry's statement (functions/requeue_finished.sql) waits for retention's lock on the
+    # history, and must read the rows as they are after it: the job copied into the kept rows.
+    make_past_days(conn, 31)
+    job_id = enqueue(conn, "noop", {}, tenant_id="t1")
+    finish(conn, job_id, "failed", ago="30 days", error="boom")
+    day = one(
+        conn, "SELECT tableoid::regclass::text FROM pipeline.job_history WHERE id = %s", job_id
+    )
+    retried: list[tuple[Any, ...]] = []
+    with psycopg.connect(db_url) as pruning:
+        [(kept,)] = pruning.execute(
+            Q["prune_detach_partition"], {"part": day, "survivors": [job_id]}
+        ).fetchall()
+        assert kept == 1
+
+        def retry() -> None:
+            with psycopg.connect(db_url, autocommit=True) as c:
+                retried.extend(c.execute(Q["retry"], {"id": job_id}).fetchall())
+
+        retrying = threading.Thread(target=retry)
+        retrying.start()
+        wait_for(lambda: lock_waiters(conn) > 0, what="the retry to wait for the detach")
+        pruning.commit()
+    retrying.join(timeout=60)
+
+    assert retried == [(job_id, "noop")]
+    assert conn.execute(
+        "SELECT status, attempts, max_attempts, last_error FROM pipeline.active_jobs WHERE id = %s",
+        (job_id,),
+    ).fetchall() == [("queued", 0, 5, "boom")]
+    assert one(conn, "SELECT count(*) FROM pipeline.job_history_kept") == 0
 
 
 def test_a_dedup_key_holds_after_its_job_finished(conn: Conn, pool: ConnectionPool) -> None:
