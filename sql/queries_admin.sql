@@ -119,22 +119,30 @@ LIMIT %(limit)s;
 SELECT lo, hi FROM pipeline.finished_span(%(stage)s, %(status)s);
 
 -- name: jobs_search
--- The text search in last_error among failed and cancelled jobs, bounded: it reads the newest
--- %(window)s of them (of the tenant) below `before`, through jobs_failed, and matches within
--- those. No index serves a substring ILIKE (a trigram index would, at a write cost on the hot
--- table), and a walk of the whole table would take seconds on millions of rows; the page says
--- how far it read, and its "older" link continues below the window. One more row is read to
--- tell whether there is anything below it. One row even when nothing matches: the window's
--- size, ids and whether more lie beyond, with the job columns NULL.
+-- The text search in last_error among failed and cancelled jobs, bounded: it reads a window of
+-- %(window)s of them (of the tenant) and matches within those: without `after`, the newest
+-- below `before`, matches newest first; with `after` (the "newer" link) the window just above
+-- it, matches oldest first. Each order is the other's CASE folded to a constant when the
+-- statement is planned for its values, as in jobs_list (pipeline/admin/jobs.py runs it
+-- unprepared): one statement for both ways, so that their filters cannot come apart. The
+-- window is read through jobs_failed. No index serves a substring ILIKE (a trigram index
+-- would, at a write cost on the hot table), and a walk of the whole table would take seconds
+-- on millions of rows; the page says how far it read, and its link continues past the window.
+-- One more row is read to tell whether there is anything beyond it. One row even when nothing
+-- matches: the window's size, ids and whether more lie beyond, with the job columns NULL.
 WITH win AS MATERIALIZED (
     SELECT id, type, tenant_id, status, attempts, max_attempts, created_at, finished_at,
-           last_error, row_number() OVER (ORDER BY id DESC) AS rn
+           last_error,
+           row_number() OVER (ORDER BY CASE WHEN %(after)s::bigint IS NULL THEN id END DESC,
+                                       CASE WHEN %(after)s::bigint IS NOT NULL THEN id END) AS rn
     FROM pipeline.jobs
     WHERE status IN ('failed', 'cancelled')
       AND (%(status)s::text IS NULL OR status = %(status)s)
       AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
       AND (%(before)s::bigint IS NULL OR id < %(before)s)
-    ORDER BY id DESC
+      AND (%(after)s::bigint IS NULL OR id > %(after)s)
+    ORDER BY CASE WHEN %(after)s::bigint IS NULL THEN id END DESC,
+             CASE WHEN %(after)s::bigint IS NOT NULL THEN id END
     LIMIT %(window)s + 1  -- one more: is there anything beyond the window?
 ), edge AS (
     SELECT count(*) FILTER (WHERE rn <= %(window)s) AS n,
@@ -152,44 +160,10 @@ LEFT JOIN LATERAL (
       AND (%(stage)s::text IS NULL OR type = %(stage)s)
       AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)
       AND (%(until)s::timestamptz IS NULL OR created_at < %(until)s)
-    ORDER BY id DESC
+    ORDER BY rn  -- the window's order: newest first, or oldest first with `after`
     LIMIT %(limit)s
 ) AS m ON true
-ORDER BY m.id DESC;
-
--- name: jobs_search_newer
--- jobs_search the other way: the window is the %(window)s failed or cancelled jobs
--- just above `after`, the matches oldest first. Keep its filters as jobs_search's.
-WITH win AS MATERIALIZED (
-    SELECT id, type, tenant_id, status, attempts, max_attempts, created_at, finished_at,
-           last_error, row_number() OVER (ORDER BY id) AS rn
-    FROM pipeline.jobs
-    WHERE status IN ('failed', 'cancelled')
-      AND (%(status)s::text IS NULL OR status = %(status)s)
-      AND (%(tenant)s::text IS NULL OR tenant_id = %(tenant)s)
-      AND id > %(after)s
-    ORDER BY id
-    LIMIT %(window)s + 1  -- one more: is there anything beyond the window?
-), edge AS (
-    SELECT count(*) FILTER (WHERE rn <= %(window)s) AS n,
-           min(id) FILTER (WHERE rn <= %(window)s) AS low,
-           max(id) FILTER (WHERE rn <= %(window)s) AS high,
-           count(*) > %(window)s AS more
-    FROM win
-)
-SELECT m.id, m.type, m.tenant_id, m.status, m.attempts, m.max_attempts, m.created_at,
-       m.finished_at, m.last_error, edge.n, edge.low, edge.high, edge.more
-FROM edge
-LEFT JOIN LATERAL (
-    SELECT * FROM win
-    WHERE rn <= %(window)s AND last_error ILIKE %(search)s
-      AND (%(stage)s::text IS NULL OR type = %(stage)s)
-      AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)
-      AND (%(until)s::timestamptz IS NULL OR created_at < %(until)s)
-    ORDER BY id
-    LIMIT %(limit)s
-) AS m ON true
-ORDER BY m.id;
+ORDER BY m.rn;
 
 -- name: stage_names
 -- The stages a jobs filter offers: those workers recorded (pipeline.stages, a row per version)

@@ -16,7 +16,7 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from datetime import datetime
-from typing import Any, LiteralString
+from typing import Any
 
 import psycopg
 
@@ -250,21 +250,29 @@ def _list_params(conn: psycopg.Connection[Any], q: JobQuery) -> dict[str, Any]:
     return params
 
 
-# jobs_list runs unprepared (prepare=False): it is planned for the values it is given each
-# time, which folds away the filters that are not set and prunes the history's days by
-# its finish-time span. Prepared (psycopg prepares a statement on its fifth run on a
-# connection), PostgreSQL may settle on a generic plan after five custom ones, planned for no
-# values: measured at 10 M finished jobs, the list by a stage no job has then took 2.1-2.8 s
-# instead of 2 ms (with the span read by the statement itself, in an InitPlan).
-def _older_page(conn: psycopg.Connection[Any], q: JobQuery) -> JobsPage:
-    searched = None
+# jobs_list and jobs_search run unprepared (prepare=False): each is planned for the values it
+# is given each time, which folds away the filters that are not set, picks the page's order
+# (older or newer) and prunes the history's days by the list's finish-time span. Prepared
+# (psycopg prepares a statement on its fifth run on a connection), PostgreSQL may settle on a
+# generic plan after five custom ones, planned for no values: measured at 10 M finished jobs,
+# the list by a stage no job has then took 2.1-2.8 s instead of 2 ms (with the span read by
+# the statement itself, in an InitPlan).
+def _matches(
+    conn: psycopg.Connection[Any], q: JobQuery
+) -> tuple[list[JobSummary], Searched | None]:
+    """One more than a page of the jobs that match, in the page's order (newest first, or
+    oldest first with q.after), and the window a text search read."""
     if q.windowed:
-        rows, searched = _search(conn, Q["jobs_search"], q)
-    else:
-        rows = [
-            JobSummary(*r)
-            for r in conn.execute(Q["jobs_list"], _list_params(conn, q), prepare=False)
-        ]
+        rows = conn.execute(Q["jobs_search"], _params(q), prepare=False).fetchall()
+        n, low, high, more = rows[0][-4:]
+        found = [JobSummary(*r[:-4]) for r in rows if r[0] is not None]
+        return found, Searched(int(n), low, high, full=bool(more))
+    listed = conn.execute(Q["jobs_list"], _list_params(conn, q), prepare=False)
+    return [JobSummary(*r) for r in listed], None
+
+
+def _older_page(conn: psycopg.Connection[Any], q: JobQuery) -> JobsPage:
+    rows, searched = _matches(conn, q)
     shown = rows[: q.limit]
     if len(rows) > q.limit:
         older: int | None = shown[-1].id
@@ -286,14 +294,7 @@ def _older_page(conn: psycopg.Connection[Any], q: JobQuery) -> JobsPage:
 def _newer_page(conn: psycopg.Connection[Any], q: JobQuery) -> JobsPage | None:
     """The page just newer than q.after, or None when it would be the newest."""
     assert q.after is not None
-    searched = None
-    if q.windowed:
-        rows, searched = _search(conn, Q["jobs_search_newer"], q)
-    else:
-        rows = [
-            JobSummary(*r)
-            for r in conn.execute(Q["jobs_list"], _list_params(conn, q), prepare=False)
-        ]
+    rows, searched = _matches(conn, q)
     if len(rows) > q.limit:
         shown = rows[: q.limit]
         newer: int | None = shown[-1].id
@@ -303,15 +304,6 @@ def _newer_page(conn: psycopg.Connection[Any], q: JobQuery) -> JobsPage | None:
         return None
     shown.reverse()
     return JobsPage(shown, shown[-1].id if shown else q.after + 1, newer, searched)
-
-
-def _search(
-    conn: psycopg.Connection[Any], query: LiteralString, q: JobQuery
-) -> tuple[list[JobSummary], Searched]:
-    rows = conn.execute(query, _params(q)).fetchall()
-    n, low, high, more = rows[0][-4:]
-    found = [JobSummary(*r[:-4]) for r in rows if r[0] is not None]
-    return found, Searched(int(n), low, high, full=bool(more))
 
 
 def stage_names(
