@@ -47,7 +47,9 @@ def running_url(pgdata: Path) -> str | None:
     starting or stopping, for the wheel to deal with. Each command of a machine whose server
     runs already (all but the first) is spared the wheel: its import (psutil among it), its
     lock file and its list of the processes holding the server, about 25 ms of a `pipeline
-    status` that takes 300."""
+    status` that takes 300. Hence the URL is spelled here, not asked of the wheel's
+    PostmasterInfo.get_uri() (whose import costs those 25 ms); tests/unit/pipeline/
+    test_embedded.py holds the two equal."""
     if os.name != "posix":
         return None  # os.kill(pid, 0) below would end the process elsewhere
     try:
