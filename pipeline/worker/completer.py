@@ -300,7 +300,7 @@ class Completer:
         try:
             log_settlements(jobs, settled)
         except Exception:  # a log line must not skip the bookkeeping below
-            log.exception("%s: logging their settling failed", counted(len(jobs), "job"))
+            log.exception("logging the settling of %s failed", counted(len(jobs), "job"))
         for subscriber, batched in zip(self._subscribers, self._batch_subscribers, strict=True):
             try:
                 if batched:
@@ -308,7 +308,7 @@ class Completer:
                     continue
             except Exception:  # bookkeeping must not undo a confirmed write, nor skip the rest
                 log.exception(
-                    "%s: telling %r they settled failed", counted(len(jobs), "job"), subscriber
+                    "telling %r of the settling of %s failed", subscriber, counted(len(jobs), "job")
                 )
                 continue
             for job in jobs:
@@ -321,7 +321,7 @@ class Completer:
                 for job in jobs:
                     self._metrics.settled(job.type, settled)
             except Exception:
-                log.exception("%s: counting their settling failed", counted(len(jobs), "job"))
+                log.exception("counting the settling of %s failed", counted(len(jobs), "job"))
 
     # -- batched acknowledgements ---------------------------------------------------------------
 
@@ -359,7 +359,7 @@ class Completer:
             )
         except _MetLock:
             log.warning(
-                "acknowledgement of %s met a lock it could not skip; settling them apart",
+                "acknowledgement of %s met a lock it could not skip; settling each apart",
                 counted(len(batch), "job"),
             )
             self._hand_to_locked(batch)
@@ -493,10 +493,10 @@ class Completer:
         new = [a.job.id for a in waiting if a.job.id not in self._said_locked]
         if new:
             log.warning(
-                "completion of %s %s waits: a row is locked by another transaction "
-                "(the jobs stay this worker's, and the others are acknowledged meanwhile)",
-                "job" if len(new) == 1 else "jobs",
-                new,
+                "completion waits for a row locked by another transaction: %s (%s), held by "
+                "this worker meanwhile; the others are acknowledged",
+                counted(len(new), "job"),
+                ", ".join(map(str, new)),
             )
         self._said_locked = {a.job.id for a in waiting}
 

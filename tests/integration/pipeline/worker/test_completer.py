@@ -3,11 +3,13 @@ publishes each settlement to the metrics and to every subscriber, once."""
 
 from __future__ import annotations
 
+import logging
 import threading
 import uuid
 from typing import Any
 
 import psycopg
+import pytest
 from psycopg_pool import ConnectionPool
 
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
@@ -178,6 +180,38 @@ def test_a_locked_job_row_is_settled_alone_and_the_rest_of_its_batch_at_once(
     halt.set()
     for thread in threads:
         thread.join(timeout=5)
+
+
+def test_a_completion_waiting_for_a_locked_row_says_how_many_jobs_wait_in_words(
+    conn: Conn, pool: ConnectionPool, db_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    halt = threading.Event()
+    c = completer(pool, halt=halt)
+    job = claim(conn, c.store)
+    operator = Locker(db_url)
+    operator.lock_job(job.id)
+    threads = [threading.Thread(target=c.run_acks), threading.Thread(target=c.run_locked)]
+    caplog.set_level(logging.WARNING, logger="pg_pipeline.worker.completer")
+    for thread in threads:
+        thread.start()
+    try:
+        c.apply(job, Complete(), until=LONG)
+        wait_for(lambda: said_locked(caplog), timeout=10, what="the wait to be said")
+    finally:
+        operator.release()
+    wait_for(lambda: status(conn, job.id) == "done", timeout=10, what="the job completed")
+    c.close()
+    halt.set()
+    for thread in threads:
+        thread.join(timeout=5)
+    # One job in the singular: "1 job", never "the jobs".
+    [said] = said_locked(caplog)
+    assert f": 1 job ({job.id}), held by this worker" in said, said
+    assert "jobs" not in said.replace("the others", ""), said
+
+
+def said_locked(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if "locked by another" in r.getMessage()]
 
 
 def test_an_acknowledgement_never_waits_for_a_capped_tenants_counter(
