@@ -4,7 +4,7 @@ empty database.
     python -m benchmarks.scale [--finished 100000] [--days 30] [--day-volume 1000000]
         [--rounds 3] [--jobs 20000] [--indexes after|before] [--pgdata DIR] [--keep]
         [--reuse DIR] [--no-settle] [--statements N] [--prune-days N] [--prune-rest TIMES]
-        [--control-s S] [--runs-file FILE]
+        [--control-s S] [--worker-arg ARG] [--runs-file FILE]
 
 Two databases on one server (DATABASE_URL's, or a throwaway embedded PostgreSQL under --pgdata):
 `empty` (the schema alone) and `full`, loaded inside the server with generate_series (no API,
@@ -677,11 +677,13 @@ def fed_drain(
     prune: Sequence[str] | None,
     control_s: float = 0.0,
     before_s: float = PRUNE_BEFORE_S,
+    worker_args: Sequence[str] = (),
 ) -> FedDrain:
     """Workers draining a backlog kept fed, marked every MARK_EVERY_S from their first claim:
     with `prune` (its command line), the command started once they have claimed for
     `before_s`, and the drain kept on after it exits for as long as it ran (5 s to
-    PRUNE_AFTER_MAX_S); without, a control: the same drain for `control_s` seconds."""
+    PRUNE_AFTER_MAX_S); without, a control: the same drain for `control_s` seconds.
+    `worker_args`: more flags for each `pipeline worker` (--worker-arg)."""
     at, load = datetime.now(UTC).strftime("%H:%M:%S"), loadavg()
     with psycopg.connect(url, autocommit=True) as conn:
         marker = enqueue_noop(conn, jobs)
@@ -699,7 +701,7 @@ def fed_drain(
             mark()
             edges.append(len(clocks) - 1)
 
-        workers = start_workers(url, WORKERS, CONCURRENCY, home)
+        workers = start_workers(url, WORKERS, CONCURRENCY, home, list(worker_args))
         said, prune_s = f"no prune for {control_s:.0f} s", 0.0
         try:
             wait_until(
@@ -840,6 +842,14 @@ def parser() -> argparse.ArgumentParser:
         default=0.0,
         metavar="S",
         help="instead of the prune, a control: the same drain for S seconds with no prune",
+    )
+    p.add_argument(
+        "--worker-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="a flag for the workers of the prune's or the control's drain, e.g. "
+        "--worker-arg=--no-hot-vacuum (repeatable)",
     )
     p.add_argument(
         "--runs-file",
@@ -988,13 +998,14 @@ def run(server: str, args: argparse.Namespace, home: Path, pgdata: Path | None =
 def beside_said(url: str, args: argparse.Namespace, home: Path, older_than: int) -> str:
     """The drain beside the prune (--prune-days) or the control's (--control-s), said; with
     --runs-file, the drain appended there and the pairs in it reported."""
+    flags = args.worker_arg
     if args.control_s:
-        drain = fed_drain(url, args.jobs, home, None, args.control_s)
+        drain = fed_drain(url, args.jobs, home, None, args.control_s, worker_args=flags)
         said = f"control: the same drain, no prune, {args.control_s:.0f} s"
     else:
         exe = Path(sys.executable).parent / "pipeline"
         command = prune_command(exe, f"{older_than}d", args.prune_rest)
-        drain = fed_drain(url, args.jobs, home, command)
+        drain = fed_drain(url, args.jobs, home, command, worker_args=flags)
         print(f"  prune ({drain.prune_s:.1f} s; load {loadavg()}): {drain.said}", flush=True)
         beside = beside_figures(drain)
         rest = "" if args.prune_rest is None else f" --rest {args.prune_rest:g}"
@@ -1009,11 +1020,24 @@ def beside_said(url: str, args: argparse.Namespace, home: Path, older_than: int)
             f"other load (% of all cores) {beside['other_before']:.0f} before, "
             f"{beside['other_beside']:.0f} beside, {beside['other_after']:.0f} after"
         )
+    if flags:
+        said += f" (workers: {' '.join(flags)})"
     spans = ", ".join(
         f"{start:.0f} s {rate:,.0f} ({other:.0f} %)"
         for start, rate, other in rate_by_span(drain, 30)
     )
     said += f"\n\nthe drain's rate by 30 s from its start, jobs/s (other load): {spans}"
+    if len(drain.points) >= 2:
+        first, last = drain.points[0], drain.points[-1]
+        jobs = last.done - first.done
+        usage = Meter.usage(first.reading, last.reading)
+        # Autovacuum's and the workers' own VACUUMs are the postmaster's children too: counted.
+        said += (
+            f"\n\nthe whole drain: {jobs:,} jobs in {last.offset - first.offset:.0f} s, "
+            f"{jobs / max(last.offset - first.offset, 1e-9):,.0f} jobs/s, Postgres CPU "
+            f"{1e6 * usage.postgres_s / max(jobs, 1):.0f} us a job, other load "
+            f"{usage.other_busy_pct:.0f} %"
+        )
     if args.runs_file:
         append_run(args.runs_file, drain)
         runs = read_runs(args.runs_file)

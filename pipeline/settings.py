@@ -52,6 +52,11 @@ class WorkerSettings(BaseModel):
     #: per-tenant cap on running jobs for the stages this worker runs that declare none; None:
     #: uncapped. Caps set with `pipeline tenants set-cap` win over both.
     tenant_cap: int | None = Field(default=None, ge=0)
+    #: dead rows in the hot table (pipeline.active_jobs) from which this worker vacuums it
+    #: itself, or as many as it has live rows if that is more, rather than leave it to
+    #: autovacuum, which comes by once a minute at most (pipeline/maintenance/hot_vacuum.py);
+    #: None: never (`--no-hot-vacuum`)
+    hot_vacuum_dead_rows: int | None = Field(default=100_000, ge=1)
     #: seconds between recounts of the tenant slot counters (drift is logged and corrected)
     slot_repair_interval_s: float = Field(default=300.0, gt=0)
     #: seconds between scheduler ticks (each fires whatever recurring schedules are due)

@@ -27,6 +27,7 @@ from pg_pipeline.commands.api import (
 )
 from pg_pipeline.errors import UnknownStage
 from pg_pipeline.logs import LOG_FORMAT_ENV, LOG_FORMATS, LogSetup, configure
+from pg_pipeline.maintenance.hot_vacuum import HOT_VACUUM_DEAD_ROWS
 from pg_pipeline.settings import WorkerSettings
 from pg_pipeline.worker import Worker
 
@@ -62,6 +63,7 @@ WORKER_FLAGS = {
     "metrics_port": "--metrics-port",
     "metrics_host": "--metrics-host",
     "tenant_cap": "--tenant-cap",
+    "hot_vacuum_dead_rows": "--no-hot-vacuum",
 }
 
 
@@ -140,6 +142,12 @@ def add_commands(sub: Subcommands) -> None:
         help="poll only (e.g. behind PgBouncer in transaction mode)",
     )
     w.add_argument(
+        "--no-hot-vacuum",
+        action="store_true",
+        help="leave the hot table's dead rows to autovacuum: the worker does not vacuum it "
+        "itself once they pile up (e.g. when its role may not)",
+    )
+    w.add_argument(
         "--metrics-port",
         type=integer_arg(0, 65535),
         default=defaults.metrics_port,
@@ -188,6 +196,7 @@ def settings_of(args: argparse.Namespace) -> WorkerSettings:
         retention_s=args.retention,
         blob_grace_s=args.blob_grace,
         listen=not args.no_listen,
+        hot_vacuum_dead_rows=None if args.no_hot_vacuum else HOT_VACUUM_DEAD_ROWS,
         metrics_port=args.metrics_port,
         metrics_host=args.metrics_host,
         tenant_cap=args.tenant_cap,

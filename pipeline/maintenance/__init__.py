@@ -3,6 +3,7 @@ worker's Maintainer runs them on its maintenance thread."""
 
 from pg_pipeline.maintenance.blob_sweep import SweepReport, sweep_blobs
 from pg_pipeline.maintenance.dead_workers import DeadWorkerPruner
+from pg_pipeline.maintenance.hot_vacuum import HotVacuum
 from pg_pipeline.maintenance.maintainer import Maintainer, Service
 from pg_pipeline.maintenance.partitions import Partitions
 from pg_pipeline.maintenance.reclaim import Reclaimer
@@ -14,6 +15,7 @@ from pg_pipeline.maintenance.waits import WaitTimeouts
 __all__ = [
     "DeadWorkerPruner",
     "Fired",
+    "HotVacuum",
     "Maintainer",
     "Partitions",
     "PruneReport",

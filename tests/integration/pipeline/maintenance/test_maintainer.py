@@ -1,9 +1,11 @@
 """A worker's Maintainer against real Postgres: a long retention pass holds no other service
-back (issue 20, defect 10)."""
+back (issue 20, defect 10), the hot table's vacuum among them."""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from itertools import pairwise
 from typing import Any
@@ -60,6 +62,30 @@ def wait_for_its_turn(conn: Conn) -> None:
     wait_for(lambda: lock_waiters(conn), what="the retention pass to wait for its turn")
 
 
+@contextmanager
+def waiting_retention(
+    db_url: str, conn: Conn, pool: ConnectionPool, settings: WorkerSettings
+) -> Iterator[tuple[Conn, threading.Event]]:
+    """A worker's maintainer at work, its retention pass waiting for its turn: another worker's
+    prune batch holds it (prune_lock, on the connection given, until the test rolls it back),
+    so the retention round lasts until the test has seen the other services at work. Given
+    with the maintainer's halt; stopped at the end."""
+    halt = threading.Event()
+    maintainer = Maintainer.for_worker(pool, settings, halt=halt)
+    thread = threading.Thread(target=maintainer.run, daemon=True)
+    with psycopg.connect(db_url) as other_pass:
+        other_pass.execute(Q["prune_lock"])
+        thread.start()
+        try:
+            wait_for_its_turn(conn)
+            yield other_pass, halt
+        finally:
+            other_pass.rollback()
+            halt.set()
+            thread.join(timeout=10)
+    assert not thread.is_alive(), "the maintainer did not stop"
+
+
 def test_a_long_retention_pass_delays_neither_a_one_second_schedule_nor_reclaim(
     db_url: str, conn: Conn, pool: ConnectionPool
 ) -> None:
@@ -72,53 +98,39 @@ def test_a_long_retention_pass_delays_neither_a_one_second_schedule_nor_reclaim(
     settings = WorkerSettings(
         retention_s=WEEK, schedule_interval_s=TICK_S, reclaim_interval_s=TICK_S
     )
-    halt = threading.Event()
-    maintainer = Maintainer.for_worker(pool, settings, halt=halt)
-    thread = threading.Thread(target=maintainer.run, daemon=True)
-    # Another worker's prune batch holds the pass's turn (prune_lock) for as long as this test
-    # likes: the retention round lasts until the test has seen the other services at work.
-    with psycopg.connect(db_url) as other_pass:
-        other_pass.execute(Q["prune_lock"])
-        thread.start()
-        try:
-            wait_for_its_turn(conn)
-            fired_before = len(fire_times(conn))
-            wait_for(
-                lambda: len(fire_times(conn)) >= fired_before + 3,
-                timeout=15,
-                what="the schedule to fire three times while the retention pass waits",
-            )
-            # A worker died holding a job: its lease expires while the pass still waits.
-            conn.execute(
-                "INSERT INTO pipeline.active_jobs (type, status, attempts, leased_until, "
-                "started_at) "
-                "VALUES ('noop', 'running', 1, now() - interval '1 second', now())"
-            )
-            wait_for(
-                lambda: count(conn, "SELECT count(*) FROM pipeline.jobs WHERE suspect") == 1,
-                timeout=15,
-                what="the expired lease to be reclaimed while the retention pass waits",
-            )
-            other_pass.rollback()
-            wait_for(
-                lambda: (
-                    count(conn, "SELECT count(*) FROM pipeline.jobs WHERE finished_at IS NOT NULL")
-                    == 0
-                ),
-                timeout=120,
-                what="the pass to delete the backlog",
-            )
-            # One more fire after the pass: a gap spanning its end counts too.
-            fired_after = len(fire_times(conn))
-            wait_for(
-                lambda: len(fire_times(conn)) > fired_after,
-                timeout=15,
-                what="the schedule to fire after the pass",
-            )
-        finally:
-            halt.set()
-            thread.join(timeout=10)
-    assert not thread.is_alive(), "the maintainer did not stop"
+    with waiting_retention(db_url, conn, pool, settings) as (other_pass, _):
+        fired_before = len(fire_times(conn))
+        wait_for(
+            lambda: len(fire_times(conn)) >= fired_before + 3,
+            timeout=15,
+            what="the schedule to fire three times while the retention pass waits",
+        )
+        # A worker died holding a job: its lease expires while the pass still waits.
+        conn.execute(
+            "INSERT INTO pipeline.active_jobs (type, status, attempts, leased_until, "
+            "started_at) "
+            "VALUES ('noop', 'running', 1, now() - interval '1 second', now())"
+        )
+        wait_for(
+            lambda: count(conn, "SELECT count(*) FROM pipeline.jobs WHERE suspect") == 1,
+            timeout=15,
+            what="the expired lease to be reclaimed while the retention pass waits",
+        )
+        other_pass.rollback()
+        wait_for(
+            lambda: (
+                count(conn, "SELECT count(*) FROM pipeline.jobs WHERE finished_at IS NOT NULL") == 0
+            ),
+            timeout=120,
+            what="the pass to delete the backlog",
+        )
+        # One more fire after the pass: a gap spanning its end counts too.
+        fired_after = len(fire_times(conn))
+        wait_for(
+            lambda: len(fire_times(conn)) > fired_after,
+            timeout=15,
+            what="the schedule to fire after the pass",
+        )
 
     fired = fire_times(conn)
     gaps = [(b - a).total_seconds() for a, b in pairwise(fired)]
@@ -137,21 +149,38 @@ def test_a_stopping_maintainer_ends_a_retention_pass_between_batches(
         "FROM generate_series(1, %s)",
         (BACKLOG,),
     )
-    halt = threading.Event()
-    maintainer = Maintainer.for_worker(pool, WorkerSettings(retention_s=WEEK), halt=halt)
-    thread = threading.Thread(target=maintainer.run, daemon=True)
     # The stop comes while the pass waits for its turn (another pass's prune_lock): a batch
     # of a thousand runs takes milliseconds, so a stop timed by watching the rows go could
     # come after the last one.
-    with psycopg.connect(db_url) as other_pass:
-        other_pass.execute(Q["prune_lock"])
-        thread.start()
-        try:
-            wait_for_its_turn(conn)
-            halt.set()
-        finally:
-            other_pass.rollback()
-            halt.set()
-            thread.join(timeout=10)
-    assert not thread.is_alive(), "the maintainer did not stop"
+    with waiting_retention(db_url, conn, pool, WorkerSettings(retention_s=WEEK)) as (_, halt):
+        halt.set()
     assert count(conn, "SELECT count(*) FROM pipeline.jobs") > 0, "the pass went on to the end"
+
+
+def vacuums(conn: Conn) -> int:
+    """Manual vacuums of the hot table so far (autovacuum's are counted apart)."""
+    return count(conn, "SELECT pg_stat_get_vacuum_count('pipeline.active_jobs'::regclass)")
+
+
+def test_a_long_retention_pass_does_not_hold_the_hot_tables_vacuum_back(
+    db_url: str, conn: Conn, pool: ConnectionPool
+) -> None:
+    conn.execute("ALTER TABLE pipeline.active_jobs SET (autovacuum_enabled = false)")
+    conn.execute(
+        "INSERT INTO pipeline.job_history (type, status, attempts, finished_at) "
+        "SELECT 'noop', 'done', 1, now() - interval '30 days' FROM generate_series(1, 100)"
+    )
+    settings = WorkerSettings(retention_s=WEEK, hot_vacuum_dead_rows=1_000)
+    with waiting_retention(db_url, conn, pool, settings):
+        # A drain's worth of dead rows while the retention pass waits for its turn.
+        conn.execute(
+            "INSERT INTO pipeline.active_jobs (type) SELECT 'noop' FROM generate_series(1, 2000)"
+        )
+        conn.execute("DELETE FROM pipeline.active_jobs")
+        conn.execute("SELECT pg_stat_force_next_flush()")
+        wait_for(
+            lambda: vacuums(conn) >= 1,
+            timeout=15,
+            what="the hot table to be vacuumed while the retention pass waits",
+        )
+        assert lock_waiters(conn) >= 1, "the retention pass stopped waiting"

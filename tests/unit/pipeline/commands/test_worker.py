@@ -54,3 +54,10 @@ def test_the_batch_flags_set_the_worker_s_statement_sizes_and_default_to_its_set
         build_parser().parse_args(["worker", "--claim-batch-max", "50", "--ack-batch-max", "70"])
     )
     assert (given.claim_batch_max, given.ack_batch_max) == (50, 70)
+
+
+def test_no_hot_vacuum_leaves_the_hot_table_to_autovacuum() -> None:
+    plain = settings_of(build_parser().parse_args(["worker"]))
+    assert plain.hot_vacuum_dead_rows == WorkerSettings().hot_vacuum_dead_rows is not None
+    off = settings_of(build_parser().parse_args(["worker", "--no-hot-vacuum"]))
+    assert off.hot_vacuum_dead_rows is None

@@ -7,9 +7,9 @@ import threading
 
 import pytest
 
-from pg_pipeline.maintenance import Maintainer, Pruner, Service
+from pg_pipeline.maintenance import HotVacuum, Maintainer, Pruner, Service
 from pg_pipeline.maintenance.blob_sweep import BLOB_GRACE_S
-from pg_pipeline.maintenance.maintainer import JITTER
+from pg_pipeline.maintenance.maintainer import HOT_VACUUM, JITTER, LONG_ROUNDS
 from pg_pipeline.settings import WorkerSettings
 
 
@@ -104,11 +104,28 @@ def test_a_worker_maintains_reclaim_dead_workers_slots_schedules_and_retention_i
     assert ("retention" in names) is retention
     assert "wait timeouts" in names
     assert m.services[0].interval_s == 7
-    # The long rounds on a second thread, which the worker's pool has a connection for.
-    assert {s.name for s in m.services if s.apart} == {"slot repair"} | (
+    # The long rounds on a second thread, the hot table's vacuum on a third, which the
+    # worker's pool has a connection for each.
+    assert {s.name for s in m.services if s.thread == LONG_ROUNDS} == {"slot repair"} | (
         {"retention"} if retention else set()
     )
+    assert [s.name for s in m.services if s.thread == HOT_VACUUM] == ["hot vacuum"]
+    assert m.threads == Maintainer.threads_for(settings) == 3
+
+
+def test_a_worker_told_not_to_vacuum_the_hot_table_has_no_thread_for_it() -> None:
+    settings = WorkerSettings(hot_vacuum_dead_rows=None)
+    m = Maintainer.for_worker(None, settings, halt=threading.Event())  # type: ignore[arg-type]
+    assert "hot vacuum" not in [s.name for s in m.services]
     assert m.threads == Maintainer.threads_for(settings) == 2
+
+
+def test_a_workers_hot_vacuum_takes_its_threshold_from_the_settings() -> None:
+    settings = WorkerSettings(hot_vacuum_dead_rows=5_000)
+    m = Maintainer.for_worker(None, settings, halt=threading.Event())  # type: ignore[arg-type]
+    [service] = [s for s in m.services if s.name == "hot vacuum"]
+    vacuum = service.run_once.__self__  # type: ignore[attr-defined]
+    assert isinstance(vacuum, HotVacuum) and vacuum.dead_rows == 5_000
 
 
 def test_a_workers_retention_sweeps_blobs_with_its_grace_period() -> None:
@@ -120,7 +137,10 @@ def test_a_workers_retention_sweeps_blobs_with_its_grace_period() -> None:
     assert WorkerSettings().blob_grace_s == BLOB_GRACE_S
 
 
-def test_a_service_apart_that_takes_long_holds_back_no_round_of_the_others() -> None:
+@pytest.mark.parametrize(("thread", "threads"), [(None, 2), (HOT_VACUUM, 3)])
+def test_a_service_apart_that_takes_long_holds_back_no_round_of_the_others(
+    thread: str | None, threads: int
+) -> None:
     halt, release = threading.Event(), threading.Event()
     quick: list[int] = []
 
@@ -133,15 +153,20 @@ def test_a_service_apart_that_takes_long_holds_back_no_round_of_the_others() -> 
         release.wait(30)  # a retention pass over a backlog
 
     maintainer = Maintainer(
-        [Service("long", 60, long_service, apart=True), Service("quick", 0.01, quick_service)],
+        [
+            Service("long", 60, long_service, thread=LONG_ROUNDS),
+            # on the maintainer's own thread, or on a third (the hot table's vacuum)
+            Service("quick", 0.01, quick_service, thread=thread),
+        ],
         halt=halt,
     )
-    thread = threading.Thread(target=maintainer.run, daemon=True)
-    thread.start()
+    assert maintainer.threads == threads
+    running = threading.Thread(target=maintainer.run, daemon=True)
+    running.start()
     assert release.wait(10), "the quick service waited for the long one"
     halt.set()
-    thread.join(timeout=10)
-    assert not thread.is_alive()
+    running.join(timeout=10)
+    assert not running.is_alive()
 
 
 def test_the_first_round_waits_for_what_it_follows_apart_too() -> None:
@@ -155,7 +180,7 @@ def test_the_first_round_waits_for_what_it_follows_apart_too() -> None:
             if len(ran) == 2:
                 both.set()
 
-        return Service(name, 60, run_once, apart=name == "apart")
+        return Service(name, 60, run_once, thread=LONG_ROUNDS if name == "apart" else None)
 
     maintainer = Maintainer([service("here"), service("apart")], halt=halt, after=after)
     thread = threading.Thread(target=maintainer.run, daemon=True)
