@@ -849,7 +849,7 @@ def parser() -> argparse.ArgumentParser:
         default=[],
         metavar="ARG",
         help="a flag for the workers of the prune's or the control's drain, e.g. "
-        "--worker-arg=--no-hot-vacuum (repeatable)",
+        "--worker-arg=--hot-vacuum-dead-rows=off (repeatable)",
     )
     p.add_argument(
         "--runs-file",

@@ -55,7 +55,7 @@ class WorkerSettings(BaseModel):
     #: dead rows in the hot table (pipeline.active_jobs) from which this worker vacuums it
     #: itself, or as many as it has live rows if that is more, rather than leave it to
     #: autovacuum, which comes by once a minute at most (pipeline/maintenance/hot_vacuum.py);
-    #: None: never (`--no-hot-vacuum`)
+    #: None: never (`--hot-vacuum-dead-rows off`)
     hot_vacuum_dead_rows: int | None = Field(default=100_000, ge=1)
     #: seconds between recounts of the tenant slot counters (drift is logged and corrected)
     slot_repair_interval_s: float = Field(default=300.0, gt=0)

@@ -16,6 +16,7 @@ from pg_pipeline.commands.api import (
     CliError,
     Subcommands,
     add_command,
+    argument,
     cap_arg,
     duration_arg,
     integer_arg,
@@ -26,8 +27,8 @@ from pg_pipeline.commands.api import (
     text_arg,
 )
 from pg_pipeline.errors import UnknownStage
+from pg_pipeline.inputs import whole_number
 from pg_pipeline.logs import LOG_FORMAT_ENV, LOG_FORMATS, LogSetup, configure
-from pg_pipeline.maintenance.hot_vacuum import HOT_VACUUM_DEAD_ROWS
 from pg_pipeline.settings import WorkerSettings
 from pg_pipeline.worker import Worker
 
@@ -63,7 +64,7 @@ WORKER_FLAGS = {
     "metrics_port": "--metrics-port",
     "metrics_host": "--metrics-host",
     "tenant_cap": "--tenant-cap",
-    "hot_vacuum_dead_rows": "--no-hot-vacuum",
+    "hot_vacuum_dead_rows": "--hot-vacuum-dead-rows",
 }
 
 
@@ -142,10 +143,13 @@ def add_commands(sub: Subcommands) -> None:
         help="poll only (e.g. behind PgBouncer in transaction mode)",
     )
     w.add_argument(
-        "--no-hot-vacuum",
-        action="store_true",
-        help="leave the hot table's dead rows to autovacuum: the worker does not vacuum it "
-        "itself once they pile up (e.g. when its role may not)",
+        "--hot-vacuum-dead-rows",
+        type=argument(dead_rows_or_off),
+        default=defaults.hot_vacuum_dead_rows,
+        metavar="N|off",
+        help="dead rows in the hot table from which the worker vacuums it itself, or as many as "
+        f"it has live rows if more (default {defaults.hot_vacuum_dead_rows}); off: leave them "
+        "to autovacuum",
     )
     w.add_argument(
         "--metrics-port",
@@ -175,6 +179,17 @@ def add_commands(sub: Subcommands) -> None:
     )
 
 
+#: The largest --hot-vacuum-dead-rows: more than any table holds.
+DEAD_ROWS_MAX = 10**12
+
+
+def dead_rows_or_off(text: str) -> int | None:
+    """--hot-vacuum-dead-rows: a number of rows, or off (None)."""
+    if text.strip().lower() == "off":
+        return None
+    return whole_number(text, 1, DEAD_ROWS_MAX)
+
+
 def log_format_arg(text: str) -> str:
     if text not in LOG_FORMATS:
         raise argparse.ArgumentTypeError(
@@ -196,7 +211,7 @@ def settings_of(args: argparse.Namespace) -> WorkerSettings:
         retention_s=args.retention,
         blob_grace_s=args.blob_grace,
         listen=not args.no_listen,
-        hot_vacuum_dead_rows=None if args.no_hot_vacuum else HOT_VACUUM_DEAD_ROWS,
+        hot_vacuum_dead_rows=args.hot_vacuum_dead_rows,
         metrics_port=args.metrics_port,
         metrics_host=args.metrics_host,
         tenant_cap=args.tenant_cap,

@@ -56,8 +56,16 @@ def test_the_batch_flags_set_the_worker_s_statement_sizes_and_default_to_its_set
     assert (given.claim_batch_max, given.ack_batch_max) == (50, 70)
 
 
-def test_no_hot_vacuum_leaves_the_hot_table_to_autovacuum() -> None:
-    plain = settings_of(build_parser().parse_args(["worker"]))
-    assert plain.hot_vacuum_dead_rows == WorkerSettings().hot_vacuum_dead_rows is not None
-    off = settings_of(build_parser().parse_args(["worker", "--no-hot-vacuum"]))
-    assert off.hot_vacuum_dead_rows is None
+def test_the_hot_vacuum_flag_sets_its_threshold_or_leaves_the_table_to_autovacuum(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    def dead_rows(*flags: str) -> int | None:
+        return settings_of(build_parser().parse_args(["worker", *flags])).hot_vacuum_dead_rows
+
+    assert dead_rows() == WorkerSettings().hot_vacuum_dead_rows is not None
+    assert dead_rows("--hot-vacuum-dead-rows", "250000") == 250_000
+    assert dead_rows("--hot-vacuum-dead-rows", "off") is None
+    with pytest.raises(SystemExit) as exited:
+        dead_rows("--hot-vacuum-dead-rows", "0")
+    assert exited.value.code == 2
+    assert "--hot-vacuum-dead-rows" in capsys.readouterr().err
