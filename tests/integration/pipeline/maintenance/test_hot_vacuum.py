@@ -17,6 +17,7 @@ from psycopg_pool import ConnectionPool
 
 from pg_pipeline.db import make_pool
 from pg_pipeline.maintenance import HotVacuum
+from tests.support.pgbouncer import PgBouncer
 from tests.support.waiting import wait_for
 
 Conn = psycopg.Connection[Any]
@@ -107,6 +108,26 @@ def test_a_round_passes_the_table_over_while_another_vacuum_holds_it(
         other.rollback()
     assert result.skipped and not result.vacuumed
     assert vacuums(conn) == 0
+
+
+def test_rounds_through_pgbouncer_in_transaction_mode_vacuum_once_and_skip_a_held_table(
+    db_url: str, conn: Conn, pgbouncer: PgBouncer
+) -> None:
+    # No session of its own to lean on: each statement may reach another server connection.
+    pool = make_pool(pgbouncer.url(db_url), max_size=2, name="pg-pipeline tests")
+    try:
+        service = HotVacuum(pool, dead_rows=DEAD_ROWS)
+        make_dead_rows(conn, 2 * DEAD_ROWS)
+        with psycopg.connect(db_url) as other:
+            other.execute("LOCK TABLE pipeline.active_jobs IN SHARE UPDATE EXCLUSIVE MODE")
+            held = service.run_once()
+            other.rollback()
+        vacuumed = service.run_once()
+    finally:
+        pool.close()
+    assert held.skipped and not held.vacuumed
+    assert vacuumed.vacuumed
+    assert vacuums(conn) == 1
 
 
 def test_a_vacuum_that_an_old_snapshot_kept_from_its_dead_rows_is_not_run_again_every_round(
