@@ -206,3 +206,20 @@ def test_a_role_that_may_not_vacuum_the_table_is_told_once_and_tries_no_more(
     assert vacuums(conn) == 0
     warned = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert len(warned) == 1 and "MAINTAIN" in warned[0].getMessage()
+
+
+def test_a_vacuum_that_warns_of_anything_but_a_held_lock_stops_the_rounds(
+    conn: Conn, stranger_pool: ConnectionPool, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The privilege check passed (as a later version's rules might let it) and VACUUM still
+    # refused: its warning is read, said once, and no round follows.
+    make_dead_rows(conn, 2 * DEAD_ROWS)
+    service = HotVacuum(stranger_pool, dead_rows=DEAD_ROWS, _allowed=True)
+    with caplog.at_level(logging.INFO, logger="pg_pipeline.maintenance.hot_vacuum"):
+        first = service.run_once()
+        stranger_pool.close()
+        second = service.run_once()
+    assert not first.vacuumed and not first.skipped and service.refused
+    assert second.table is None
+    warned = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warned) == 1 and "permission denied" in warned[0].getMessage()
