@@ -60,11 +60,13 @@ PRUNE_INTERVAL_S = 300.0
 #: set to come by at 1% dead rows, and 20,000 dead rows cost the claim nothing measurable.
 PRUNE_VACUUM_AFTER = 10_000
 #: How long the run-by-run pass rests after each batch, as a multiple of the time the batch
-#: took: a third of the time deleting, two thirds giving the server's CPU back to the workers.
+#: took: a sixth of the time deleting, five sixths giving the server's CPU back to the workers.
 #: At full speed a pass of 700,000 jobs in a day that straddles the cutoff (100 M finished jobs,
 #: a million a day) kept one core busy for 140-160 s and the drain beside it at 0.77-0.83x on
-#: two cores (docs/measurements.md, 2026-12-03 (aa)); retention has hours, the workers do not.
-PRUNE_REST = 2.0
+#: two cores (docs/measurements.md, 2026-12-03 (aa)); resting twice the batch's time (a third of
+#: a core) it kept 0.82-0.86x of a control drain's rate in three pairs of four, five times (a
+#: sixth) 1.02x in one (2026-12-04 (ah)). Retention has hours, the workers do not.
+PRUNE_REST = 5.0
 #: The longest rest after one batch, seconds: a worker stopping is kept waiting no longer.
 PRUNE_REST_MAX_S = 2.0
 
