@@ -65,7 +65,8 @@ PRUNE_VACUUM_AFTER = 10_000
 #: a million a day) kept one core busy for 140-160 s and the drain beside it at 0.77-0.83x on
 #: two cores (docs/measurements.md, 2026-12-03 (aa)); resting twice the batch's time (a third of
 #: a core) it kept 0.82-0.86x of a control drain's rate in three pairs of four, five times (a
-#: sixth) 1.02x in one (2026-12-04 (ah)). Retention has hours, the workers do not.
+#: sixth) 0.95-1.18x, median 0.99, in four (2026-12-04 (ah)). Retention has hours, the workers
+#: do not.
 PRUNE_REST = 5.0
 #: The longest rest after one batch, seconds: a worker stopping is kept waiting no longer.
 PRUNE_REST_MAX_S = 2.0
