@@ -4,6 +4,14 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+#: Dead rows in the hot table from which a worker vacuums it (hot_vacuum_dead_rows below;
+#: pipeline/maintenance/hot_vacuum.py). A vacuum of the table kept small took 12-18 ms at
+#: 50,000-100,000 dead rows beside 20,000 live (0.07-0.1 s at 500,000), against 1-2.6 s for the
+#: 3-6 M that a minute of draining leaves; fed drains with thresholds of 30,000, 100,000 and
+#: 300,000 ran alike (31.6, 31.0-31.2 and 32.1 k jobs/s, 18-19 us of Postgres CPU a job, against
+#: 15-22 k and 38-43 us without: see docs/measurements.md, 2026-12-04 (ag)).
+HOT_VACUUM_DEAD_ROWS = 100_000
+
 
 class WorkerSettings(BaseModel):
     """Unknown keys are rejected, so a misspelt setting fails loudly instead of being ignored."""
@@ -56,7 +64,7 @@ class WorkerSettings(BaseModel):
     #: itself, or as many as it has live rows if that is more, rather than leave it to
     #: autovacuum, which comes by once a minute at most (pipeline/maintenance/hot_vacuum.py);
     #: None: never (`--hot-vacuum-dead-rows off`)
-    hot_vacuum_dead_rows: int | None = Field(default=100_000, ge=1)
+    hot_vacuum_dead_rows: int | None = Field(default=HOT_VACUUM_DEAD_ROWS, ge=1)
     #: seconds between recounts of the tenant slot counters (drift is logged and corrected)
     slot_repair_interval_s: float = Field(default=300.0, gt=0)
     #: seconds between scheduler ticks (each fires whatever recurring schedules are due)

@@ -35,6 +35,7 @@ import psycopg
 from psycopg_pool import ConnectionPool
 
 from pg_pipeline.queries import Q
+from pg_pipeline.settings import HOT_VACUUM_DEAD_ROWS
 
 log = logging.getLogger(__name__)
 
@@ -43,13 +44,6 @@ log = logging.getLogger(__name__)
 #: is looked at more often the more workers there are. Two workers draining 31,000 jobs/s made
 #: 62,000 dead rows a second: at 100,000 they vacuumed every 3 s.
 HOT_VACUUM_INTERVAL_S = 2.0
-#: Dead rows from which a worker vacuums the table (WorkerSettings.hot_vacuum_dead_rows). A
-#: vacuum of the table kept small took 12-18 ms at 50,000-100,000 dead rows beside 20,000 live
-#: (0.07-0.1 s at 500,000), against 1-2.6 s for the 3-6 M that a minute of draining leaves; fed
-#: drains with thresholds of 30,000, 100,000 and 300,000 ran alike (31.6, 31.0-31.2 and 32.1 k
-#: jobs/s, 18-19 us of Postgres CPU a job, against 15-22 k and 38-43 us without: see
-#: docs/measurements.md, 2026-12-04 (hot vacuum)).
-HOT_VACUUM_DEAD_ROWS = 100_000
 #: Dead rows per live row from which it vacuums, when that is more: a vacuum reads the whole
 #: table and its indexes, so a large backlog is vacuumed when its dead rows are as many as its
 #: live ones, not every HOT_VACUUM_DEAD_ROWS.
