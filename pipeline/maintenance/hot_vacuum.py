@@ -34,6 +34,7 @@ from typing import Any
 import psycopg
 from psycopg_pool import ConnectionPool
 
+from pg_pipeline.maintenance.vacuum import vacuum
 from pg_pipeline.queries import Q
 from pg_pipeline.settings import HOT_VACUUM_DEAD_ROWS
 
@@ -51,9 +52,6 @@ HOT_VACUUM_PER_LIVE = 1.0
 #: Seconds a worker waits after a vacuum that could not remove most of the dead rows it found
 #: (a snapshot older than they are holds them): autovacuum's own default period.
 HELD_BACK_S = 60.0
-
-#: The SQLSTATE of PostgreSQL's warning that VACUUM (SKIP_LOCKED) passed a table over.
-_LOCK_NOT_AVAILABLE = "55P03"
 
 
 @dataclass(frozen=True)
@@ -119,10 +117,10 @@ class HotVacuum:
             if not self._allowed and not self._check(conn):
                 return Round(table)
             began = self.clock()
-            skipped, warned = _vacuum(conn)
-            if warned:
-                return self._refused_by(warned, table)
-            if skipped:
+            said = vacuum(conn, Q["hot_vacuum"])
+            if said.warned:
+                return self._refused_by(said.warned[0], table)
+            if said.skipped:
                 return Round(table, skipped=True)
             left = _read(conn).dead
         took = self.clock() - began
@@ -185,25 +183,3 @@ def _read(conn: psycopg.Connection[Any]) -> HotTable:
     row = conn.execute(Q["hot_vacuum_stats"]).fetchone()
     assert row is not None  # one row: the table's
     return HotTable(dead=int(row[0]), live=int(row[1]), vacuuming=bool(row[2]))
-
-
-def _vacuum(conn: psycopg.Connection[Any]) -> tuple[bool, str | None]:
-    """VACUUM the table on `conn` (autocommit, as a pool's connections are); whether it passed
-    the table over, another vacuum holding its lock, and any other warning it gave (a
-    permission refused is a WARNING with the generic SQLSTATE 01000, not an error)."""
-    skipped: list[str] = []
-    warned: list[str] = []
-
-    def note(diag: psycopg.errors.Diagnostic) -> None:
-        if diag.sqlstate == _LOCK_NOT_AVAILABLE:
-            skipped.append(diag.message_primary or "")
-        elif diag.severity_nonlocalized == "WARNING":
-            warned.append(diag.message_primary or "")
-
-    conn.add_notice_handler(note)
-    try:
-        # Not prepared: psycopg would after five runs, for a statement that has no plan.
-        conn.execute(Q["hot_vacuum"], prepare=False)
-    finally:
-        conn.remove_notice_handler(note)
-    return bool(skipped), (warned[0] if warned else None)

@@ -43,6 +43,7 @@ from pg_pipeline.maintenance.blob_sweep import (
     sweep_blobs,
     swept,
 )
+from pg_pipeline.maintenance.vacuum import vacuum
 from pg_pipeline.queries import Q
 from pg_pipeline.wording import counted
 
@@ -168,27 +169,12 @@ def prune(
     )
 
 
-#: The SQLSTATE of PostgreSQL's warning that VACUUM (SKIP_LOCKED) passed a table over.
-_LOCK_NOT_AVAILABLE = "55P03"
-
-
 def _vacuum(conn: psycopg.Connection[Any], cutoff: datetime) -> tuple[str, ...]:
     """VACUUM the tables a pass deleted rows from, the history's days among them by name (see
     prune_vacuum_days); returns the tables it skipped, their lock held by another vacuum."""
     days = conn.execute(Q["prune_vacuum_days"], {"cutoff": cutoff}).fetchall()
     named = sql.SQL("").join(sql.SQL("{}, ").format(sql.Identifier(n, r)) for n, r in days)
-    skipped: list[str] = []
-
-    def note(diag: psycopg.errors.Diagnostic) -> None:
-        if diag.sqlstate == _LOCK_NOT_AVAILABLE and diag.message_primary:
-            skipped.append(diag.message_primary)
-
-    conn.add_notice_handler(note)
-    try:
-        conn.execute(sql.SQL(Q["prune_vacuum"]).format(days=named))
-    finally:
-        conn.remove_notice_handler(note)
-    return tuple(skipped)
+    return vacuum(conn, sql.SQL(Q["prune_vacuum"]).format(days=named)).skipped
 
 
 #: How long the detach of a day waits for its lock on the history (readers and finishing jobs
