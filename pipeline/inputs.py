@@ -186,6 +186,17 @@ def cap(value: str) -> int:
     return whole_number(value, 0, CAP_MAX)
 
 
+#: The largest count of dead rows a setting may name: more than any table holds.
+DEAD_ROWS_MAX = 10**12
+
+
+def dead_rows_or_off(value: str) -> int | None:
+    """A count of dead rows (the hot vacuum's threshold), or off (None)."""
+    if value.strip().lower() == "off":
+        return None
+    return whole_number(value, 1, DEAD_ROWS_MAX)
+
+
 #: A tenant's weight at most (the table's check says the same).
 WEIGHT_MAX = 1_000_000.0
 #: A tenant's weight at least: a claim advances a pair's pass by n / weight, and a tinier weight

@@ -27,7 +27,7 @@ from pg_pipeline.commands.api import (
     text_arg,
 )
 from pg_pipeline.errors import UnknownStage
-from pg_pipeline.inputs import whole_number
+from pg_pipeline.inputs import dead_rows_or_off
 from pg_pipeline.logs import LOG_FORMAT_ENV, LOG_FORMATS, LogSetup, configure
 from pg_pipeline.settings import WorkerSettings
 from pg_pipeline.worker import Worker
@@ -177,17 +177,6 @@ def add_commands(sub: Subcommands) -> None:
         default=None,
         help="running jobs one tenant may hold per stage, for stages that declare no cap",
     )
-
-
-#: The largest --hot-vacuum-dead-rows: more than any table holds.
-DEAD_ROWS_MAX = 10**12
-
-
-def dead_rows_or_off(text: str) -> int | None:
-    """--hot-vacuum-dead-rows: a number of rows, or off (None)."""
-    if text.strip().lower() == "off":
-        return None
-    return whole_number(text, 1, DEAD_ROWS_MAX)
 
 
 def log_format_arg(text: str) -> str:
