@@ -37,6 +37,9 @@ class Point:
     offset: float
     done: int
     reading: Reading
+    #: The relations a VACUUM (autovacuum's or a worker's) was working on at the mark, "(auto)"
+    #: after autovacuum's: what a dip in the drain's rate may be sharing the cores with.
+    vacuums: tuple[str, ...] = ()
 
 
 @dataclass
@@ -59,7 +62,8 @@ class FedDrain:
     def from_json(line: str) -> FedDrain:
         raw = json.loads(line)
         raw["points"] = [
-            Point(p["offset"], p["done"], Reading(**p["reading"])) for p in raw["points"]
+            Point(p["offset"], p["done"], Reading(**p["reading"]), tuple(p.get("vacuums", ())))
+            for p in raw["points"]
         ]
         return FedDrain(**raw)
 
@@ -176,14 +180,18 @@ def pairs_said(runs: Sequence[FedDrain]) -> str:
     return "\n".join(lines)
 
 
-def rate_by_span(drain: FedDrain, span_s: float) -> list[tuple[float, float, float]]:
+def rate_by_span(
+    drain: FedDrain, span_s: float
+) -> list[tuple[float, float, float, tuple[str, ...]]]:
     """The drain's rate in consecutive spans of `span_s` from its start: (start offset,
-    jobs/s, other load %), to see it drift."""
+    jobs/s, other load %, the relations seen under VACUUM at its marks), to see it drift and
+    what it shared the machine with."""
     out = []
     start = 0.0
     last = drain.points[-1].offset if drain.points else 0.0
     while start + span_s <= last + 1e-9:
         w = window(drain.points, start, start + span_s)
-        out.append((w.start, w.rate, w.other_pct))
+        seen = {v for p in drain.points if w.start <= p.offset <= w.end for v in p.vacuums}
+        out.append((w.start, w.rate, w.other_pct, tuple(sorted(seen))))
         start += span_s
     return out

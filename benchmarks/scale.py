@@ -670,6 +670,15 @@ DONE_BY_MARK = """
 """
 
 
+#: The relations under VACUUM now, autovacuum's marked: a fed drain's marks record them.
+VACUUMING = """
+    SELECT p.relid::regclass::text
+           || CASE WHEN a.backend_type = 'autovacuum worker' THEN ' (auto)' ELSE '' END
+    FROM pg_stat_progress_vacuum p LEFT JOIN pg_stat_activity a USING (pid)
+    ORDER BY 1
+"""
+
+
 def fed_drain(
     url: str,
     jobs: int,
@@ -691,11 +700,13 @@ def fed_drain(
         meter = Meter([], _postmaster(conn), frozenset({int(poller)}))
         clocks: list[datetime] = []
         readings: list[Reading] = []
+        vacuums: list[tuple[str, ...]] = []
         edges: list[int] = []
 
         def mark() -> None:
             readings.append(meter.read())
             clocks.append(conn.execute("SELECT clock_timestamp()").fetchall()[0][0])
+            vacuums.append(tuple(str(r[0]) for r in conn.execute(VACUUMING).fetchall()))
 
         def edge() -> None:
             mark()
@@ -744,7 +755,7 @@ def fed_drain(
         kind=CONTROL if prune is None else PRUNE,
         at=at,
         load=load,
-        points=[Point(*p) for p in zip(offsets, done, readings, strict=True)],
+        points=[Point(*p) for p in zip(offsets, done, readings, vacuums, strict=True)],
         edges=[offsets[i] for i in edges],
         prune_s=prune_s,
         said=said,
@@ -1023,10 +1034,13 @@ def beside_said(url: str, args: argparse.Namespace, home: Path, older_than: int)
     if flags:
         said += f" (workers: {' '.join(flags)})"
     spans = ", ".join(
-        f"{start:.0f} s {rate:,.0f} ({other:.0f} %)"
-        for start, rate, other in rate_by_span(drain, 30)
+        f"{start:.0f} s {rate:,.0f} ({other:.0f} %{''.join(f'; {v}' for v in vacuums)})"
+        for start, rate, other, vacuums in rate_by_span(drain, 30)
     )
-    said += f"\n\nthe drain's rate by 30 s from its start, jobs/s (other load): {spans}"
+    said += (
+        "\n\nthe drain's rate by 30 s from its start, jobs/s (other load; relations seen under "
+        f"VACUUM): {spans}"
+    )
     if len(drain.points) >= 2:
         first, last = drain.points[0], drain.points[-1]
         jobs = last.done - first.done

@@ -110,4 +110,18 @@ def test_the_pairs_report_says_beside_over_control_beside_for_each_pair() -> Non
 
 def test_rate_by_span_shows_the_drain_drifting() -> None:
     spans = rate_by_span(drain(CONTROL, [100.0] * 3 + [40.0] * 3 + [10.0]), 3)
-    assert [(start, rate) for start, rate, _ in spans] == [(0.0, 100.0), (3.0, 40.0)]
+    assert [(start, rate) for start, rate, _, _ in spans] == [(0.0, 100.0), (3.0, 40.0)]
+
+
+def test_rate_by_span_names_what_was_under_vacuum_in_each_span() -> None:
+    d = drain(CONTROL, [100.0] * 6)
+    d.points[4] = Point(4.0, 400, reading(4.0), ("pipeline.job_history_x (auto)",))
+    spans = rate_by_span(d, 3)
+    assert [v for *_, v in spans] == [(), ("pipeline.job_history_x (auto)",)]
+
+
+def test_a_run_written_before_marks_named_vacuums_reads_back_with_none(tmp_path: Path) -> None:
+    line = drain(CONTROL, [100.0] * 2).to_json().replace(', "vacuums": []', "")
+    assert '"vacuums"' not in line
+    (tmp_path / "runs").write_text(line + "\n")
+    assert all(p.vacuums == () for p in read_runs(tmp_path / "runs")[0].points)
