@@ -235,12 +235,18 @@ def _first_line(exc: BaseException) -> str:
 
 
 def make_pool(
-    dsn: str, *, max_size: int, name: str = "pg-pipeline", schema: str | None = None
+    dsn: str,
+    *,
+    max_size: int,
+    name: str = "pg-pipeline",
+    schema: str | None = None,
+    prepare_at: int | None = None,
 ) -> ConnectionPool:
     """A pool of autocommit connections. Broken connections are dropped when returned, so after
     a server restart the first statement fails, the caller retries, and a fresh one is made; so
     are connections to a server that has stopped taking writes (PooledCursor). `schema` as in
-    connect()."""
+    connect(). `prepare_at`: the run of a statement at which its connections prepare it (0: the
+    first), where psycopg's default waits for the sixth; never through a transaction pooler."""
     from psycopg_pool import ConnectionPool
 
     pooler_mode()  # a bad setting fails here: in `configure` the pool would retry it forever
@@ -255,7 +261,7 @@ def make_pool(
             "application_name": name,
             "cursor_factory": cursor,
         },
-        configure=_configure,
+        configure=functools.partial(_configure, prepare_at=prepare_at),
         timeout=CONNECT_TIMEOUT_S,
         reconnect_timeout=0,  # never give up reconnecting: the worker outlives outages
         name=name,
@@ -263,10 +269,12 @@ def make_pool(
     )
 
 
-def _configure(conn: psycopg.Connection[Any]) -> None:
+def _configure(conn: psycopg.Connection[Any], *, prepare_at: int | None = None) -> None:
     from pydantic_core import from_json
 
-    fit_to_pooler(conn)
+    if prepare_at is not None:
+        conn.prepare_threshold = prepare_at
+    fit_to_pooler(conn)  # after: through a transaction pooler, nothing is prepared
     # Every claimed job's payload is parsed here: pydantic's parser (already installed for the
     # models) gives the same values as json.loads in a sixth of the time.
     set_json_loads(from_json, conn)

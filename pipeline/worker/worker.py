@@ -107,8 +107,12 @@ class Worker:
         # a new one per worker: a backend parses and plans a statement, and its triggers'
         # statements, afresh on its first runs (psycopg prepares one at its fifth), so with 16
         # workers on one queue a third of the server's CPU went to that (benchmarks/FLEET.md).
+        # The acknowledger's connection prepares its statement at the first run, not the sixth:
+        # parsing the acknowledgement cost its backend 0.6 ms a batch, and a fresh worker of a
+        # fleet of sixteen wrote about six batches in a 20,000-job drain, all unprepared (a
+        # warm-up's runs do not count: psycopg forgets its prepared statements at a rollback).
         self._claim_pool = make_pool(dsn, max_size=1, name=POOL_NAME)
-        self._ack_pool = make_pool(dsn, max_size=1, name=POOL_NAME)
+        self._ack_pool = make_pool(dsn, max_size=1, name=POOL_NAME, prepare_at=0)
         self.metrics: WorkerMetrics | None = None
         if self.settings.metrics_port is not None:
             # Only here: prometheus_client is the metrics extra, which a worker without
