@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import psycopg
 from psycopg.conninfo import make_conninfo
@@ -70,3 +71,16 @@ def empty_database(url: str) -> contextlib.AbstractContextManager[str]:
 
 stop_server = stop_embedded
 restart_server = restart_embedded
+
+
+def prepared_statements(conn: psycopg.Connection[Any], holding: str) -> int:
+    """The statements `conn`'s session has prepared whose text holds `holding` (an EXPLAIN of
+    one, which a test may run beside it, not counted)."""
+    row = conn.execute(
+        "SELECT count(*) FROM pg_prepared_statements "
+        "WHERE statement LIKE %s AND statement NOT LIKE 'EXPLAIN%%'",
+        ("%" + holding + "%",),
+        prepare=False,
+    ).fetchone()
+    assert row is not None
+    return int(row[0])

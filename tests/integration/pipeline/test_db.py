@@ -11,6 +11,7 @@ import pytest
 from psycopg_pool import ConnectionPool
 
 from pg_pipeline.db import POOLER_ENV, make_pool
+from tests.support.pg import prepared_statements
 
 Conn = psycopg.Connection[Any]
 
@@ -62,27 +63,16 @@ def test_a_pooled_connection_that_met_a_refusal_is_kept(one_connection: Connecti
         assert backend_pid(conn) == first
 
 
-def prepared(conn: Conn, text: str) -> int:
-    """The statements this connection's session has prepared whose text holds `text`."""
-    row = conn.execute(
-        "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE %s",
-        ("%" + text + "%",),
-        prepare=False,
-    ).fetchone()
-    assert row is not None
-    return int(row[0])
-
-
 @pytest.mark.parametrize(("prepare_at", "after_one_run"), [(None, 0), (0, 1)])
 def test_a_pool_prepares_a_statement_at_the_run_it_was_told_else_at_psycopgs_sixth(
     db_url: str, prepare_at: int | None, after_one_run: int
 ) -> None:
     with make_pool(db_url, max_size=1, prepare_at=prepare_at) as pool, pool.connection() as conn:
         conn.execute("SELECT %s::integer + 41 AS answer", (1,))
-        assert prepared(conn, "AS answer") == after_one_run
+        assert prepared_statements(conn, "AS answer") == after_one_run
         for _ in range(5):
             conn.execute("SELECT %s::integer + 41 AS answer", (1,))
-        assert prepared(conn, "AS answer") == 1
+        assert prepared_statements(conn, "AS answer") == 1
 
 
 def test_a_pool_told_to_prepare_at_once_prepares_nothing_through_a_transaction_pooler(
@@ -94,4 +84,4 @@ def test_a_pool_told_to_prepare_at_once_prepares_nothing_through_a_transaction_p
     with make_pool(db_url, max_size=1, prepare_at=0) as pool, pool.connection() as conn:
         for _ in range(6):
             conn.execute("SELECT %s::integer + 41 AS answer", (1,))
-        assert prepared(conn, "AS answer") == 0
+        assert prepared_statements(conn, "AS answer") == 0

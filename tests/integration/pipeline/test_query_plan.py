@@ -21,6 +21,7 @@ from tests.support.history import (
     pages_read,
     with_finished_span,
 )
+from tests.support.pg import prepared_statements
 
 CLAIM_PARAMS = {
     "types": ["noop"],
@@ -573,12 +574,7 @@ def test_a_jobs_list_by_stage_or_outcome_reads_only_the_days_that_may_hold_one(
     for _ in range(12):
         page_jobs(conn, JobQuery(stage="no such stage"))
         page_jobs(conn, JobQuery(stage="ocr", after=5))
-    prepared = conn.execute(
-        "SELECT count(*) FROM pg_prepared_statements "
-        "WHERE statement LIKE %s AND statement NOT LIKE 'EXPLAIN%%'",
-        ("%last_error ILIKE%",),
-    ).fetchone()
-    assert prepared == (0,)
+    assert prepared_statements(conn, "last_error ILIKE") == 0
 
 
 def test_a_jobs_list_by_stage_reads_a_page_whatever_the_other_stages_ran_since(

@@ -19,6 +19,7 @@ from pg_pipeline import Worker, WorkerSettings, enqueue
 from pg_pipeline.store import JobStore, warm_acknowledge, warm_claim
 from tests.integration import workers
 from tests.support.history import make_past_days
+from tests.support.pg import prepared_statements
 from tests.support.waiting import wait_for
 
 Conn = psycopg.Connection[Any]
@@ -154,11 +155,6 @@ def test_the_acknowledger_runs_its_first_batch_prepared_after_the_warm_up(
         [job] = JobStore(pool).claim(["noop"], 1, WORKER)
         assert acks.acknowledge([job.fence], lock_wait_s=1) == {job.id}
         with acks.pool.connection() as ack_conn:
-            row = ack_conn.execute(
-                "SELECT count(*) FROM pg_prepared_statements"
-                " WHERE statement LIKE '%%DELETE FROM pipeline.active_jobs%%'",
-                prepare=False,
-            ).fetchone()
-        assert row == (1,)
+            assert prepared_statements(ack_conn, "DELETE FROM pipeline.active_jobs") == 1
     finally:
         worker._close_pools()
