@@ -69,10 +69,15 @@ class ClaimedJob(NamedTuple):
         return (self.id, self.claim)
 
 
-def _lock_timeout(conn: psycopg.Connection[Any], seconds: float) -> None:
+def _lock_timeout(
+    conn: psycopg.Connection[Any], seconds: float, *, planned_once: bool = False
+) -> None:
     """For the rest of this transaction, a lock waited for longer than `seconds` fails the
-    statement with LockNotAvailable (55P03) instead of holding it up for as long as it lasts."""
-    conn.execute(Q["lock_timeout"], {"timeout": f"{max(1, round(seconds * 1000))}ms"})
+    statement with LockNotAvailable (55P03) instead of holding it up for as long as it lasts.
+    `planned_once`: and its statements keep a generic plan from their first run (sql/queries.sql
+    says why), in the same round trip."""
+    query = Q["lock_timeout_planned_once"] if planned_once else Q["lock_timeout"]
+    conn.execute(query, {"timeout": f"{max(1, round(seconds * 1000))}ms"})
 
 
 def _fence_params(jobs: Iterable[tuple[int, int]]) -> dict[str, str]:
@@ -185,12 +190,12 @@ class JobStore:
         def write() -> list[tuple[Any, ...]]:
             try:
                 with conn.transaction():
-                    _lock_timeout(conn, min(ACK_ROW_WAIT_S, lock_wait_s))
+                    _lock_timeout(conn, min(ACK_ROW_WAIT_S, lock_wait_s), planned_once=True)
                     return conn.execute(Q["acknowledge"], params).fetchall()
             except psycopg.errors.LockNotAvailable:
                 pass
             with conn.transaction():
-                _lock_timeout(conn, lock_wait_s)
+                _lock_timeout(conn, lock_wait_s, planned_once=True)
                 return conn.execute(Q["acknowledge_skipping"], params).fetchall()
 
         with self.pool.connection() as conn:
@@ -212,7 +217,7 @@ class JobStore:
         transaction, so that its row's path (the move into the history, the attempt) and its
         triggers' statements run. Returns the jobs it confirmed (1)."""
         with self.pool.connection() as conn, conn.transaction(force_rollback=True):
-            _lock_timeout(conn, WARM_UP_LOCK_WAIT_S)
+            _lock_timeout(conn, WARM_UP_LOCK_WAIT_S, planned_once=True)
             return len(warm_acknowledge(conn, worker_id))
 
     def still_held(self, claims: Iterable[tuple[int, int]]) -> set[int]:

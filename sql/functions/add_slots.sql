@@ -6,6 +6,8 @@ CREATE OR REPLACE FUNCTION pipeline.add_slots() RETURNS trigger
 LANGUAGE plpgsql
 -- Qualified names only: the caller's search_path has no say.
 SET search_path = pg_catalog, pg_temp
+-- Its statements planned once per connection (see count_runs.sql).
+SET plan_cache_mode = force_generic_plan
 AS $$
 BEGIN
     INSERT INTO pipeline.tenant_slots (tenant_id, stage)

@@ -22,6 +22,13 @@ CREATE OR REPLACE FUNCTION pipeline.count_runs() RETURNS trigger
 LANGUAGE plpgsql
 -- Qualified names only: the caller's search_path has no say.
 SET search_path = pg_catalog, pg_temp
+-- Its statements planned once per connection, as every statement trigger of the jobs' tables
+-- is: a PL/pgSQL statement is planned afresh on its first five runs in a session before it keeps
+-- a generic plan, and these run once per statement that enqueues or finishes jobs, so a fresh
+-- worker's acknowledger (about six batches of a 20,000-job drain in a fleet of sixteen) or an
+-- application's connection that enqueues a few jobs planned every run: 0.75 ms of the backend's
+-- CPU a batch (docs/measurements.md, 2026-12-04 (an)). The generic plan is the one they keep.
+SET plan_cache_mode = force_generic_plan
 AS $$
 BEGIN
     IF TG_TABLE_NAME = 'active_jobs' THEN

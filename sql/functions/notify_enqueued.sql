@@ -4,6 +4,8 @@ CREATE OR REPLACE FUNCTION pipeline.notify_enqueued() RETURNS trigger
 LANGUAGE plpgsql
 -- Qualified names only: the caller's search_path has no say.
 SET search_path = pg_catalog, pg_temp
+-- Its statements planned once per connection (see count_runs.sql).
+SET plan_cache_mode = force_generic_plan
 AS $$
 BEGIN
     PERFORM pg_notify('pipeline_jobs', t.type)

@@ -20,6 +20,8 @@
 CREATE OR REPLACE FUNCTION pipeline.roll_up_usage() RETURNS trigger
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
+-- Its statements planned once per connection (see count_runs.sql).
+SET plan_cache_mode = force_generic_plan
 AS $$
 DECLARE
     job_stage text;

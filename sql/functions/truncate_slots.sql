@@ -5,6 +5,8 @@ CREATE OR REPLACE FUNCTION pipeline.truncate_slots() RETURNS trigger
 LANGUAGE plpgsql
 -- Qualified names only: the caller's search_path has no say.
 SET search_path = pg_catalog, pg_temp
+-- Its statements planned once per connection (see count_runs.sql).
+SET plan_cache_mode = force_generic_plan
 AS $$
 BEGIN
     DELETE FROM pipeline.tenant_slots;

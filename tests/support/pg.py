@@ -76,11 +76,15 @@ restart_server = restart_embedded
 def prepared_statements(conn: psycopg.Connection[Any], holding: str) -> int:
     """The statements `conn`'s session has prepared whose text holds `holding` (an EXPLAIN of
     one, which a test may run beside it, not counted)."""
-    row = conn.execute(
-        "SELECT count(*) FROM pg_prepared_statements "
+    return len(prepared_plans(conn, holding))
+
+
+def prepared_plans(conn: psycopg.Connection[Any], holding: str) -> list[tuple[int, int]]:
+    """How often each of those statements ran with a generic plan and with a custom one."""
+    rows = conn.execute(
+        "SELECT generic_plans, custom_plans FROM pg_prepared_statements "
         "WHERE statement LIKE %s AND statement NOT LIKE 'EXPLAIN%%'",
         ("%" + holding + "%",),
         prepare=False,
-    ).fetchone()
-    assert row is not None
-    return int(row[0])
+    ).fetchall()
+    return [(int(generic), int(custom)) for generic, custom in rows]
