@@ -398,75 +398,38 @@ FROM pipeline.requeue_finished(
 -- name: cancel
 -- A queued job stops here; a running job's worker hears of it on pipeline_cancel, and its own
 -- writes fail the fence from now on (the job has left pipeline.active_jobs). The job moves into
--- the history in this statement. The tenant is checked first, as for retry.
-WITH gone AS (
-    DELETE FROM pipeline.active_jobs AS j
-    WHERE j.id = %(id)s AND j.status IN ('queued', 'running', 'waiting')
-    RETURNING j AS job, j.status
-),
-cancelled AS (
-    INSERT INTO pipeline.job_history
-    SELECT h.*
-    FROM gone, pipeline.finished_job(job, 'cancelled', coalesce(%(reason)s, 'cancelled')) AS h
-    RETURNING id, claims
-),
-tried AS (
-    -- A running job's attempt ends here; its worker's lines of it are not written (its
-    -- fenced writes find the job gone).
-    INSERT INTO pipeline.job_attempts
-    SELECT a.*
-    FROM gone, pipeline.ended_attempt(job, 'cancelled', coalesce(%(reason)s, 'cancelled')) AS a
-    WHERE status = 'running'
-)
-SELECT id, pg_notify('pipeline_cancel', id::text || ':' || claims::text) IS NULL AS notified
-FROM cancelled;
+-- the history in this statement (functions/cancel_jobs.sql, as for cancel_tree and
+-- jobs_cancel_queued). By id alone, waiting for a claim that is taking the job right now (it is
+-- running by then, and its worker is told): the tenant is checked first, as for retry.
+SELECT id, notified
+FROM pipeline.cancel_jobs(ARRAY[%(id)s::bigint], %(reason)s::text);
 
 -- name: cancel_tree
 -- Cancel a job and everything it led to, in this one statement: for a run's root, every queued
 -- or running job of the run (through jobs_run and the primary key); for a job inside a run, it
 -- and its descendants (children by parent_id, through jobs_parent and job_history_parent,
--- level by level). Each moves into the history as cancelled. Each running one's worker hears of it on pipeline_cancel (as in `cancel`) and
--- stops it; its writes fail the fence from now on. Rows a claim is taking right now are waited
--- for (FOR UPDATE, not SKIP LOCKED): they are running when this takes them. A join whose child
--- is cancelled counts it as failed, so no next stage is enqueued after this. The run's row
+-- level by level). Each moves into the history as cancelled (functions/cancel_jobs.sql, in one
+-- statement: the join and the run's counts see them together). Each running one's worker hears
+-- of it on pipeline_cancel (as in `cancel`) and stops it; its writes fail the fence from now
+-- on. The jobs are locked first, in id order; rows a claim is taking right now are waited for
+-- (FOR UPDATE, not SKIP LOCKED): they are running when this takes them. A join whose child is
+-- cancelled counts it as failed, so no next stage is enqueued after this. The run's row
 -- (count_runs) ends `cancelled`.
 WITH RECURSIVE subtree(id) AS (
     SELECT id FROM pipeline.jobs WHERE id = %(id)s AND root_id IS NOT NULL
     UNION
     SELECT j.id FROM subtree JOIN pipeline.jobs AS j ON j.parent_id = subtree.id
-),
-picked AS (
-    SELECT a.id FROM pipeline.active_jobs AS a
-    WHERE a.id IN (SELECT id FROM pipeline.active_jobs WHERE id = %(id)s OR root_id = %(id)s
-                   UNION ALL
-                   SELECT id FROM subtree)
-    ORDER BY a.id
-    FOR UPDATE OF a
-),
-gone AS (
-    DELETE FROM pipeline.active_jobs AS j USING picked
-    WHERE j.id = picked.id
-    RETURNING j AS job, j.id, j.status
-),
-cancelled AS (
-    INSERT INTO pipeline.job_history
-    SELECT h.*
-    FROM gone, pipeline.finished_job(job, 'cancelled', coalesce(%(reason)s, 'cancelled')) AS h
-    RETURNING id, claims
-),
-tried AS (
-    -- The running ones' attempts end here, as in `cancel`.
-    INSERT INTO pipeline.job_attempts
-    SELECT a.*
-    FROM gone, pipeline.ended_attempt(job, 'cancelled', coalesce(%(reason)s, 'cancelled')) AS a
-    WHERE status = 'running'
 )
--- Only the jobs that were running have a worker to tell.
-SELECT c.id, CASE WHEN g.status = 'running'
-                  THEN pg_notify('pipeline_cancel', c.id::text || ':' || c.claims::text) IS NULL
-                  ELSE false END AS notified
-FROM cancelled AS c JOIN gone AS g ON g.id = c.id
-ORDER BY c.id;
+SELECT id, notified
+FROM pipeline.cancel_jobs(
+    ARRAY(SELECT a.id FROM pipeline.active_jobs AS a
+          WHERE a.id IN (SELECT id FROM pipeline.active_jobs WHERE id = %(id)s OR root_id = %(id)s
+                         UNION ALL
+                         SELECT id FROM subtree)
+          ORDER BY a.id
+          FOR UPDATE OF a),
+    %(reason)s::text)
+ORDER BY id;
 
 -- name: jobs_max_id
 -- Where a bulk cancel stops: jobs enqueued after it started (a fan-out in flight) are not its.
@@ -477,8 +440,9 @@ SELECT coalesce(max(id), 0) FROM pipeline.active_jobs;
 -- running one (those are cancelled by id, with the notification). Two arms, one per partial
 -- index (jobs_ready, jobs_ready_untenanted): "status = 'queued' AND type = ..." alone implies
 -- neither index's predicate and would scan the table. SKIP LOCKED leaves a job that a worker
--- is claiming right now to that worker: it is running by the time this commits. The cancelled
--- jobs move into the history.
+-- is claiming right now to that worker: it is running by the time this commits. The picked
+-- jobs stay locked by this statement, so they are still queued when they move into the history
+-- (functions/cancel_jobs.sql, as for `cancel`).
 WITH tenanted AS (
     SELECT id FROM pipeline.active_jobs
     WHERE status = 'queued' AND type = %(stage)s AND tenant_id IS NOT NULL
@@ -491,17 +455,10 @@ WITH tenanted AS (
       AND %(tenant)s::text IS NULL AND id <= %(upto)s
     LIMIT %(batch)s - (SELECT count(*) FROM tenanted)
     FOR UPDATE SKIP LOCKED
-),
-gone AS (
-    DELETE FROM pipeline.active_jobs AS j
-    USING (SELECT id FROM tenanted UNION ALL SELECT id FROM untenanted) AS picked
-    WHERE j.id = picked.id
-    RETURNING j AS job
 )
-INSERT INTO pipeline.job_history
-SELECT h.*
-FROM gone, pipeline.finished_job(job, 'cancelled', coalesce(%(reason)s, 'cancelled')) AS h
-RETURNING id;
+SELECT id
+FROM pipeline.cancel_jobs(
+    ARRAY(SELECT id FROM tenanted UNION ALL SELECT id FROM untenanted), %(reason)s::text);
 
 -- name: schedule_tenant
 -- Whose schedule it is, before a pause or resume scoped to a tenant (pipeline/admin/schedules.py).

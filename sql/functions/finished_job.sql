@@ -1,10 +1,10 @@
 -- The history row of a job that finishes: its row in pipeline.active_jobs as the finishing
 -- statement's DELETE returned it (RETURNING j), with how it ended. The one place that maps a
 -- job into pipeline.job_history: every statement that moves jobs there (queries.sql:
--- complete, acknowledge, fail, release, reclaim_expired; queries_admin.sql: cancel,
--- cancel_tree, jobs_cancel_queued) inserts `SELECT h.* FROM gone, pipeline.finished_job(job,
--- ...) AS h`, so a column added to both tables is added here alone. The fence stays in each
--- statement's DELETE.
+-- complete, acknowledge, fail, release, reclaim_expired; functions/cancel_jobs.sql, which the
+-- three cancels of queries_admin.sql call) inserts `SELECT h.* FROM gone,
+-- pipeline.finished_job(job, ...) AS h`, so a column added to both tables is added here alone.
+-- The fence stays in each statement's DELETE.
 --
 -- wall_s, cpu_s, usage: what its last attempt consumed, as the worker sent it (NULL when it
 -- sent nothing: a cancel, a reclaim).

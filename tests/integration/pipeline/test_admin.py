@@ -4,10 +4,12 @@ bulk retry and cancel in batches, and index-backed plans on a million finished r
 from __future__ import annotations
 
 import json
+import threading
 import uuid
 from typing import Any
 
 import psycopg
+import pytest
 from psycopg_pool import ConnectionPool
 
 import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
@@ -16,8 +18,9 @@ from pg_pipeline.admin import jobs as admin
 from pg_pipeline.admin import schedules
 from pg_pipeline.admin.jobs import Change, JobFilter
 from pg_pipeline.queries import Q
-from pg_pipeline.store import JobStore
+from pg_pipeline.store import ClaimedJob, JobStore
 from tests.support.history import INDEX, big_seq_scans, make_past_days
+from tests.support.waiting import lock_waiters, wait_for
 
 Conn = psycopg.Connection[Any]
 WORKER = uuid.UUID(int=7)
@@ -285,6 +288,106 @@ def test_cancel_by_id_stops_a_running_job_and_tells_its_worker(
     assert row == ("cancelled", "operator")
     assert admin.cancel_job(conn, job_id) is Change.REFUSED
     assert JobStore(pool).complete([claimed.fence]) == set(), "the fence holds after a cancel"
+
+
+def cancels_heard(conn: Conn, listener: Conn) -> list[str]:
+    """The payloads `listener` heard on pipeline_cancel until now: every transaction that
+    committed before this one's NOTIFY was delivered before it."""
+    conn.execute("NOTIFY pipeline_cancel, 'end'")
+    heard = []
+    for n in listener.notifies(timeout=10):
+        if n.payload == "end":
+            return heard
+        heard.append(n.payload)
+    raise AssertionError(f"no end of the notifications after {heard}")
+
+
+def ended_attempts(conn: Conn, job_id: int) -> list[tuple[Any, ...]]:
+    return [(a.outcome, a.error, a.worker_id) for a in admin.job_attempts(conn, job_id)]
+
+
+@pytest.mark.parametrize("way", ["cancel", "cancel_tree", "jobs_cancel_queued"])
+def test_every_cancel_ends_a_running_job_s_attempt_and_tells_its_worker_and_a_queued_one_s_neither(
+    conn: Conn, pool: ConnectionPool, way: str
+) -> None:
+    # The three statements share the move (functions/cancel_jobs.sql): the attempt row and the
+    # notification are for the running jobs alone, whichever picked them.
+    root = enqueue(conn, "noop", {})
+    children = [
+        one(
+            conn,
+            "INSERT INTO pipeline.active_jobs (type, parent_id, root_id) "
+            "VALUES ('effect', %s, %s) RETURNING id",
+            root,
+            root,
+        )
+        for _ in range(2)
+    ]
+    [running] = JobStore(pool).claim(["effect"], 1, WORKER)
+    [queued] = [i for i in children if i != running.id]
+    with psycopg.connect(conn.info.dsn, autocommit=True) as listener:
+        listener.execute("LISTEN pipeline_cancel")
+        if way == "cancel":
+            for job_id in (running.id, queued):
+                assert conn.execute(Q["cancel"], {"id": job_id, "reason": "stop"}).fetchall() == [
+                    (job_id, job_id == running.id)
+                ]
+        elif way == "cancel_tree":
+            assert conn.execute(Q["cancel_tree"], {"id": root, "reason": "stop"}).fetchall() == [
+                (root, False),
+                *sorted((i, i == running.id) for i in children),
+            ]
+        else:
+            assert admin.cancel_queued(conn, "effect", reason="stop") == 1
+        heard = cancels_heard(conn, listener)
+
+    if way == "jobs_cancel_queued":
+        assert heard == []
+        assert status_of(conn, running.id) == "running"
+        assert ended_attempts(conn, running.id) == []
+    else:
+        assert heard == [f"{running.id}:{running.claim}"]
+        assert ended_attempts(conn, running.id) == [("cancelled", "stop", WORKER)]
+    assert ended_attempts(conn, queued) == []
+    assert (
+        one(conn, "SELECT (status, last_error)::text FROM pipeline.jobs WHERE id = %s", queued)
+        == "(cancelled,stop)"
+    )
+
+
+@pytest.mark.parametrize("query", ["cancel", "cancel_tree"])
+def test_a_cancel_that_waits_for_a_claim_tells_the_worker_that_took_the_job(
+    db_url: str, conn: Conn, query: str
+) -> None:
+    # The move reads the job after the cancel waited for the claim's lock (in its DELETE, or in
+    # cancel_tree's FOR UPDATE before it): a running job, whose worker is told.
+    job_id = enqueue(conn, "noop", {})
+    cancelled: list[tuple[Any, ...]] = []
+
+    def cancel() -> None:
+        with psycopg.connect(db_url, autocommit=True) as c:
+            cancelled.extend(c.execute(Q[query], {"id": job_id, "reason": "stop"}).fetchall())
+
+    with (
+        psycopg.connect(db_url, autocommit=True) as listener,
+        psycopg.connect(db_url) as claiming,
+    ):
+        listener.execute("LISTEN pipeline_cancel")
+        [row] = claiming.execute(
+            Q["claim"],
+            {"types": ["noop"], "limit": 1, "worker_id": WORKER, "cap_stages": [], "caps": []},
+        ).fetchall()
+        claimed = ClaimedJob._make(row)
+        cancelling = threading.Thread(target=cancel)
+        cancelling.start()
+        wait_for(lambda: lock_waiters(conn) > 0, what="the cancel to wait for the claim")
+        claiming.commit()
+        cancelling.join(timeout=60)
+        heard = cancels_heard(conn, listener)
+
+    assert cancelled == [(job_id, True)]
+    assert heard == [f"{job_id}:{claimed.claim}"]
+    assert ended_attempts(conn, job_id) == [("cancelled", "stop", WORKER)]
 
 
 def test_bulk_cancel_takes_queued_jobs_of_the_stage_in_batches_and_never_running_ones(
