@@ -4,6 +4,7 @@ bulk retry and cancel in batches, and index-backed plans on a million finished r
 from __future__ import annotations
 
 import json
+import re
 import threading
 import uuid
 from typing import Any
@@ -20,6 +21,7 @@ from pg_pipeline.admin.jobs import Change, JobFilter
 from pg_pipeline.queries import Q
 from pg_pipeline.store import ClaimedJob, JobStore
 from tests.support.history import INDEX, big_seq_scans, make_past_days
+from tests.support.plans import nested_plans
 from tests.support.waiting import lock_waiters, wait_for
 
 Conn = psycopg.Connection[Any]
@@ -491,6 +493,45 @@ def test_admin_queries_stay_index_lookups_on_a_million_finished_rows(conn: Conn)
         )
         # Ten queued jobs: the hot table is read whole or by jobs_ready, never the history.
         assert "Scan on job_history" not in cancel and not big_seq_scans(cancel), cancel
+
+    # And beside a busy queue: 50,000 jobs of another stage, and a run of twenty. The cancels'
+    # move is pipeline.cancel_jobs (functions/cancel_jobs.sql), whose statement a plain EXPLAIN
+    # of its caller does not show: its DELETE takes the jobs it is given by the primary key, for
+    # each cancel and each kind of plan, never reading the whole queue (a batch of a bulk
+    # cancel, a few hundred jobs, would read it all, batch after batch).
+    conn.execute(
+        "INSERT INTO pipeline.active_jobs (type, tenant_id) "
+        "SELECT 'upload', 't' || (g % 20) FROM generate_series(1, 50000) AS g"
+    )
+    root = one(conn, "INSERT INTO pipeline.active_jobs (type) VALUES ('ocr') RETURNING id")
+    [child, *_] = [
+        row[0]
+        for row in conn.execute(
+            "INSERT INTO pipeline.active_jobs (type, parent_id, root_id) "
+            "SELECT 'ocr', %s, %s FROM generate_series(1, 20) RETURNING id",
+            (root, root),
+        )
+    ]
+    conn.execute("VACUUM ANALYZE pipeline.active_jobs")
+    queued = {"stage": "ocr", "reason": None, "upto": 2**62, "batch": 500}
+    cancels: list[tuple[str, dict[str, Any]]] = [
+        ("jobs_cancel_queued", {**queued, "tenant": None}),
+        ("jobs_cancel_queued", {**queued, "tenant": "rare"}),
+        ("cancel", {"id": child, "reason": None}),
+        ("cancel_tree", {"id": root, "reason": None}),
+        ("cancel_tree", {"id": child, "reason": None}),
+    ]
+    for mode in ("force_custom_plan", "force_generic_plan"):
+        conn.execute(f"SET plan_cache_mode = {mode}")  # type: ignore[arg-type]
+        for name, params in cancels:
+            shown = nested_plans(conn, Q[name], params)
+            start = shown.index("Delete on active_jobs")
+            deleting = shown[start : shown.index("Insert on job_history", start)]
+            by_key = r"(Index Scan using|Bitmap Index Scan on) active_jobs_pkey"
+            assert re.search(by_key, deleting), (name, mode, shown)
+            assert "Seq Scan" not in deleting, (name, mode, shown)
+            assert not big_seq_scans(shown), (name, mode, shown)
+    conn.execute("RESET plan_cache_mode")
 
     # And through the real function: a page of a rare tenant comes back, as JSON-able rows.
     rows = admin.list_jobs(conn, JobFilter(tenant="rare"), limit=20)

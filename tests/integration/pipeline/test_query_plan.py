@@ -22,6 +22,7 @@ from tests.support.history import (
     with_finished_span,
 )
 from tests.support.pg import prepared_statements
+from tests.support.plans import nested_plans
 
 CLAIM_PARAMS = {
     "types": ["noop"],
@@ -30,29 +31,6 @@ CLAIM_PARAMS = {
     "cap_stages": ["noop"],
     "caps": [2],
 }
-
-
-def nested_plans(
-    conn: psycopg.Connection[Any], query: Any, params: dict[str, Any], *, runs: int = 1
-) -> str:
-    """The plans of every statement `query` runs, the claim function's own included: the
-    claim is PL/pgSQL, whose inner statements a plain EXPLAIN does not show."""
-    notices: list[str] = []
-    conn.add_notice_handler(lambda diag: notices.append(diag.message_primary or ""))
-    conn.execute("LOAD 'auto_explain'")
-    for setting in (
-        "auto_explain.log_min_duration = 0",
-        "auto_explain.log_nested_statements = on",
-        "auto_explain.log_level = notice",
-    ):
-        conn.execute(f"SET {setting}")  # type: ignore[arg-type]
-    # PL/pgSQL plans a statement afresh for its first five runs, then may settle on a generic
-    # plan: run it past that to see the plans a busy worker gets.
-    for _ in range(runs):
-        with conn.transaction(force_rollback=True):
-            conn.execute(query, params).fetchall()
-    conn.execute("RESET auto_explain.log_min_duration")
-    return "\n".join(notices)
 
 
 #: jobs_list's parameters with no filter set.
