@@ -96,7 +96,9 @@ WHERE j.id = %(run_id)s AND (%(tenant)s::text IS NULL OR j.tenant_id = %(tenant)
 -- already): lock the job, resolve its wait if it is still open and its deadline not past, and
 -- queue the job (now: it has waited enough) only if that resolved it. Zero rows back: another
 -- signal, the timeout or a cancel got there first. The job's stage is woken (a requeued job
--- passes no INSERT trigger), when the caller's transaction commits.
+-- passes no INSERT trigger), when the caller's transaction commits: pg_notify, once for each
+-- job queued, in the outer SELECT's FROM. It returns void, a value with nothing to read (and
+-- never NULL), so it is no column of the result.
 WITH locked AS (
     SELECT id FROM pipeline.active_jobs
     WHERE id = %(job_id)s AND status = 'waiting'
@@ -109,18 +111,22 @@ resolved AS (
     WHERE w.job_id = locked.id AND w.name = %(name)s AND w.resolved_at IS NULL
       AND w.deadline > now()
     RETURNING w.job_id
+),
+queued AS (
+    UPDATE pipeline.active_jobs AS j
+    SET status = 'queued', run_after = now()
+    FROM resolved
+    WHERE j.id = resolved.job_id
+    RETURNING j.id, j.type
 )
-UPDATE pipeline.active_jobs AS j
-SET status = 'queued', run_after = now()
-FROM resolved
-WHERE j.id = resolved.job_id
-RETURNING j.id, pg_notify('pipeline_jobs', j.type) IS NULL AS notified;
+SELECT q.id FROM queued AS q, pg_notify('pipeline_jobs', q.type);
 
 -- name: time_out_waits
 -- One batch of the timeout service: open waits past their deadline, their jobs locked (SKIP
 -- LOCKED: a job a signal or a cancel holds right now is theirs, and this batch's next turn
 -- finds it resolved or not), resolved as timed out and their jobs queued, to run again and
--- meet WaitTimedOut at their wait. Oldest deadline first, through waits_due.
+-- meet WaitTimedOut at their wait. Oldest deadline first, through waits_due. Their stages are
+-- woken as in `signal`.
 WITH due AS (
     SELECT job_id, name FROM pipeline.waits
     WHERE resolved_at IS NULL AND deadline <= now()
@@ -139,12 +145,15 @@ resolved AS (
     FROM locked
     WHERE w.job_id = locked.id AND w.resolved_at IS NULL AND w.deadline <= now()
     RETURNING w.job_id, w.name
+),
+queued AS (
+    UPDATE pipeline.active_jobs AS j
+    SET status = 'queued', run_after = now()
+    FROM resolved
+    WHERE j.id = resolved.job_id
+    RETURNING j.id, j.type, resolved.name
 )
-UPDATE pipeline.active_jobs AS j
-SET status = 'queued', run_after = now()
-FROM resolved
-WHERE j.id = resolved.job_id
-RETURNING j.id, j.type, resolved.name, pg_notify('pipeline_jobs', j.type) IS NULL AS notified;
+SELECT q.id, q.type, q.name FROM queued AS q, pg_notify('pipeline_jobs', q.type);
 
 -- name: waits_open
 -- Open waits, oldest first, through waits_open; a tenant and a name narrow them.

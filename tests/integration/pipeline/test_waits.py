@@ -251,6 +251,22 @@ def test_a_wait_past_its_deadline_fails_the_job_with_the_wait_named(
         signal(conn, job_id, "review", APPROVE)
 
 
+def test_a_signal_and_the_timeout_wake_the_waiting_job_s_stage(
+    db_url: str, conn: Conn, pool: Any
+) -> None:
+    # A job queued again passes no INSERT trigger: the statement that resolves its wait wakes
+    # the stage's idle workers itself, or they find the job at their next poll only.
+    signalled = waiting_job(db_url, conn)
+    timed_out = waiting_job(db_url, conn)
+    with psycopg.connect(db_url, autocommit=True) as listener:
+        listener.execute("LISTEN pipeline_jobs")
+        assert signal(conn, signalled, "review", APPROVE) == signalled
+        assert [n.payload for n in listener.notifies(timeout=5, stop_after=1)] == ["approve"]
+        conn.execute("UPDATE pipeline.waits SET deadline = now() WHERE job_id = %s", (timed_out,))
+        assert WaitTimeouts(pool).run_once() == [(timed_out, "approve", "review")]
+        assert [n.payload for n in listener.notifies(timeout=5, stop_after=1)] == ["approve"]
+
+
 @pytest.mark.parametrize("timeout_s", [0, -5, 1e300])
 def test_a_wait_for_called_wrongly_fails_the_job_at_once(
     db_url: str, conn: Conn, timeout_s: float
