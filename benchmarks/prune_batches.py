@@ -26,7 +26,6 @@ import os
 import statistics
 import time
 from collections.abc import Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +33,7 @@ import psycopg
 from psycopg.conninfo import make_conninfo
 
 from pg_pipeline.embedded import embedded_url, stop_embedded
+from pg_pipeline.maintenance.retention import pass_params
 from pg_pipeline.migrate import migrate
 from pg_pipeline.queries import Q
 
@@ -83,11 +83,6 @@ def timed(conn: Conn, name: str, params: dict[str, Any]) -> tuple[float, Any]:
     return (time.perf_counter() - started) * 1000, rows[0]
 
 
-def pass_params(conn: Conn, cutoff: datetime) -> dict[str, Any]:
-    """What a pass gives every batch's statements besides the cutoff."""
-    return {"cutoff": cutoff, "keep_failed": False}
-
-
 def run(url: str, older_than_days: float, batches: int, batch: int) -> str:
     figures: dict[str, dict[str, list[float]]] = {name: {} for name in STATEMENTS}
     with psycopg.connect(url, autocommit=True) as conn:
@@ -96,7 +91,7 @@ def run(url: str, older_than_days: float, batches: int, batch: int) -> str:
             Q["prune_cutoff"], {"older_than_s": older_than_days * 86_400}
         ).fetchall()
         started = time.perf_counter()
-        params = pass_params(conn, cutoff)
+        params = pass_params(conn, cutoff, keep_failed=False)
         pass_ms = (time.perf_counter() - started) * 1000
         [(partitions,)] = conn.execute(
             "SELECT count(*) FROM pg_inherits WHERE inhparent = 'pipeline.job_history'::regclass"

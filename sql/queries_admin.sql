@@ -535,6 +535,25 @@ ORDER BY c.relname;
 -- planner's row counts were those of the table before the prune.
 VACUUM (SKIP_LOCKED, ANALYZE) {days} pipeline.job_history_kept, pipeline.outputs, pipeline.joins;
 
+-- name: prune_history_horizon
+-- Once per run-by-run pass, before prune_history_days: the finish time before which no day of
+-- the history takes a row any more, and the greatest id among the kept rows. A job finishes at
+-- now(), its transaction's start: a transaction begun after this statement writes at or after
+-- its now(), and one under way writes at its start, which pg_stat_activity shows (and
+-- pg_prepared_xacts, when it was prepared: it began before). A day more for what they do not
+-- show: the sessions of other roles, whose times only a role with pg_read_all_stats sees, and a
+-- clock stepped back. A day that ends before it is closed: the rows it holds now are all it will
+-- hold (retention.py, history_reach).
+SELECT least(now(), (SELECT min(xact_start) FROM pg_catalog.pg_stat_activity),
+             (SELECT min(prepared) FROM pg_catalog.pg_prepared_xacts)) - interval '1 day'
+           AS open_from,
+       (SELECT max(id) FROM pipeline.job_history_kept) AS kept_greatest;
+
+-- name: prune_history_days
+-- Each day of the history, oldest first, with the least id, least root id and greatest id of its
+-- rows (sql/functions/history_day_bounds.sql): which days a pass's batches must read.
+SELECT lower, upper, least_id, least_root, greatest_id FROM pipeline.history_day_bounds();
+
 -- name: prune_lock_runs
 -- The first statement of a prune batch: the runs it deletes, each locked whole. It walks
 -- finished jobs older than the cutoff in id order after the previous batch's cursor, so rows
@@ -552,7 +571,11 @@ VACUUM (SKIP_LOCKED, ANALYZE) {days} pipeline.job_history_kept, pipeline.outputs
 -- first one whatever its size, so a batch stays near `batch` jobs when the walk meets many
 -- large runs at once. The cursor (next_id) is the last row read before the first run not
 -- taken; more: the next batch has rows to read.
--- The runs met are read whole by pipeline.run_members.
+-- The runs met are read whole by pipeline.run_members, and the taken runs' rows locked, in the
+-- days they can be in: the pass leaves out the days from skip_from until skip_to, which hold no
+-- job of any run up to runs_upto (retention.py, history_reach). A run met above it (a job that
+-- finished before the cutoff after the pass began) is passed over, as a live one is, and left to
+-- a later pass.
 WITH scanned AS (
     SELECT s.id, coalesce(s.root_id, s.id) AS run_id,
            row_number() OVER (ORDER BY s.id) AS pos
@@ -574,8 +597,9 @@ finished_runs AS (
     -- The runs met go in as a row's value, not as a sub-select in the call: the planner
     -- inlines no call whose arguments hold one.
     CROSS JOIN (SELECT array_agg(run_id) AS ids FROM met) AS a
-    JOIN pipeline.run_members(a.ids, %(cutoff)s, %(keep_failed)s) AS n ON n.run_id = m.run_id
-    WHERE NOT n.live
+    JOIN pipeline.run_members(a.ids, %(cutoff)s, %(keep_failed)s, %(skip_from)s, %(skip_to)s)
+        AS n ON n.run_id = m.run_id
+    WHERE NOT n.live AND m.run_id <= %(runs_upto)s::bigint
 ),
 taken AS (
     SELECT run_id FROM finished_runs
@@ -594,6 +618,7 @@ locked_rows AS (
                OR j.root_id BETWEEN (SELECT min(run_id) FROM taken)
                                 AND (SELECT max(run_id) FROM taken))
           AND (j.id IN (SELECT run_id FROM taken) OR j.root_id IN (SELECT run_id FROM taken))
+          AND (j.finished_at < %(skip_from)s OR j.finished_at >= %(skip_to)s)
         FOR UPDATE SKIP LOCKED
     ) AS l
     UNION ALL
@@ -632,16 +657,19 @@ SELECT (SELECT count(*) FROM scanned) = %(batch)s OR (SELECT pos FROM stop) IS N
 -- or left unlocked since) and still finished past the cutoff is deleted whole, with its outputs,
 -- join rows and dedup keys. A run retried before the locks were taken is live again here, and stays.
 -- Each table and day is read for the range of the runs' ids, as in prune_lock_runs
--- (pipeline.run_members).
+-- (pipeline.run_members), the days from skip_from until skip_to left out; a run above runs_upto
+-- (none that prune_lock_runs gave) would not be seen whole there, and stays.
 WITH given AS (
     SELECT r.run_id, r.locked
     FROM unnest(%(runs)s::bigint[], %(locked)s::bigint[]) AS r(run_id, locked)
 ),
 runs AS (
     SELECT g.run_id FROM given AS g
-    LEFT JOIN pipeline.run_members(%(runs)s::bigint[], %(cutoff)s, %(keep_failed)s) AS n
+    LEFT JOIN pipeline.run_members(%(runs)s::bigint[], %(cutoff)s, %(keep_failed)s,
+                                   %(skip_from)s, %(skip_to)s) AS n
         ON n.run_id = g.run_id
     WHERE g.locked = coalesce(n.jobs, 0) AND NOT coalesce(n.live, false)
+      AND g.run_id <= %(runs_upto)s::bigint
 ),
 gone AS (
     DELETE FROM pipeline.job_history AS j
@@ -649,6 +677,7 @@ gone AS (
            OR j.root_id BETWEEN (SELECT min(run_id) FROM given)
                             AND (SELECT max(run_id) FROM given))
       AND (j.id IN (SELECT run_id FROM runs) OR j.root_id IN (SELECT run_id FROM runs))
+      AND (j.finished_at < %(skip_from)s OR j.finished_at >= %(skip_to)s)
     RETURNING j.id
 ),
 gone_kept AS (

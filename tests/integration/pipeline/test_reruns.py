@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from pg_pipeline import Context, arerun
 from pg_pipeline.admin.runs import cancel_tree
 from pg_pipeline.enqueue import enqueue
-from pg_pipeline.maintenance.retention import prune
+from pg_pipeline.maintenance.retention import pass_params, prune
 from pg_pipeline.output_versions import NoSuchVersion, diff_outputs, output_versions
 from pg_pipeline.queries import Q
 from pg_pipeline.reruns import RerunRefused, RerunResult, SameVersion, rerun
@@ -402,7 +402,7 @@ def test_a_rerun_waiting_on_a_prune_batch_deleting_its_run_enqueues_nothing(
     with psycopg.connect(db_url, autocommit=True) as pruner, pruner.transaction():
         # One prune batch, as retention's prune() runs it, left open while the rerun comes.
         [(cutoff,)] = pruner.execute(Q["prune_cutoff"], {"older_than_s": 7 * 86400}).fetchall()
-        params = {"cutoff": cutoff, "keep_failed": False}
+        params = pass_params(pruner, cutoff, keep_failed=False)
         pruner.execute(Q["prune_lock"])
         [(_, _, runs, locked)] = pruner.execute(
             Q["prune_lock_runs"], params | {"after_id": 0, "batch": 1000}

@@ -26,7 +26,7 @@ from pg_pipeline.blobs import (
     S3BlobStore,
 )
 from pg_pipeline.maintenance.blob_sweep import BLOB_SWEEP_BATCH, SweepReport, sweep_blobs, swept
-from pg_pipeline.maintenance.retention import Pruner, prune, said
+from pg_pipeline.maintenance.retention import Pruner, pass_params, prune, said
 from pg_pipeline.queries import Q
 from tests.integration.pipeline.maintenance.test_retention import STRADDLING
 from tests.integration.pipeline.test_blobs import free_port, make_s3_store
@@ -103,7 +103,7 @@ def test_a_prune_batch_drops_the_references_of_the_runs_it_deletes_and_of_no_oth
         f"UPDATE pipeline.job_history SET finished_at = {STRADDLING} WHERE id = ANY(%s)", (runs,)
     )  # the day that holds the cutoff: pruned run by run
     [(cutoff,)] = conn.execute(Q["prune_cutoff"], {"older_than_s": WEEK}).fetchall()
-    batch = {"cutoff": cutoff, "keep_failed": False, "runs": runs}
+    batch = pass_params(conn, cutoff, keep_failed=False) | {"runs": runs}
 
     # The second run has a job fewer than the batch locked (one came or went since): it stays,
     # with its references.

@@ -23,6 +23,7 @@ from pg_pipeline.maintenance.retention import (
     PRUNE_VACUUM_AFTER,
     Pruner,
     PruneReport,
+    pass_params,
     prune,
     said,
 )
@@ -317,7 +318,7 @@ def test_a_prune_batch_reads_jobs_finished_and_runs_by_index_on_a_million_rows(
     )
     conn.execute("VACUUM ANALYZE pipeline.job_history")
     [(cutoff,)] = conn.execute(Q["prune_cutoff"], {"older_than_s": DAY}).fetchall()
-    params = {"cutoff": cutoff, "keep_failed": False}
+    params = pass_params(conn, cutoff, keep_failed=False)
     scan = params | {"after_id": 0, "batch": 1000}
     plan = "\n".join(row[0] for row in conn.execute("EXPLAIN " + Q["prune_lock_runs"], scan))
     # The walk reads the days before the cutoff alone (in a pass, what is left of them: the day
@@ -474,7 +475,7 @@ def test_a_retry_waits_for_a_prune_batch_holding_its_run_then_says_it_was_pruned
     root = fake_run(conn, children=["done", "failed"], days=30)
     [(failed,)] = conn.execute("SELECT id FROM pipeline.jobs WHERE status = 'failed'").fetchall()
     [(cutoff,)] = conn.execute(Q["prune_cutoff"], {"older_than_s": WEEK}).fetchall()
-    params = {"cutoff": cutoff, "keep_failed": False}
+    params = pass_params(conn, cutoff, keep_failed=False)
     results: list[Change] = []
     # A prune batch, its two statements apart: the run locked, not deleted yet.
     with psycopg.connect(db_url) as pruning:
@@ -687,7 +688,7 @@ def test_a_prune_batch_reads_each_other_day_a_few_times_whatever_its_runs(conn: 
     )
     conn.execute("ANALYZE pipeline.job_history")
     [(cutoff,)] = conn.execute(Q["prune_cutoff"], {"older_than_s": WEEK}).fetchall()
-    params = {"cutoff": cutoff, "keep_failed": False}
+    params = pass_params(conn, cutoff, keep_failed=False)
     with conn.transaction():
         [(more, _, runs, locked)] = conn.execute(
             Q["prune_lock_runs"], params | {"after_id": 0, "batch": 1000}
@@ -740,3 +741,144 @@ def test_a_days_detach_reads_the_day_a_few_times_whatever_the_backlog(conn: Conn
     assert run_size(conn, live)[0] == 3
     # A probe of the day per queued job read it 605 times.
     assert scans < 20, scans
+
+
+# -- a batch reads the days that can hold its runs, and no other (issue 21, item 5) -------------
+
+
+def in_day(days_ago: int) -> str:
+    """A moment in the UTC day `days_ago` days back, before now - `days_ago` days: a job
+    finished then is past a cutoff of that many days."""
+    return (
+        f"now() - interval '{days_ago} days' "
+        "- (now() - (date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')) / 2"
+    )
+
+
+def job_in_day(conn: Conn, days_ago: int, *, root: int | None = None) -> int:
+    """A done job finished in the day `days_ago` days back (in_day), of the run `root` (None: a
+    root)."""
+    return int(
+        one_row(
+            conn,
+            "INSERT INTO pipeline.job_history (type, status, parent_id, root_id, finished_at) "
+            f"VALUES ('page', 'done', %s, %s, {in_day(days_ago)}) RETURNING id",
+            root,
+            root,
+        )
+    )
+
+
+def days_read(plan: str) -> set[str]:
+    """The history's days (partitions) a plan reads."""
+    return set(re.findall(r"\bon (job_history_\d{8})\b", plan))
+
+
+def test_a_run_with_a_job_in_a_later_day_is_seen_whole_though_the_pass_leaves_days_out(
+    conn: Conn,
+) -> None:
+    # In the day of the cutoff: a run of its own, and the jobs the walk meets of two runs with a
+    # job finished later, each in a day whose jobs are otherwise all newer than the cutoff's day.
+    plain = job_in_day(conn, 7)
+    job_in_day(conn, 7, root=plain)
+    root_later = job_in_day(conn, 7)  # its root finishes after its child, in day -5
+    job_in_day(conn, 7, root=root_later)
+    child_later = job_in_day(conn, 7)  # its child finishes in day -4
+    for days_ago in (6, 5, 4, 3, 2):
+        job_in_day(conn, days_ago)
+    job_in_day(conn, 4, root=child_later)
+    conn.execute(
+        f"UPDATE pipeline.job_history SET finished_at = {in_day(5)} WHERE id = %s", (root_later,)
+    )
+    [(cutoff,)] = conn.execute(Q["prune_cutoff"], {"older_than_s": WEEK}).fetchall()
+    # What a pass reads once its days wholly past the cutoff are dropped.
+    conn.execute(
+        "DROP TABLE "
+        + ", ".join(row[0] for row in conn.execute(Q["prune_partitions"], {"cutoff": cutoff}))
+    )
+    params = pass_params(conn, cutoff, keep_failed=False)
+    walk = params | {"after_id": 0, "batch": 1000}
+
+    # The pass leaves out the days that hold no job of its runs (-3 and -2), and reads -5 and -4.
+    assert (params["skip_from"], params["skip_to"]) == conn.execute(
+        "SELECT (date_trunc('day', now() AT TIME ZONE 'UTC') - interval '3 days') "
+        "AT TIME ZONE 'UTC', (date_trunc('day', now() AT TIME ZONE 'UTC') - interval '1 day') "
+        "AT TIME ZONE 'UTC'"
+    ).fetchone()
+    with conn.transaction(force_rollback=True):
+        [(_, _, runs, _)] = conn.execute(Q["prune_lock_runs"], walk).fetchall()
+    assert runs == [plain]
+    # Had it left those out too, it would have taken both runs: they look finished in day -7.
+    blind = walk | {"skip_from": cutoff, "skip_to": params["skip_to"]}
+    with conn.transaction(force_rollback=True):
+        [(_, _, runs, _)] = conn.execute(Q["prune_lock_runs"], blind).fetchall()
+    assert runs == [plain, root_later, child_later]
+
+    report = prune(conn, WEEK, rest=0)
+
+    assert (report.runs, report.jobs) == (1, 2)
+    assert run_size(conn, root_later)[0] == 2
+    assert run_size(conn, child_later)[0] == 2
+
+
+def test_a_run_met_above_the_runs_a_pass_can_take_is_left_to_a_later_pass(conn: Conn) -> None:
+    first = job_in_day(conn, 7)
+    late = job_in_day(conn, 7)  # as if it finished before the cutoff after the pass began
+    [(cutoff,)] = conn.execute(Q["prune_cutoff"], {"older_than_s": WEEK}).fetchall()
+    params = pass_params(conn, cutoff, keep_failed=False) | {"runs_upto": first}
+
+    with conn.transaction():
+        [(more, _, runs, locked)] = conn.execute(
+            Q["prune_lock_runs"], params | {"after_id": 0, "batch": 1000}
+        ).fetchall()
+        [(deleted, *_)] = conn.execute(
+            Q["prune_runs"], params | {"runs": [first, late], "locked": [1, 1]}
+        ).fetchall()
+
+    assert (more, runs, locked) == (False, [first], [1])
+    assert deleted == 1, "prune_runs, given it all the same, leaves it too"
+    assert run_size(conn, late)[0] == 1
+    assert prune(conn, WEEK, rest=0).runs == 1
+    assert run_size(conn, late)[0] == 0
+
+
+def test_a_prune_batch_plans_and_reads_only_the_days_that_can_hold_its_runs(conn: Conn) -> None:
+    # Jobs in each of the 45 days before today, the oldest first (as ids come), and runs of two
+    # jobs in the day of a 40-day cutoff.
+    for days_ago in range(45, 0, -1):
+        conn.execute(
+            "INSERT INTO pipeline.job_history (type, status, finished_at) "
+            f"SELECT 'noop', 'done', {in_day(days_ago)} FROM generate_series(1, 20)"
+        )
+        if days_ago == 40:
+            for _ in range(5):
+                job_in_day(conn, 40, root=job_in_day(conn, 40))
+    conn.execute("ANALYZE pipeline.job_history")
+    [(cutoff,)] = conn.execute(Q["prune_cutoff"], {"older_than_s": 40 * DAY}).fetchall()
+    params = pass_params(conn, cutoff, keep_failed=False)
+    walk = params | {"after_id": 0, "batch": 1000}
+    every_day = {"skip_from": cutoff, "skip_to": cutoff}
+    all_days = {
+        row[0]
+        for row in conn.execute(
+            "SELECT c.relname FROM pg_inherits AS i JOIN pg_class AS c ON c.oid = i.inhrelid "
+            "WHERE i.inhparent = 'pipeline.job_history'::regclass"
+        )
+    }
+    # Days -39 to -2 hold jobs of later runs alone, and no late row can come to them.
+    left_out = {day_of(conn, d).removeprefix("pipeline.") for d in range(39, 1, -1)}
+    with conn.transaction(force_rollback=True):
+        [(_, _, runs, locked)] = conn.execute(Q["prune_lock_runs"], walk).fetchall()
+    # The 120 jobs of days -45 to -40 alone in their runs, and the 5 runs of two.
+    assert (len(runs), sum(locked)) == (125, 130)
+    batch = params | {"runs": runs, "locked": locked}
+
+    for name, query_params in (("prune_lock_runs", walk), ("prune_runs", batch)):
+        plan = "\n".join(row[0] for row in conn.execute("EXPLAIN " + Q[name], query_params))
+        blind = "\n".join(
+            row[0] for row in conn.execute("EXPLAIN " + Q[name], query_params | every_day)
+        )
+        assert_reads_run_members_by_known_bounds(plan)
+        assert days_read(blind) == all_days, blind
+        assert days_read(plan) == days_read(blind) - left_out, plan
+        assert day_of(conn, 40).removeprefix("pipeline.") in days_read(plan)
