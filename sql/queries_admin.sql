@@ -539,14 +539,16 @@ VACUUM (SKIP_LOCKED, ANALYZE) {days} pipeline.job_history_kept, pipeline.outputs
 -- Once per run-by-run pass, before prune_history_days: the finish time before which no day of
 -- the history takes a row any more, and the greatest id among the kept rows. A job finishes at
 -- now(), its transaction's start: a transaction begun after this statement writes at or after
--- its now(), and one under way writes at its start, which pg_stat_activity shows (and
--- pg_prepared_xacts, when it was prepared: it began before). A day more for what they do not
--- show: the sessions of other roles, whose times only a role with pg_read_all_stats sees, and a
--- clock stepped back. A day that ends before it is closed: the rows it holds now are all it will
--- hold (retention.py, history_reach).
-SELECT least(now(), (SELECT min(xact_start) FROM pg_catalog.pg_stat_activity),
-             (SELECT min(prepared) FROM pg_catalog.pg_prepared_xacts)) - interval '1 day'
-           AS open_from,
+-- its now(), and one under way in this database writes at its start, which pg_stat_activity
+-- shows (and pg_prepared_xacts, when it was prepared: it began before). A day more for what they
+-- do not show: the sessions of other roles, whose times only a role with pg_read_all_stats sees,
+-- and a clock stepped back. A day that ends before it is closed: the rows it holds now are all
+-- it will hold (retention.py, history_reach).
+SELECT least(now(),
+             (SELECT min(xact_start) FROM pg_catalog.pg_stat_activity
+              WHERE datname = current_database()),
+             (SELECT min(prepared) FROM pg_catalog.pg_prepared_xacts
+              WHERE database = current_database())) - interval '1 day' AS open_from,
        (SELECT max(id) FROM pipeline.job_history_kept) AS kept_greatest;
 
 -- name: prune_history_days

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import psycopg
@@ -882,3 +883,15 @@ def test_a_prune_batch_plans_and_reads_only_the_days_that_can_hold_its_runs(conn
         assert days_read(blind) == all_days, blind
         assert days_read(plan) == days_read(blind) - left_out, plan
         assert day_of(conn, 40).removeprefix("pipeline.") in days_read(plan)
+
+
+def test_a_day_is_closed_to_late_rows_only_a_day_before_the_oldest_open_transaction_began(
+    db_url: str, conn: Conn
+) -> None:
+    # A job finishes at its transaction's start: one open now may still write into that day.
+    with psycopg.connect(db_url) as other:
+        [(began,)] = other.execute("SELECT now()").fetchall()
+        [(open_from, _)] = conn.execute(Q["prune_history_horizon"]).fetchall()
+        [(now,)] = conn.execute("SELECT now()").fetchall()
+    # (At or before: an autovacuum worker's transaction may be older still.)
+    assert open_from <= began - timedelta(days=1) < now - timedelta(days=1)
