@@ -800,7 +800,8 @@ def test_a_run_with_a_job_in_a_later_day_is_seen_whole_though_the_pass_leaves_da
     params = pass_params(conn, cutoff, keep_failed=False)
     walk = params | {"after_id": 0, "batch": 1000}
 
-    # The pass leaves out the days that hold no job of its runs (-3 and -2), and reads -5 and -4.
+    # The pass leaves out the longest stretch of days that hold no job of its runs (-3 and -2;
+    # -6 is one alone), and reads -5 and -4.
     assert (params["skip_from"], params["skip_to"]) == conn.execute(
         "SELECT (date_trunc('day', now() AT TIME ZONE 'UTC') - interval '3 days') "
         "AT TIME ZONE 'UTC', (date_trunc('day', now() AT TIME ZONE 'UTC') - interval '1 day') "
