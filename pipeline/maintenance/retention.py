@@ -56,8 +56,9 @@ log = logging.getLogger(__name__)
 PRUNE_BATCH = 1000
 PRUNE_BATCH_MAX = 100_000  #: largest --batch: a batch is one transaction's worth of row locks
 #: A sensible interval between a worker's prune passes, seconds: retention is counted in hours
-#: or days, and a pass over nothing to delete costs one index probe and a read of each day's
-#: index ends (history_reach: 44-52 ms at 108 days).
+#: or days, and a pass over nothing to delete costs one walk of the finished rows older than the
+#: cutoff (prune_walk_start); one whose walk meets a row reads each day's index ends too
+#: (history_reach: 44-56 ms at 108 days).
 PRUNE_INTERVAL_S = 300.0
 #: Jobs deleted in one pass from which the pass ends with a VACUUM of the tables it deleted from
 #: (see prune_vacuum in sql/queries_admin.sql). Fewer are left to autovacuum: this table's is
@@ -124,11 +125,14 @@ def prune(
     """
     [(cutoff,)] = conn.execute(Q["prune_cutoff"], {"older_than_s": older_than_s}).fetchall()
     days = _drop_days(conn, cutoff, keep_failed=keep_failed, stop=stop)
-    # After the days it dropped: what is left of the history is what its batches read.
-    params = pass_params(conn, cutoff, keep_failed=keep_failed)
-    after_id = 0
     jobs = outputs = joins = batches = runs_deleted = 0
-    while True:
+    # After the days it dropped: a walk that meets no row has no run to delete, and the pass
+    # ends there, without reading the history's days (pass_params) or running a batch. What is
+    # left of the history is what its batches read, the first from the row met.
+    first = conn.execute(Q["prune_walk_start"], {"cutoff": cutoff}).fetchone()
+    params = {} if first is None else pass_params(conn, cutoff, keep_failed=keep_failed)
+    after_id = 0 if first is None else first[0] - 1
+    while first is not None:
         began = clock()
         with conn.transaction():
             conn.execute(Q["prune_lock"])
@@ -204,13 +208,14 @@ def pass_params(
     conn: psycopg.Connection[Any], cutoff: datetime, *, keep_failed: bool
 ) -> dict[str, Any]:
     """What every batch of a pass with `cutoff` gives both its statements (prune_lock_runs,
-    prune_runs), read once, when the pass's days are dropped."""
+    prune_runs), read once, when the pass's days are dropped and its walk has met a row."""
     return {"cutoff": cutoff, "keep_failed": keep_failed} | history_reach(conn, cutoff).params()
 
 
 def history_reach(conn: psycopg.Connection[Any], cutoff: datetime) -> Reach:
     """The days a pass with `cutoff` must read, from the history as it is now (see reach()).
-    Read once a pass: three index descents a day (prune_history_days), 108 days in 44-52 ms."""
+    Read once a pass whose walk meets a row: three index descents a day (prune_history_days),
+    108 days in 44-56 ms."""
     [(open_from, kept_greatest)] = conn.execute(Q["prune_history_horizon"]).fetchall()
     days = [HistoryDay(*row) for row in conn.execute(Q["prune_history_days"]).fetchall()]
     return reach(days, cutoff, open_from, kept_greatest)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import psycopg
@@ -19,6 +19,7 @@ import tests.support.apps.pipeline_app  # noqa: F401  registers the pipeline sta
 from pg_pipeline import enqueue
 from pg_pipeline.admin import jobs as admin
 from pg_pipeline.admin.jobs import Change
+from pg_pipeline.maintenance import retention
 from pg_pipeline.maintenance.blob_sweep import SweepReport
 from pg_pipeline.maintenance.retention import (
     PRUNE_VACUUM_AFTER,
@@ -156,7 +157,7 @@ def test_prune_deletes_a_whole_finished_run_with_its_outputs_and_joins(
     assert (report.jobs, report.outputs, report.joins) == (8, 6, 1)
     assert run_size(conn, old) == (0, 0, 0)
     assert run_size(conn, recent) == (6, 4, 1), "finished a moment ago: kept"
-    assert prune(conn, WEEK) == PruneReport(batches=1), "nothing left to delete"
+    assert prune(conn, WEEK) == PruneReport(), "nothing left to delete: not a batch run"
 
 
 def test_prune_keeps_every_job_and_output_of_a_run_that_is_still_live(conn: Conn) -> None:
@@ -303,7 +304,7 @@ def test_pruner_run_once_reports_counts_and_concurrent_passes_never_collide(
     assert sum(r.outputs for r in reports) == 600
     assert sum(r.joins for r in reports) == 300
     assert count(conn, "SELECT count(*) FROM pipeline.jobs WHERE id = ANY(%s)", roots) == 0
-    nothing = PruneReport(batches=1, blobs=SweepReport())  # its sweep found no candidates
+    nothing = PruneReport(blobs=SweepReport())  # no batch run, and its sweep found no candidates
     assert Pruner(pool, older_than_s=WEEK).run_once() == nothing
 
 
@@ -332,6 +333,12 @@ def test_a_prune_batch_reads_jobs_finished_and_runs_by_index_on_a_million_rows(
     assert "Index Scan using job_history_" in walk, plan
     assert not re.search(r"Seq Scan on job_history_\d+ .*?cost=[\d.]+\.\.\d{3,}", walk), plan
     assert_reads_run_members_by_known_bounds(plan)
+    # The pass's first statement walks as its batches do, to the first row it meets.
+    start = "\n".join(
+        row[0] for row in conn.execute("EXPLAIN " + Q["prune_walk_start"], {"cutoff": cutoff})
+    )
+    assert "Index Scan using job_history_" in start, start
+    assert not re.search(r"Seq Scan on job_history_\d+ .*?cost=[\d.]+\.\.\d{3,}", start), start
     runs = params | {"runs": list(range(1, 1001)), "locked": [1] * 1000}
     plan = "\n".join(row[0] for row in conn.execute("EXPLAIN " + Q["prune_runs"], runs))
     assert_reads_run_members_by_known_bounds(plan)
@@ -350,6 +357,39 @@ def assert_reads_run_members_by_known_bounds(plan: str) -> None:
     bounds = re.findall(r"Index Cond: \(\(root_id >= (.*)", plan)
     assert bounds, plan
     assert all(re.match(r"\$\d|\(InitPlan \d", b) for b in bounds), plan
+
+
+def test_a_pass_whose_walk_meets_no_row_past_the_cutoff_reads_no_days_bounds(
+    conn: Conn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A worker's pass every 5 minutes read each day's index ends (44-56 ms at 108 days) before
+    # it knew whether the walk met a row, and ran a batch that found nothing.
+    reads: list[datetime] = []
+    reach = retention.history_reach
+
+    def read(c: Conn, cutoff: datetime) -> retention.Reach:
+        reads.append(cutoff)
+        return reach(c, cutoff)
+
+    monkeypatch.setattr(retention, "history_reach", read)
+    fake_run(conn, children=["done"], days=10)  # its day goes whole
+    recent = fake_run(conn, children=["done"], days=1)
+
+    report = prune(conn, WEEK)
+
+    assert (report.jobs, report.partitions, report.batches) == (2, 1, 0)
+    assert reads == []
+    assert run_size(conn, recent)[0] == 2
+
+    # Rows past the cutoff in the day that holds it: read once, for every batch of the pass.
+    conn.execute(
+        "INSERT INTO pipeline.job_history (type, status, finished_at) "
+        f"SELECT 'noop', 'done', {STRADDLING} FROM generate_series(1, 5)"
+    )
+    report = prune(conn, WEEK, batch=2, rest=0)
+
+    assert (report.jobs, report.batches) == (5, 3)
+    assert len(reads) == 1
 
 
 def test_a_pass_counts_the_empty_days_it_drops_apart_from_the_days_that_held_jobs(

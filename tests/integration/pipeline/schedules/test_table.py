@@ -14,6 +14,7 @@ import tests.support.apps.jobs_app  # noqa: F401  registers the test stages
 from pg_pipeline import ScheduleRegistry, schedule, sync_schedules
 from pg_pipeline.maintenance.retention import prune
 from pg_pipeline.queries import Q
+from tests.support.history import finish, make_past_days
 
 Conn = psycopg.Connection[Any]
 
@@ -49,7 +50,15 @@ def test_a_schedule_sync_does_not_wait_for_a_prune_batch(db_url: str, impatient:
 
 
 def test_a_prune_batch_does_not_wait_for_a_schedule_sync(db_url: str, impatient: Conn) -> None:
+    # A job finished two hours ago, past the prune's cutoff: a pass whose walk meets no row
+    # runs no batch.
+    make_past_days(impatient, 1)
+    [(old,)] = impatient.execute(
+        "INSERT INTO pipeline.active_jobs (type, status) VALUES ('noop', 'running') RETURNING id"
+    ).fetchall()
+    finish(impatient, old, ago="2 hours")
+
     with held(db_url, "schedule_sync_lock"):
         report = prune(impatient, 3600)
 
-    assert report.batches == 1
+    assert (report.batches, report.jobs) == (1, 1)
