@@ -408,12 +408,19 @@ def said(report: PruneReport) -> str:
         if report.empty_partitions
         else ""
     )
+    # No batch: the walk met no finished job past the cutoff, so no run was left to delete;
+    # "0 runs deleted one by one in 0 batches" said so awkwardly.
+    one_by_one = (
+        f"{counted(report.runs, 'run')} deleted one by one in"
+        f" {counted(report.batches, 'batch', 'batches')}"
+        if report.batches
+        else "no run left to delete one by one"
+    )
     text = (
         f"deleted {counted(report.jobs, 'finished job')}, {counted(report.outputs, 'output')}"
         f" and {counted(report.joins, 'join')} ({counted(report.partitions, 'day')} of history"
         f" dropped whole, {report.kept} of {their} rows kept for runs still going{empty};"
-        f" {counted(report.runs, 'run')} deleted one by one in"
-        f" {counted(report.batches, 'batch', 'batches')})"
+        f" {one_by_one})"
     )
     if report.vacuum_skipped:
         # The rest of its VACUUM ran: what it passed over is said, not "vacuumed".

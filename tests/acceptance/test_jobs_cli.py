@@ -177,6 +177,7 @@ def test_prune_deletes_old_finished_runs_and_keeps_live_and_recent_ones(
     assert kept_failed.stdout.startswith(
         "deleted 5 finished jobs, 5 outputs and 0 joins (1 day of history dropped whole, 1 of"
         " its rows kept for runs still going; 1 empty day dropped; 0 runs deleted one by one in"
+        " 1 batch);"
     )
     # A rest is 0 to 100 times a batch's time.
     for rest in ("-1", "101", "nan", "x"):
@@ -193,6 +194,13 @@ def test_prune_deletes_old_finished_runs_and_keeps_live_and_recent_ones(
     remaining = conn.execute("SELECT id FROM pipeline.jobs ORDER BY id").fetchall()
     assert [r[0] for r in remaining] == sorted(recent + queued)
     assert one(conn, "SELECT count(*) FROM pipeline.outputs") == 2
+    # Nothing finished is left past the cutoff: no batch ran, and none is claimed.
+    again = run_cli(env, "prune", "--older-than", "7d")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.startswith(
+        "deleted 0 finished jobs, 0 outputs and 0 joins (0 days of history dropped whole, 0 of"
+        " their rows kept for runs still going; no run left to delete one by one);"
+    )
 
 
 def written_ago(store: LocalBlobStore, key: str, seconds: float) -> None:

@@ -26,6 +26,13 @@ def test_a_pass_of_several_says_each_in_the_plural() -> None:
     )
 
 
+def test_a_pass_that_ran_no_batch_says_no_run_was_left_to_delete_one_by_one() -> None:
+    text = said(PruneReport(jobs=2, partitions=1))
+
+    assert text.endswith("rows kept for runs still going; no run left to delete one by one)")
+    assert "batch" not in text
+
+
 def test_empty_days_dropped_are_said_apart_from_the_days_dropped_with_their_jobs() -> None:
     assert "; 1 empty day dropped;" in said(PruneReport(jobs=3, partitions=1, empty_partitions=1))
     text = said(PruneReport(batches=1, empty_partitions=3))
