@@ -16,7 +16,10 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$
     SELECT CASE
         WHEN run_s OPERATOR(pg_catalog.<) 0.001 THEN 1
-        ELSE least(pg_catalog.floor(3 OPERATOR(pg_catalog.*)
+        -- WHEN, not ELSE: least() ignores the NULL that ln() makes of no run time, and made
+        -- it 73, the bucket the rollups then counted every untimed job in.
+        WHEN run_s OPERATOR(pg_catalog.>=) 0.001
+        THEN least(pg_catalog.floor(3 OPERATOR(pg_catalog.*)
                                     pg_catalog.ln(run_s OPERATOR(pg_catalog.*) 1000)
                                     OPERATOR(pg_catalog./) 0.6931471805599453)::integer
                    OPERATOR(pg_catalog.+) 2,

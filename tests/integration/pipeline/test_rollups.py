@@ -240,6 +240,24 @@ def test_run_time_percentiles_from_the_histogram_are_within_13_percent(
     assert est95 == pytest.approx(float(exact95), rel=0.13)
 
 
+def test_jobs_without_a_run_time_add_nothing_to_the_histograms(conn: Conn) -> None:
+    # A done job without a start (put into the history by hand) and a failed one are not timed:
+    # each histogram holds the timed jobs alone, as `timed` counts them.
+    conn.execute(
+        """INSERT INTO pipeline.job_history (type, tenant_id, payload, status, started_at,
+                                             finished_at)
+           VALUES ('ocr', 'acme', '{}', 'done', now() - interval '2 seconds', now()),
+                  ('ocr', 'acme', '{}', 'done', NULL, now()),
+                  ('ocr', 'acme', '{}', 'failed', now() - interval '1 second', now())"""
+    )
+    for table in ("finished_by_minute", "tenant_finished_by_minute"):
+        rows = conn.execute(
+            f"SELECT status, jobs, timed, (SELECT sum(n) FROM unnest(run_hist) AS n) "  # type: ignore[arg-type]
+            f"FROM pipeline.{table} ORDER BY status"
+        ).fetchall()
+        assert rows == [("done", 2, 1, 1), ("failed", 1, 0, None)], table
+
+
 def test_folding_old_minutes_shards_into_one_row_each_changes_no_figure(
     conn: Conn, db_url: str
 ) -> None:
