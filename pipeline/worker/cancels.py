@@ -58,9 +58,8 @@ class CancelChecks:
                 exc,
             )
             return
-        for job_id, claim in held:
-            if job_id in confirmed:
-                self.executor.cancel(job_id, claim)
+        # Counted before the real ones are acted on: once a job of this batch has stopped, the
+        # hints that came with it are all dealt with, forged ones included.
         unfounded = len(held) - len(confirmed)
         if unfounded:
             self.forged += unfounded
@@ -71,3 +70,6 @@ class CancelChecks:
                     "pg-pipeline did not send it (further ones are ignored silently)",
                     next(job_id for job_id, _ in held if job_id not in confirmed),
                 )
+        for job_id, claim in held:
+            if job_id in confirmed:
+                self.executor.cancel(job_id, claim)
