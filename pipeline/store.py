@@ -76,8 +76,8 @@ def _lock_timeout(
     statement with LockNotAvailable (55P03) instead of holding it up for as long as it lasts.
     `planned_once`: and its statements keep a generic plan from their first run (sql/queries.sql
     says why), in the same round trip."""
-    query = Q["lock_timeout_planned_once"] if planned_once else Q["lock_timeout"]
-    conn.execute(query, {"timeout": f"{max(1, round(seconds * 1000))}ms"})
+    timeout = f"{max(1, round(seconds * 1000))}ms"
+    conn.execute(Q["lock_timeout"], {"timeout": timeout, "planned_once": planned_once})
 
 
 def _fence_params(jobs: Iterable[tuple[int, int]]) -> dict[str, str]:

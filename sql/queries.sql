@@ -381,19 +381,16 @@ CROSS JOIN LATERAL (SELECT FROM pipeline.active_jobs AS j
 
 -- name: lock_timeout
 -- For the rest of the current transaction: how long a statement waits for a lock before it
--- fails with lock_not_available (55P03), e.g. '1000ms'.
-SELECT set_config('lock_timeout', %(timeout)s, true);
-
--- name: lock_timeout_planned_once
--- `lock_timeout`, and the transaction's statements planned once: a connection plans a prepared
--- statement afresh for its first five runs before it keeps a generic plan, which is what a
--- completion's statement keeps. A worker's acknowledger is a connection of its own, and a
--- fresh worker of a fleet of sixteen writes about six batches in a 20,000-job drain: every one
--- of them was planned afresh, 0.3-0.5 ms of its backend's CPU a batch (docs/measurements.md,
--- 2026-12-04 (an)). The setting ends with the transaction, so through a transaction pooler it
--- never reaches another client's.
+-- fails with lock_not_available (55P03), e.g. '1000ms'. With `planned_once`, its statements
+-- are planned once too: a connection plans a prepared statement afresh for its first five runs
+-- before it keeps a generic plan, which is what a completion's statement keeps. A worker's
+-- acknowledger is a connection of its own, and a fresh worker of a fleet of sixteen writes
+-- about six batches in a 20,000-job drain: every one of them was planned afresh, 0.3-0.5 ms of
+-- its backend's CPU a batch (docs/measurements.md, 2026-12-04 (an)). Both settings end with the
+-- transaction, so through a transaction pooler they never reach another client's.
 SELECT set_config('lock_timeout', %(timeout)s, true),
-       set_config('plan_cache_mode', 'force_generic_plan', true);
+       CASE WHEN %(planned_once)s::boolean
+            THEN set_config('plan_cache_mode', 'force_generic_plan', true) END;
 
 -- name: retry_later
 -- Whether to retry was decided in pipeline/outcomes.py; this only writes it. With `refund`, the

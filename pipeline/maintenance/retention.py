@@ -312,7 +312,9 @@ def _drop_days(
         try:
             with conn.transaction():
                 conn.execute(Q["prune_lock"])
-                conn.execute(Q["lock_timeout"], {"timeout": DETACH_LOCK_WAIT})
+                conn.execute(
+                    Q["lock_timeout"], {"timeout": DETACH_LOCK_WAIT, "planned_once": False}
+                )
                 [(copied,)] = conn.execute(
                     Q["prune_detach_partition"], {"part": part, "survivors": survivors}
                 ).fetchall()
