@@ -469,18 +469,9 @@ SELECT tenant_id FROM pipeline.schedules WHERE name = %(name)s;
 SELECT now() - make_interval(secs => %(older_than_s)s::float8);
 
 -- name: prune_partitions
--- The days of the history wholly before the cutoff, oldest first, each with its upper bound
--- (from the partition's bound, as PostgreSQL spells it: FOR VALUES FROM ('...') TO ('...')).
+-- The days of the history wholly before the cutoff, oldest first, each with its upper bound.
 -- The legacy partition of migration 0013 is among them once its last day is past the cutoff.
-SELECT c.oid::regclass::text AS part, b.upper
-FROM pg_inherits AS i
-JOIN pg_class AS c ON c.oid = i.inhrelid
-CROSS JOIN LATERAL (
-    SELECT (regexp_match(pg_get_expr(c.relpartbound, c.oid), $$TO \('([^']+)'\)$$))[1]::timestamptz
-           AS upper
-) AS b
-WHERE i.inhparent = 'pipeline.job_history'::regclass AND b.upper <= %(cutoff)s
-ORDER BY b.upper;
+SELECT part::text, upper FROM pipeline.history_days WHERE upper <= %(cutoff)s ORDER BY upper;
 
 -- name: prune_detached
 -- Days a pass detached and did not drop (it stopped in between): tables of the history's
@@ -513,14 +504,10 @@ SELECT pg_advisory_xact_lock(7263941873223);
 -- free, among them), and a day whose lower bound reads otherwise. Its VACUUM reads these alone:
 -- a VACUUM of the history reads every day, 25 s of an 8 GB history for the one day changed.
 SELECT n.nspname, c.relname
-FROM pg_inherits AS i
-JOIN pg_class AS c ON c.oid = i.inhrelid
+FROM pipeline.history_days AS d
+JOIN pg_class AS c ON c.oid = d.part
 JOIN pg_namespace AS n ON n.oid = c.relnamespace
-CROSS JOIN LATERAL (
-    SELECT (regexp_match(pg_get_expr(c.relpartbound, c.oid), $$FROM \('([^']+)'\)$$))[1]::timestamptz
-           AS lower
-) AS b
-WHERE i.inhparent = 'pipeline.job_history'::regclass AND coalesce(b.lower < %(cutoff)s, true)
+WHERE coalesce(d.lower < %(cutoff)s, true)
 ORDER BY c.relname;
 
 -- name: prune_vacuum
@@ -787,15 +774,10 @@ days AS (
 ),
 dropped_days AS (
     -- Days before the history's first partition, which retention dropped: they would widen
-    -- every stage's span (finished_span) by days there is nothing to read in. The bounds are
-    -- read without naming their partition (pg_get_expr's 0): named, each day was opened under
-    -- a lock, 14 instead of 5 ms at 108 days in a new connection (a worker's start), and a
-    -- day locked by a prune's detach held the statement up.
+    -- every stage's span (finished_span) by days there is nothing to read in. The view opens no
+    -- day (schema.sql says why that matters here).
     DELETE FROM pipeline.finished_days
-    WHERE day < (SELECT min((regexp_match(pg_get_expr(c.relpartbound, 0),
-                                          $$FROM \('([^']+)'\)$$))[1]::timestamptz)
-                 FROM pg_inherits AS i JOIN pg_class AS c ON c.oid = i.inhrelid
-                 WHERE i.inhparent = 'pipeline.job_history'::regclass)
+    WHERE day < (SELECT min(lower) FROM pipeline.history_days)
 ),
 tenants AS (
     DELETE FROM pipeline.tenant_finished_by_minute

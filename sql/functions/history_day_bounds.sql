@@ -21,16 +21,7 @@ DECLARE
 BEGIN
     LOCK TABLE pipeline.job_history IN ACCESS SHARE MODE;
     FOR day IN
-        -- The bounds as PostgreSQL spells them: FOR VALUES FROM ('...') TO ('...').
-        SELECT i.inhrelid::regclass AS part,
-               (regexp_match(pg_get_expr(c.relpartbound, c.oid), $r$FROM \('([^']+)'\)$r$))[1]
-                   ::timestamptz AS lower,
-               (regexp_match(pg_get_expr(c.relpartbound, c.oid), $r$TO \('([^']+)'\)$r$))[1]
-                   ::timestamptz AS upper
-        FROM pg_inherits AS i
-        JOIN pg_class AS c ON c.oid = i.inhrelid
-        WHERE i.inhparent = 'pipeline.job_history'::regclass
-        ORDER BY 2
+        SELECT d.part, d.lower, d.upper FROM pipeline.history_days AS d ORDER BY d.lower
     LOOP
         lower := day.lower;
         upper := day.upper;

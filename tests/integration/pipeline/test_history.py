@@ -257,6 +257,37 @@ def test_a_finishing_write_makes_the_missing_day_of_the_history(
     assert one(conn, "SELECT tableoid::regclass::text FROM pipeline.job_history") == today
 
 
+def test_the_history_days_carry_their_bounds_and_reading_them_locks_no_day(
+    conn: Conn, pool: ConnectionPool
+) -> None:
+    make_past_days(conn, 2)
+    days = {
+        name: (lower, upper)
+        for name, lower, upper in conn.execute(
+            "SELECT part::text, lower, upper FROM pipeline.history_days"
+        ).fetchall()
+    }
+    expected = conn.execute(
+        "SELECT 'pipeline.job_history_' || to_char(d, 'YYYYMMDD'), "
+        "d::timestamp AT TIME ZONE 'UTC', (d + 1)::timestamp AT TIME ZONE 'UTC' "
+        "FROM generate_series(0, 2) AS n, "
+        "LATERAL (SELECT (now() AT TIME ZONE 'UTC')::date - n AS d) AS day"
+    ).fetchall()
+    assert {name: days.get(name) for name, _, _ in expected} == {
+        name: (lower, upper) for name, lower, upper in expected
+    }
+    # A day a prune is detaching is locked: whoever reads the days (the rollups' fold, a worker's
+    # start) must not wait for it.
+    locked = next(iter(days))
+    with pool.connection() as detacher, detacher.transaction():
+        detacher.execute(f"LOCK TABLE {locked} IN ACCESS EXCLUSIVE MODE")  # type: ignore[call-overload]
+        with pool.connection() as reader, reader.transaction():
+            reader.execute("SET LOCAL lock_timeout = '200ms'")
+            # count(upper): a count(*) would leave the bounds unread.
+            read = reader.execute("SELECT count(upper) FROM pipeline.history_days").fetchone()
+    assert read == (len(days),)
+
+
 def test_a_dedup_key_is_free_again_once_retention_pruned_its_job(
     conn: Conn, pool: ConnectionPool
 ) -> None:
