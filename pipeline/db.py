@@ -6,7 +6,7 @@ import functools
 import logging
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
 from urllib.parse import unquote
@@ -241,12 +241,16 @@ def make_pool(
     name: str = "pg-pipeline",
     schema: str | None = None,
     prepare_at: int | None = None,
+    direct_session: Callable[[psycopg.Connection[Any]], None] | None = None,
 ) -> ConnectionPool:
     """A pool of autocommit connections. Broken connections are dropped when returned, so after
     a server restart the first statement fails, the caller retries, and a fresh one is made; so
     are connections to a server that has stopped taking writes (PooledCursor). `schema` as in
     connect(). `prepare_at`: the run of a statement at which its connections prepare it (0: the
-    first), where psycopg's default waits for the sixth; never through a transaction pooler."""
+    first), where psycopg's default waits for the sixth; never through a transaction pooler.
+    `direct_session`: run on each new connection that does not go through a transaction pooler,
+    to set what its session holds (through one, a session's settings would reach the next
+    client of the server connection it happened to get)."""
     from psycopg_pool import ConnectionPool
 
     pooler_mode()  # a bad setting fails here: in `configure` the pool would retry it forever
@@ -261,7 +265,9 @@ def make_pool(
             "application_name": name,
             "cursor_factory": cursor,
         },
-        configure=functools.partial(_configure, prepare_at=prepare_at),
+        configure=functools.partial(
+            _configure, prepare_at=prepare_at, direct_session=direct_session
+        ),
         timeout=CONNECT_TIMEOUT_S,
         reconnect_timeout=0,  # never give up reconnecting: the worker outlives outages
         name=name,
@@ -269,12 +275,19 @@ def make_pool(
     )
 
 
-def _configure(conn: psycopg.Connection[Any], *, prepare_at: int | None = None) -> None:
+def _configure(
+    conn: psycopg.Connection[Any],
+    *,
+    prepare_at: int | None = None,
+    direct_session: Callable[[psycopg.Connection[Any]], None] | None = None,
+) -> None:
     from pydantic_core import from_json
 
     if prepare_at is not None:
         conn.prepare_threshold = prepare_at
-    fit_to_pooler(conn)  # after: through a transaction pooler, nothing is prepared
+    # After: through a transaction pooler, nothing is prepared, and the session holds nothing.
+    if not fit_to_pooler(conn) and direct_session is not None:
+        direct_session(conn)
     # Every claimed job's payload is parsed here: pydantic's parser (already installed for the
     # models) gives the same values as json.loads in a sixth of the time.
     set_json_loads(from_json, conn)
@@ -328,8 +341,9 @@ def through_pooler(conn: psycopg.Connection[Any], backend_pid: int | None = None
     return backend_pid is not None and backend_pid != conn.info.backend_pid
 
 
-def fit_to_pooler(conn: psycopg.Connection[Any], backend_pid: int | None = None) -> None:
-    """Turn off psycopg's automatic prepared statements on a transaction-pooled connection.
+def fit_to_pooler(conn: psycopg.Connection[Any], backend_pid: int | None = None) -> bool:
+    """Turn off psycopg's automatic prepared statements on a transaction-pooled connection;
+    returns whether `conn` goes through a transaction pooler.
 
     psycopg prepares a statement it has run 5 times, under a name like `_pg3_0`, on the server
     connection of the moment. A transaction pooler (PgBouncer before 1.21, or with
@@ -339,8 +353,10 @@ def fit_to_pooler(conn: psycopg.Connection[Any], backend_pid: int | None = None)
     `backend_pid`: as in through_pooler.
     """
     mode = pooler_mode()
-    if mode == "transaction" or (mode == "auto" and through_pooler(conn, backend_pid)):
+    pooled = mode == "transaction" or (mode == "auto" and through_pooler(conn, backend_pid))
+    if pooled:
         conn.prepare_threshold = None
+    return pooled
 
 
 def listen_dsn(dsn: str) -> str | None:

@@ -56,11 +56,18 @@ def healing(conn: psycopg.Connection[Any], write: Callable[[], T]) -> T:
     fail on a check violation, the days' partitions are made and it runs once more. Any 23514
     does: making partitions that exist is a no-op, and a violation of another kind comes back
     from the second run. Inside a caller's transaction, which the failure aborted, nothing can
-    run again: the error goes to the caller."""
+    run again: the error goes to the caller.
+
+    The days are made in a transaction of their own that waits for their locks as long as the
+    session's configured lock timeout says (no limit by default), not as long as this session
+    set: the acknowledger's connection holds 50 ms for its session (pipeline/store.py,
+    hold_ack_settings), and a reader of the history holds a lock that making a day waits for."""
     try:
         return write()
     except psycopg.errors.CheckViolation:
         if conn.info.transaction_status != TransactionStatus.IDLE:
             raise
-    make_partitions(conn)
+    with conn.transaction():
+        conn.execute(Q["lock_timeout_as_configured"])
+        make_partitions(conn)
     return write()

@@ -11,6 +11,7 @@ import os
 import socket
 import time
 import uuid
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -76,8 +77,33 @@ def _lock_timeout(
     statement with LockNotAvailable (55P03) instead of holding it up for as long as it lasts.
     `planned_once`: and its statements keep a generic plan from their first run (sql/queries.sql
     says why), in the same round trip."""
-    timeout = f"{max(1, round(seconds * 1000))}ms"
-    conn.execute(Q["lock_timeout"], {"timeout": timeout, "planned_once": planned_once})
+    params = {"timeout": _ms(seconds), "planned_once": planned_once, "local": True}
+    conn.execute(Q["lock_timeout"], params)
+
+
+def _ms(seconds: float) -> str:
+    return f"{max(1, round(seconds * 1000))}ms"
+
+
+#: The acknowledger's connections whose session holds what each batch's first write needs
+#: (hold_ack_settings), with the lock wait it holds, in seconds.
+_ACK_SESSIONS: weakref.WeakKeyDictionary[psycopg.Connection[Any], float] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def hold_ack_settings(conn: psycopg.Connection[Any]) -> None:
+    """For the session of the acknowledger's connection (db.make_pool's `direct_session`: a
+    connection that goes through no transaction pooler), what each batch's first write would
+    otherwise set in a transaction of its own: a lock wait of ACK_ROW_WAIT_S, and its statements
+    planned once. That write is then one statement in autocommit, one round trip where BEGIN,
+    the settings, the statement and COMMIT took four: the worker's CPU a job fell by a tenth at
+    16 processes (benchmarks/FLEET.md). What else runs on that connection sets its own lock
+    wait (the skipping write, the warm-up) or lifts it (history.healing's partitions)."""
+    conn.execute(
+        Q["lock_timeout"], {"timeout": _ms(ACK_ROW_WAIT_S), "planned_once": True, "local": False}
+    )
+    _ACK_SESSIONS[conn] = ACK_ROW_WAIT_S
 
 
 def _fence_params(jobs: Iterable[tuple[int, int]]) -> dict[str, str]:
@@ -186,12 +212,18 @@ class JobStore:
         wait runs out is it written again skipping such rows (sql/queries.sql says why)."""
         # Sorted by id, which `acknowledge` finds each job's fence by (and locks the rows in).
         params = _done_params(sorted(done), logs)
+        row_wait_s = min(ACK_ROW_WAIT_S, lock_wait_s)
+
+        def first() -> list[tuple[Any, ...]]:
+            return conn.execute(Q["acknowledge"], params).fetchall()
 
         def write() -> list[tuple[Any, ...]]:
             try:
+                if _ACK_SESSIONS.get(conn) == row_wait_s:
+                    return first()  # autocommit: its session holds the settings
                 with conn.transaction():
-                    _lock_timeout(conn, min(ACK_ROW_WAIT_S, lock_wait_s), planned_once=True)
-                    return conn.execute(Q["acknowledge"], params).fetchall()
+                    _lock_timeout(conn, row_wait_s, planned_once=True)
+                    return first()
             except psycopg.errors.LockNotAvailable:
                 pass
             with conn.transaction():

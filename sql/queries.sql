@@ -274,7 +274,9 @@ SELECT id FROM moved;
 -- A row locked elsewhere is waited for, as any lock is, no longer than the caller's
 -- lock_timeout, which JobStore.acknowledge keeps short: a heartbeat's lock lasts a moment (and
 -- the row is deleted in the version the heartbeat left: its fence is the same); past the
--- timeout the caller rolls back and writes the batch with `acknowledge_skipping`.
+-- timeout the statement is rolled back and the caller writes the batch with
+-- `acknowledge_skipping`. On the acknowledger's own connection that timeout is its session's,
+-- and the statement runs alone in autocommit (`lock_timeout` says when).
 WITH gone AS (
     DELETE FROM pipeline.active_jobs AS j
     WHERE j.id = ANY (%(ids)s::bigint[])
@@ -380,17 +382,28 @@ CROSS JOIN LATERAL (SELECT FROM pipeline.active_jobs AS j
                     LIMIT 1) AS owned;
 
 -- name: lock_timeout
--- For the rest of the current transaction: how long a statement waits for a lock before it
--- fails with lock_not_available (55P03), e.g. '1000ms'. With `planned_once`, its statements
--- are planned once too: a connection plans a prepared statement afresh for its first five runs
--- before it keeps a generic plan, which is what a completion's statement keeps. A worker's
--- acknowledger is a connection of its own, and a fresh worker of a fleet of sixteen writes
--- about six batches in a 20,000-job drain: every one of them was planned afresh, 0.3-0.5 ms of
--- its backend's CPU a batch (docs/measurements.md, 2026-12-04 (an)). Both settings end with the
--- transaction, so through a transaction pooler they never reach another client's.
-SELECT set_config('lock_timeout', %(timeout)s, true),
+-- For the rest of the current transaction (`local`), or of the session: how long a statement
+-- waits for a lock before it fails with lock_not_available (55P03), e.g. '1000ms'. With
+-- `planned_once`, its statements are planned once too: a connection plans a prepared statement
+-- afresh for its first five runs before it keeps a generic plan, which is what a completion's
+-- statement keeps. A worker's acknowledger is a connection of its own, and a fresh worker of a
+-- fleet of sixteen writes about six batches in a 20,000-job drain: every one of them was
+-- planned afresh, 0.3-0.5 ms of its backend's CPU a batch (docs/measurements.md, 2026-12-04
+-- (an)). Transaction-local, both settings end with the transaction, so through a transaction
+-- pooler they never reach another client's; only the acknowledger's connection sets them for
+-- its session, and only where no transaction pooler stands between (pipeline/store.py,
+-- hold_ack_settings), so that each batch's first write is one statement of its own.
+SELECT set_config('lock_timeout', %(timeout)s, %(local)s::boolean),
        CASE WHEN %(planned_once)s::boolean
-            THEN set_config('plan_cache_mode', 'force_generic_plan', true) END;
+            THEN set_config('plan_cache_mode', 'force_generic_plan', %(local)s::boolean) END;
+
+-- name: lock_timeout_as_configured
+-- For the rest of the current transaction: the lock timeout the session started with (the
+-- server's, the database's or the role's; no limit unless one is configured), whatever the
+-- session set since. Making the history's partitions (pipeline/history.py, healing) waits for
+-- its locks as long as that: on the acknowledger's connection, whose session holds a lock
+-- timeout of 50 ms, it would otherwise fail behind any reader of the history.
+SELECT set_config('lock_timeout', reset_val, true) FROM pg_settings WHERE name = 'lock_timeout';
 
 -- name: retry_later
 -- Whether to retry was decided in pipeline/outcomes.py; this only writes it. With `refund`, the

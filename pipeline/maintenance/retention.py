@@ -312,9 +312,8 @@ def _drop_days(
         try:
             with conn.transaction():
                 conn.execute(Q["prune_lock"])
-                conn.execute(
-                    Q["lock_timeout"], {"timeout": DETACH_LOCK_WAIT, "planned_once": False}
-                )
+                params = {"timeout": DETACH_LOCK_WAIT, "planned_once": False, "local": True}
+                conn.execute(Q["lock_timeout"], params)
                 [(copied,)] = conn.execute(
                     Q["prune_detach_partition"], {"part": part, "survivors": survivors}
                 ).fetchall()

@@ -40,7 +40,7 @@ from pg_pipeline.reconnecting import retry_db
 from pg_pipeline.schedules import SCHEDULES, sync_schedules
 from pg_pipeline.settings import WorkerSettings
 from pg_pipeline.stage import REGISTRY, Registry
-from pg_pipeline.store import JobStore, WorkerInfo
+from pg_pipeline.store import JobStore, WorkerInfo, hold_ack_settings
 from pg_pipeline.tracing import job_tracer
 from pg_pipeline.wording import counted
 from pg_pipeline.worker.cancels import CancelChecks
@@ -112,7 +112,11 @@ class Worker:
         # fleet of sixteen wrote about six batches in a 20,000-job drain, all unprepared (a
         # warm-up's runs do not count: psycopg forgets its prepared statements at a rollback).
         self._claim_pool = make_pool(dsn, max_size=1, name=POOL_NAME)
-        self._ack_pool = make_pool(dsn, max_size=1, name=POOL_NAME, prepare_at=0)
+        # On a direct connection its session holds the lock wait and the planning each batch's
+        # first write needs, which is then one statement in one round trip (hold_ack_settings).
+        self._ack_pool = make_pool(
+            dsn, max_size=1, name=POOL_NAME, prepare_at=0, direct_session=hold_ack_settings
+        )
         self.metrics: WorkerMetrics | None = None
         if self.settings.metrics_port is not None:
             # Only here: prometheus_client is the metrics extra, which a worker without

@@ -88,3 +88,40 @@ def prepared_plans(conn: psycopg.Connection[Any], holding: str) -> list[tuple[in
         prepare=False,
     ).fetchall()
     return [(int(generic), int(custom)) for generic, custom in rows]
+
+
+@contextmanager
+def protocol_trace(conn: psycopg.Connection[Any]) -> Iterator[list[str]]:
+    """What `conn` sends (F) and receives (B) meanwhile, one protocol message a line as libpq's
+    trace writes it without timestamps: 'F\\t10\\tQuery\\t "BEGIN"'. Filled when the block ends.
+    Each round trip ends with the server's ReadyForQuery (round_trips)."""
+    lines: list[str] = []
+    with tempfile_path() as path:
+        fd = os.open(path, os.O_WRONLY)
+        try:
+            conn.pgconn.trace(fd)
+            conn.pgconn.set_trace_flags(psycopg.pq.Trace.SUPPRESS_TIMESTAMPS)
+            try:
+                yield lines
+            finally:
+                conn.pgconn.untrace()  # flushes what libpq wrote
+        finally:
+            os.close(fd)
+        lines.extend(path.read_text().splitlines())
+
+
+def round_trips(trace: list[str]) -> int:
+    """The round trips of a protocol_trace: the server's ReadyForQuery, one each."""
+    return sum(1 for line in trace if line.split("\t")[:3:2] == ["B", "ReadyForQuery"])
+
+
+@contextmanager
+def tempfile_path() -> Iterator[Path]:
+    import tempfile
+
+    fd, name = tempfile.mkstemp(prefix="pgp-trace-")
+    os.close(fd)
+    try:
+        yield Path(name)
+    finally:
+        Path(name).unlink(missing_ok=True)
