@@ -97,9 +97,10 @@ def hold_ack_settings(conn: psycopg.Connection[Any]) -> None:
     connection that goes through no transaction pooler), what each batch's first write would
     otherwise set in a transaction of its own: a lock wait of ACK_ROW_WAIT_S, and its statements
     planned once. That write is then one statement in autocommit, one round trip where BEGIN,
-    the settings, the statement and COMMIT took four: the worker's CPU a job fell by a tenth at
-    16 processes (benchmarks/FLEET.md). What else runs on that connection sets its own lock
-    wait (the skipping write, the warm-up) or lifts it (history.healing's partitions)."""
+    the settings, the statement and COMMIT took four: the worker's CPU a batch halved, about
+    100 us less, and its backend's fell by 50-170 us (benchmarks/FLEET.md). What else runs on
+    that connection sets its own lock wait (the skipping write, the warm-up) or lifts it
+    (history.healing's partitions)."""
     conn.execute(
         Q["lock_timeout"], {"timeout": _ms(ACK_ROW_WAIT_S), "planned_once": True, "local": False}
     )
