@@ -105,7 +105,8 @@ def test_a_batch_still_waits_its_rows_wait_for_a_locked_row_and_then_skips_it(
 
             def acknowledge() -> None:
                 started = time.monotonic()
-                confirmed = acks.acknowledge([j.fence for j in jobs], lock_wait_s=ACK_LOCK_WAIT_S)
+                # The caller's wait, for locks no statement can skip, far longer than the row's.
+                confirmed = acks.acknowledge([j.fence for j in jobs], lock_wait_s=5.0)
                 done.append((confirmed, time.monotonic() - started))
 
             acker = threading.Thread(target=acknowledge, daemon=True)
@@ -117,7 +118,7 @@ def test_a_batch_still_waits_its_rows_wait_for_a_locked_row_and_then_skips_it(
         operator.close()
     [(confirmed, waited_s)] = done
     assert confirmed == {jobs[0].id, jobs[2].id}
-    assert waited_s >= 0.3
+    assert 0.3 <= waited_s < 2.5
     assert statuses(conn, [j.id for j in jobs]) == ["done", "running", "done"]
 
 
