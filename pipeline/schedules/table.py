@@ -217,6 +217,13 @@ def resume_schedule(
     return following
 
 
+def any_due(conn: psycopg.Connection[Any], stages: list[str], now: datetime | None) -> bool:
+    """Whether some unpaused schedule of `stages` is due, in one statement: call it outside a
+    transaction, before opening the one that takes them (take_due)."""
+    row = conn.execute(Q["schedule_any_due"], {"now": now, "stages": stages}).fetchone()
+    return row is not None and bool(row[0])
+
+
 def take_due(
     conn: psycopg.Connection[Any],
     stages: list[str],
