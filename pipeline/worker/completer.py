@@ -148,8 +148,9 @@ class Completer:
         self._subscribers: tuple[Subscriber, ...] = ()
         self._batch_subscribers: tuple[bool, ...] = ()  #: which of them are BatchSubscribers
         self._acks: queue.SimpleQueue[_Ack | None] = queue.SimpleQueue()
-        #: plain completions whose rows were locked elsewhere, for run_locked()
-        self._locked: queue.SimpleQueue[_Ack] = queue.SimpleQueue()
+        #: plain completions whose rows were locked elsewhere, for run_locked(); None once
+        #: the acknowledger, the only one to hand any over, has ended
+        self._locked: queue.SimpleQueue[_Ack | None] = queue.SimpleQueue()
         self._said_locked: set[int] = set()  #: the jobs run_locked last logged as waiting
 
     def subscribe(self, subscriber: Subscriber) -> None:
@@ -327,6 +328,12 @@ class Completer:
 
     def run_acks(self) -> None:
         """The acknowledger thread: until close(), write buffered completions in batches."""
+        try:
+            self._ack_until_closed()
+        finally:
+            self._locked.put(None)  # run_locked: no more jobs come
+
+    def _ack_until_closed(self) -> None:
         finishing = False
         while not finishing:
             first = self._acks.get()
@@ -421,6 +428,9 @@ class Completer:
     def run_locked(self) -> None:
         """The thread for completions whose rows another transaction holds locked: until halt,
         write each the moment its lock goes. Its jobs stay held (and heartbeated) until then.
+        With none, it sleeps until the acknowledger hands one over, and ends once the
+        acknowledger has ended (after close()): it used to wake every half second to see a
+        halt, in every worker, idle or not (benchmarks/FLEET.md).
 
         One statement waits for all their rows, LOCKED_ROW_WAIT_S at a time: a statement that
         waits for a row is first in that row's queue, and reclaim skips a row someone waits
@@ -430,10 +440,15 @@ class Completer:
         the others is written at once."""
         waiting: dict[int, _Ack] = {}
         backoff = Backoff(self._retry_max_s)
+        ended = False  # the acknowledger has: nothing more is handed over
         while not self._halt.is_set():
-            for ack in self._take_locked(block=not waiting):
-                waiting[ack.job.id] = ack
+            if not ended:
+                taken, ended = self._take_locked(block=not waiting)
+                for ack in taken:
+                    waiting[ack.job.id] = ack
             if not waiting:
+                if ended:
+                    return
                 continue
             try:
                 settled = self._settle_waiting(list(waiting.values()))
@@ -445,15 +460,18 @@ class Completer:
             for job_id, result in settled.items():
                 self.publish(waiting.pop(job_id).job, result)
 
-    def _take_locked(self, *, block: bool) -> list[_Ack]:
+    def _take_locked(self, *, block: bool) -> tuple[list[_Ack], bool]:
+        """The jobs handed over, waiting for the first when `block`; and whether the
+        acknowledger has ended (it hands over nothing after)."""
         taken: list[_Ack] = []
         try:
-            # Blocking, it wakes now and then to see a halt.
-            taken.append(self._locked.get(timeout=0.5) if block else self._locked.get_nowait())
-            while True:
-                taken.append(self._locked.get_nowait())
+            ack = self._locked.get() if block else self._locked.get_nowait()
+            while ack is not None:
+                taken.append(ack)
+                ack = self._locked.get_nowait()
         except queue.Empty:
-            return taken
+            return taken, False
+        return taken, True
 
     def _settle_waiting(self, waiting: list[_Ack]) -> dict[int, Settled]:
         """Complete the jobs, waiting a while for their rows: what they settled to, without the

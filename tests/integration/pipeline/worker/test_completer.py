@@ -182,6 +182,37 @@ def test_a_locked_job_row_is_settled_alone_and_the_rest_of_its_batch_at_once(
         thread.join(timeout=5)
 
 
+def test_a_completion_waiting_for_a_locked_row_is_written_after_the_acknowledger_ended(
+    conn: Conn, pool: ConnectionPool, db_url: str
+) -> None:
+    """The locked-rows thread ends with the acknowledger only once nothing waits: a job handed
+    over before is still written when its lock goes, without a halt."""
+    heard, halt = Heard(), threading.Event()
+    c = completer(pool, heard, halt=halt)
+    job = claim(conn, c.store)
+    operator = Locker(db_url)
+    operator.lock_job(job.id)
+    acknowledger, locked = (
+        threading.Thread(target=c.run_acks),
+        threading.Thread(target=c.run_locked),
+    )
+    acknowledger.start()
+    locked.start()
+    try:
+        c.apply(job, Complete(), until=LONG)
+        c.close()
+        acknowledger.join(timeout=10)
+        assert not acknowledger.is_alive()
+        assert locked.is_alive(), "the locked-rows thread left a job waiting for its row"
+    finally:
+        operator.release()
+    locked.join(timeout=10)
+    assert not locked.is_alive(), "the locked-rows thread outlived its last job"
+    assert heard.heard == [(job.id, Settled.DONE)]
+    assert status(conn, job.id) == "done"
+    halt.set()
+
+
 def test_a_completion_waiting_for_a_locked_row_says_how_many_jobs_wait_in_words(
     conn: Conn, pool: ConnectionPool, db_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
