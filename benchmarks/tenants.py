@@ -10,12 +10,13 @@ Prints, each measured in a fresh table (`--only` picks parts: fairness, throughp
   * throughput: 10,020 jobs drained with no tenants, and spread over 10 tenants: uncapped,
     capped above what the workers hold (`--cap`, 1,000 each: what counting slots costs), and
     capped at 4 each (what the caps' limit costs), with the CPU per job of the workers and of
-    PostgreSQL, each drain started settled (a CHECKPOINT, no autovacuum running); `--rounds`
-    alternates the four that many times, each round's ratios measured minutes apart at most
-    (the machine's load drifts), then their medians; `--statements N`
-    prints each drain's N statements of most server time per job, nested ones (in functions
-    and triggers) included, from pg_stat_statements (loaded into the embedded server for it,
-    which costs every statement a little: compare ratios measured without it);
+    PostgreSQL, each drain started from emptied tables and settled (a CHECKPOINT, no
+    autovacuum running); `--rounds` drains the four that many times, in reversed order every
+    second round, each round's ratios measured minutes apart at most (the machine's load
+    drifts), then their medians; `--statements N` prints each drain's N statements of most
+    server time per job, nested ones (in functions and triggers) included, from
+    pg_stat_statements (loaded into the embedded server for it, which costs every statement a
+    little: compare ratios measured without it);
   * backlog: B's 10,000 jobs drained with and without tenant A's 100,000 jobs queued behind a
     cap of 0 (A paused): the claim must not scan A's backlog.
 """
@@ -45,6 +46,8 @@ from pg_pipeline.embedded import embedded_url, restart_embedded, stop_embedded
 from pg_pipeline.migrate import migrate
 
 Conn = psycopg.Connection[Any]
+#: A throughput drain: its label, the tenants its jobs are spread over, the workers' cap.
+Config = tuple[str, list[str | None], int | None]
 PARTS = ["fairness", "throughput", "backlog"]
 
 
@@ -52,12 +55,21 @@ def jobs(n: int, tenant: str | None) -> list[JobRequest]:
     return [JobRequest("bench_noop", {"i": i}, tenant_id=tenant) for i in range(n)]
 
 
+#: Every table a drain writes, so that each drain starts from the state the first one found.
+#: pipeline.jobs is a view over the hot table and the history: each table goes by name. The
+#: slots given back (freed_slots) go with the counters they are subtracted from, else a capped
+#: drain starts by folding the previous drain's, a binding cap's some thousand rows; the
+#: tenants' passes and the rollups, else a drain updates the rows the one before inserted.
+RESET = (
+    "TRUNCATE pipeline.active_jobs, pipeline.job_history, pipeline.job_history_kept, "
+    "pipeline.dedup_keys, pipeline.tenant_slots, pipeline.freed_slots, pipeline.tenant_caps, "
+    "pipeline.tenant_passes, pipeline.finished_by_minute, pipeline.tenant_finished_by_minute, "
+    "pipeline.usage_by_day"
+)
+
+
 def reset(conn: Conn) -> None:
-    # pipeline.jobs is a view over the hot table and the history: each table goes by name.
-    conn.execute(
-        "TRUNCATE pipeline.active_jobs, pipeline.job_history, pipeline.job_history_kept, "
-        "pipeline.dedup_keys, pipeline.tenant_slots, pipeline.tenant_caps"
-    )
+    conn.execute(RESET)
 
 
 def stop(workers: list[subprocess.Popen[bytes]]) -> None:
@@ -198,10 +210,11 @@ def throughput(conn: Conn, url: str, home: Path, args: argparse.Namespace) -> No
     the workers ever hold (the cost of the caps' accounting), and capped at 4 each (their
     limit: a worker holds a slot from the claim to the acknowledgement, prefetched and settling
     jobs too, some hundreds of them when jobs take no time, so 10 x 4 slots bound the drain).
-    Every round drains them one after the other; ratios are to the round's own untenanted
+    Every round drains them one after the other, each from emptied tables (reset) and a
+    settled server, in the order in_turn gives; ratios are to the round's own untenanted
     drain."""
     ten = [f"t{i}" for i in range(10)]
-    configs: list[tuple[str, list[str | None], int | None]] = [
+    configs: list[Config] = [
         ("no tenants", [None], None),
         ("10 tenants, fair", [*ten], None),
         (f"10 tenants, fair, cap {args.cap}", [*ten], args.cap),
@@ -211,21 +224,30 @@ def throughput(conn: Conn, url: str, home: Path, args: argparse.Namespace) -> No
     ratios: dict[str, list[float]] = {label: [] for label, _, _ in configs}
     cpu: dict[str, list[tuple[float, float]]] = {label: [] for label, _, _ in configs}
     for round_no in range(1, args.rounds + 1):
-        rates = {}
-        for label, tenants, cap in configs:
+        drained = {}
+        for label, tenants, cap in in_turn(configs, round_no):
             reset(conn)
             share = total // len(tenants)
             batch = [job for tenant in tenants for job in jobs(share, tenant)]
-            rates[label], worker_ms, postgres_ms = metered_drain(
+            drained[label], worker_ms, postgres_ms = metered_drain(
                 conn, url, home, args, batch, cap, label
             )
             cpu[label].append((worker_ms, postgres_ms))
+        rates = {label: drained[label] for label, _, _ in configs}
         base = rates["no tenants"]
         for label, rate in rates.items():
             ratios[label].append(rate / base)
         print(f"throughput, round {round_no}: " + round_line(rates, base, cpu), flush=True)
     if args.rounds > 1:
         print(f"throughput, medians of {args.rounds} rounds: " + medians_line(ratios, cpu, 2))
+
+
+def in_turn(configs: list[Config], round_no: int) -> list[Config]:
+    """Round `round_no`'s drains (from 1): the configurations in order, reversed every second
+    round, so that each drains as often early as late in a round (the first drain after the
+    server's start, the drain after the binding cap's) and the load's drift in a round falls
+    on all alike."""
+    return configs if round_no % 2 else configs[::-1]
 
 
 def round_line(
