@@ -43,6 +43,7 @@ import psycopg
 from benchmarks.big_scan_doc import REFERENCE, TITLE, make_big_scan
 from benchmarks.ocr_throughput import CpuMeter, postmaster_pid, run_raw, tear_down
 from benchmarks.polling import wait_until
+from benchmarks.reset import reset
 from pg_pipeline.embedded import embedded_url
 from pg_pipeline.migrate import migrate
 
@@ -108,10 +109,7 @@ class Rig:
         self.env.pop("PIPELINE_BLOB_URL", None)
         self.conn = psycopg.connect(self.url, autocommit=True)
         migrate(self.conn)
-        self.conn.execute(
-            "TRUNCATE pipeline.active_jobs, pipeline.job_history, "
-            "pipeline.job_history_kept, pipeline.dedup_keys, pipeline.outputs, pipeline.joins"
-        )
+        reset(self.conn)
         self.worker_pids: dict[str, int] = {}  # pipeline_workers.id -> pid
 
     def start_worker(self, threads: int) -> Worker:

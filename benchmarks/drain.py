@@ -23,6 +23,7 @@ from typing import IO, Any
 import psycopg
 
 from benchmarks.polling import wait_until
+from benchmarks.reset import reset
 from pg_pipeline import JobRequest, enqueue, enqueue_many
 from pg_pipeline.embedded import embedded_url, stop_embedded
 from pg_pipeline.migrate import migrate
@@ -110,10 +111,7 @@ def main() -> None:
 
     with psycopg.connect(url, autocommit=True) as conn:
         migrate(conn)
-        conn.execute(
-            "TRUNCATE pipeline.active_jobs, pipeline.job_history, "
-            "pipeline.job_history_kept, pipeline.dedup_keys"
-        )
+        reset(conn)
         began = time.perf_counter()
         enqueue_runs(conn, args.jobs, args.run_size)
         enqueued_s = time.perf_counter() - began
@@ -129,10 +127,7 @@ def main() -> None:
             ).fetchone()
             elapsed = float(span[0]) if span else float("nan")
             # Wake latency: one job at a time into idle workers, as an app enqueues.
-            conn.execute(
-                "TRUNCATE pipeline.active_jobs, pipeline.job_history, "
-                "pipeline.job_history_kept, pipeline.dedup_keys"
-            )
+            reset(conn)
             for i in range(args.wake_samples):
                 enqueue(conn, "bench_noop", {"i": i})
                 wait_until(

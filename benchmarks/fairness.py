@@ -28,6 +28,7 @@ from typing import Any
 import psycopg
 
 from benchmarks.drain import start_workers
+from benchmarks.reset import reset
 from pg_pipeline import JobRequest, enqueue_many
 from pg_pipeline.admin.tenants import set_weight
 from pg_pipeline.embedded import embedded_url, stop_embedded
@@ -35,13 +36,6 @@ from pg_pipeline.migrate import migrate
 
 Conn = psycopg.Connection[Any]
 WEIGHTS = {"a": 1.0, "b": 2.0, "c": 4.0}
-
-
-def reset(conn: Conn) -> None:
-    conn.execute(
-        "TRUNCATE pipeline.active_jobs, pipeline.job_history, pipeline.job_history_kept, "
-        "pipeline.dedup_keys, pipeline.tenant_slots, pipeline.tenant_passes"
-    )
 
 
 def started(conn: Conn, since: float, until: float) -> dict[str, int]:

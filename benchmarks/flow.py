@@ -36,6 +36,7 @@ from benchmarks.compare.cpu import Meter, wait_idle
 from benchmarks.compare.server import _postmaster
 from benchmarks.drain import percentile, start_workers
 from benchmarks.polling import wait_until
+from benchmarks.reset import reset
 from benchmarks.tenants import medians_line, round_line, span, stop
 from pg_pipeline import JobRequest, enqueue_many
 from pg_pipeline.admin import tenants as tenants_admin
@@ -47,14 +48,6 @@ Conn = psycopg.Connection[Any]
 TENANTS = [f"t{i}" for i in range(10)]
 #: a capacity no drain reaches: the limit is checked and charged, never binds
 UNBOUND = 10**12
-
-
-def reset(conn: Conn) -> None:
-    conn.execute(
-        "TRUNCATE pipeline.active_jobs, pipeline.job_history, pipeline.job_history_kept, "
-        "pipeline.dedup_keys, pipeline.tenant_slots, pipeline.rate_limit_used, "
-        "pipeline.rate_limits"
-    )
 
 
 def set_weights(conn: Conn, on: bool) -> bool:

@@ -20,6 +20,7 @@ from pathlib import Path
 import psycopg
 
 from benchmarks.drain import start_workers
+from benchmarks.reset import reset
 from pg_pipeline import JobRequest, enqueue_many
 from pg_pipeline.embedded import embedded_url, stop_embedded
 from pg_pipeline.migrate import migrate
@@ -48,10 +49,7 @@ def main() -> None:
     samples: list[tuple[int, int]] = []  # (jobs done, RSS KiB)
     with psycopg.connect(url, autocommit=True) as conn:
         migrate(conn)
-        conn.execute(
-            "TRUNCATE pipeline.active_jobs, pipeline.job_history, "
-            "pipeline.job_history_kept, pipeline.dedup_keys"
-        )
+        reset(conn)
         for start in range(0, args.jobs, BATCH):
             count = min(BATCH, args.jobs - start)
             enqueue_many(conn, [JobRequest("bench_noop", {"i": start + i}) for i in range(count)])

@@ -44,6 +44,7 @@ import psycopg
 import pypdfium2 as pdfium
 
 from benchmarks.polling import wait_until
+from benchmarks.reset import reset
 from pg_pipeline.embedded import embedded_url, stop_embedded
 from pg_pipeline.migrate import migrate
 
@@ -197,10 +198,7 @@ class PipelineRig:
         os.environ.pop("PIPELINE_BLOB_URL", None)
         self.conn = psycopg.connect(self.url, autocommit=True)
         migrate(self.conn)
-        self.conn.execute(
-            "TRUNCATE pipeline.active_jobs, pipeline.job_history, "
-            "pipeline.job_history_kept, pipeline.dedup_keys, pipeline.outputs, pipeline.joins"
-        )
+        reset(self.conn)
         self.workers = [
             subprocess.Popen(
                 [

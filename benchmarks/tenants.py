@@ -39,6 +39,7 @@ from benchmarks.compare.cpu import Meter, wait_idle
 from benchmarks.compare.server import _postmaster
 from benchmarks.drain import percentile, start_workers
 from benchmarks.polling import wait_until
+from benchmarks.reset import reset
 from benchmarks.settle import settle
 from pg_pipeline import JobRequest, enqueue_many
 from pg_pipeline.admin.tenants import set_cap
@@ -53,23 +54,6 @@ PARTS = ["fairness", "throughput", "backlog"]
 
 def jobs(n: int, tenant: str | None) -> list[JobRequest]:
     return [JobRequest("bench_noop", {"i": i}, tenant_id=tenant) for i in range(n)]
-
-
-#: Every table a drain writes, so that each drain starts from the state the first one found.
-#: pipeline.jobs is a view over the hot table and the history: each table goes by name. The
-#: slots given back (freed_slots) go with the counters they are subtracted from, else a capped
-#: drain starts by folding the previous drain's, a binding cap's some thousand rows; the
-#: tenants' passes and the rollups, else a drain updates the rows the one before inserted.
-RESET = (
-    "TRUNCATE pipeline.active_jobs, pipeline.job_history, pipeline.job_history_kept, "
-    "pipeline.dedup_keys, pipeline.tenant_slots, pipeline.freed_slots, pipeline.tenant_caps, "
-    "pipeline.tenant_passes, pipeline.finished_by_minute, pipeline.tenant_finished_by_minute, "
-    "pipeline.usage_by_day"
-)
-
-
-def reset(conn: Conn) -> None:
-    conn.execute(RESET)
 
 
 def stop(workers: list[subprocess.Popen[bytes]]) -> None:

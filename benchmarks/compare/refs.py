@@ -11,7 +11,8 @@ import psycopg
 
 from benchmarks.compare.measure import percentile
 from benchmarks.compare.server import Server, run_quiet
-from benchmarks.tenants import drain, reset, waits_ms
+from benchmarks.reset import reset
+from benchmarks.tenants import drain, waits_ms
 from pg_pipeline import JobRequest, enqueue_many
 
 UPDATE = (
