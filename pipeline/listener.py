@@ -12,9 +12,11 @@ worker.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import select
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -39,7 +41,6 @@ CANCEL_CHECK_INTERVAL_S = 0.1
 #: Cancel hints held for the next check at most; more in one interval are dropped (a job that
 #: was cancelled all the same is found by the heartbeat, whose statement sees it is not running).
 MAX_PENDING_CANCELS = 1000
-_IDLE_WAIT_S = 0.5  #: how long one wait for notifications lasts, so a stop is seen in time
 _CANCEL = re.compile(r"([0-9]{1,19}):([0-9]{1,10})")
 
 Hint = tuple[int, int]  #: (job id, claim) from a cancel notification
@@ -76,12 +77,37 @@ class Listener:
         self._warned: set[str] = set()
         self._cancels: dict[Hint, None] = {}  # pending hints, in arrival order, once each
         self._next_check = 0.0  # monotonic: the earliest the next cancel check may run
+        #: While run() runs: a socket pair whose reading end the wait sleeps on beside the
+        #: connection's, written by stop(); the wait needs no timeout to see a stop.
+        self._stopper: tuple[socket.socket, socket.socket] | None = None
+        self._stopper_lock = threading.Lock()
+
+    def stop(self) -> None:
+        """Wake the thread to see that stop is set (call it after setting stop)."""
+        with self._stopper_lock:
+            if self._stopper is not None:
+                # Full: it was written already, and is never read.
+                with contextlib.suppress(OSError):
+                    self._stopper[1].send(b"\0")
 
     def run(self) -> None:
+        pair = socket.socketpair()
+        pair[1].setblocking(False)
+        with self._stopper_lock:
+            self._stopper = pair
+        try:
+            self._run(pair[0])
+        finally:
+            with self._stopper_lock:
+                self._stopper = None
+                for end in pair:
+                    end.close()
+
+    def _run(self, stopper: socket.socket) -> None:
         backoff = Backoff(self._retry_max_s, first_s=0.1)
         while not self._stop.is_set():
             try:
-                self._listen(backoff)
+                self._listen(backoff, stopper)
             except psycopg.Error as exc:
                 if outage(exc):
                     log.warning("listener lost its connection (%s); polling until it is back", exc)
@@ -93,7 +119,7 @@ class Listener:
             self._on_ready("")
             self._stop.wait(backoff.next())
 
-    def _listen(self, backoff: Backoff) -> None:
+    def _listen(self, backoff: Backoff, stopper: socket.socket) -> None:
         with psycopg.connect(
             self._dsn,
             autocommit=True,
@@ -108,18 +134,22 @@ class Listener:
                 # What has arrived (or came in with a statement's answer), without waiting.
                 notes = list(conn.notifies(timeout=0))
                 if not notes:
-                    # Then one sleep on the socket for the whole wait. psycopg's own wait (notifies
-                    # with a timeout) wakes every 0.1 s to look for signals: 10 of an idle
-                    # worker's 19 wakeups a second, 1.6 of its 4 ms of CPU a second (2 cores,
-                    # measured), which sixteen idle workers, or sixteen draining, pay together.
-                    select.select([conn.fileno()], [], [], self._wait_s())
+                    # Then one sleep on the socket until something arrives, the connection
+                    # drops (the socket reads as ready: notifies() raises), stop() writes or
+                    # a held cancel's check is due. psycopg's own wait (notifies with a
+                    # timeout) wakes every 0.1 s to look for signals: 10 of an idle worker's
+                    # 19 wakeups a second, 1.6 of its 4 ms of CPU a second (2 cores, measured),
+                    # which sixteen idle workers, or sixteen draining, pay together; a timeout
+                    # to see a stop cost 2 wakeups and 0.34 ms a second (benchmarks/FLEET.md).
+                    select.select([conn.fileno(), stopper.fileno()], [], [], self._wait_s())
                     notes = list(conn.notifies(timeout=0))
                 self.handle_batch((note.channel, note.payload) for note in notes)
 
-    def _wait_s(self) -> float:
+    def _wait_s(self) -> float | None:
+        """Until the held cancels' check is due; None (no timeout) with none held."""
         if not self._cancels:
-            return _IDLE_WAIT_S
-        return min(_IDLE_WAIT_S, max(0.0, self._next_check - time.monotonic()))
+            return None
+        return max(0.0, self._next_check - time.monotonic())
 
     def handle(self, channel: str, payload: str) -> None:
         """One notification, as a batch of its own; never raises."""

@@ -96,6 +96,7 @@ class Worker:
         self._grace_over = threading.Event()
         self._fatal: str | None = None
         self._threads: list[threading.Thread] = []
+        self._listener: Listener | None = None
         # runners + the heartbeat, locked rows, timeouts and maintenance threads
         pool_size = self.settings.concurrency + 3 + Maintainer.threads_for(self.settings)
         self.pool = make_pool(dsn, max_size=pool_size, name=POOL_NAME)
@@ -243,14 +244,14 @@ class Worker:
             else None
         )
         if listen_to is not None:
-            listener = Listener(
+            self._listener = Listener(
                 listen_to,
                 on_ready=self.producer.announced,
                 on_cancel=self.cancels.check,
                 stop=self._halt,
                 retry_max_s=self.settings.db_retry_max_s,
             )
-            self._spawn("listener", listener.run)
+            self._spawn("listener", self._listener.run)
         try:
             self.producer.run()
         finally:
@@ -300,8 +301,10 @@ class Worker:
         self._halt.set()
         self.heartbeat.stop()
         self.timeouts.stop()
+        if self._listener is not None:
+            self._listener.stop()
         for thread in self._threads:
-            thread.join(timeout=2)  # the listener leaves within one notifies() timeout
+            thread.join(timeout=2)
         self._retry(
             "unregister", lambda: self.store.unregister_worker(self.id), until=time.monotonic() + 5
         )
