@@ -320,6 +320,23 @@ def pooler_mode() -> PoolerMode:
         ) from None
 
 
+def set_lock_timeout(
+    conn: psycopg.Connection[Any],
+    seconds: float,
+    *,
+    planned_once: bool = False,
+    session: bool = False,
+) -> None:
+    """For the rest of this transaction (or, with `session`, of the session: only where no
+    transaction pooler stands between), a lock waited for longer than `seconds` fails the
+    statement with LockNotAvailable (55P03) instead of holding it up for as long as it lasts.
+    `planned_once`: and its statements keep a generic plan from their first run (sql/queries.sql
+    says why), in the same round trip."""
+    timeout = f"{max(1, round(seconds * 1000))}ms"
+    params = {"timeout": timeout, "planned_once": planned_once, "local": not session}
+    conn.execute(Q["lock_timeout"], params)
+
+
 def through_pooler(conn: psycopg.Connection[Any], backend_pid: int | None = None) -> bool:
     """Whether autocommit `conn` reaches PostgreSQL through a connection pooler (one cheap
     round trip).

@@ -22,6 +22,7 @@ from psycopg_pool import ConnectionPool
 
 from pg_pipeline.attempt_logs import AttemptLog, one_params
 from pg_pipeline.attempt_logs import params as attempt_params
+from pg_pipeline.db import set_lock_timeout
 from pg_pipeline.errors import LeaseLost
 from pg_pipeline.history import healing
 from pg_pipeline.limits import Counters
@@ -70,26 +71,9 @@ class ClaimedJob(NamedTuple):
         return (self.id, self.claim)
 
 
-def _lock_timeout(
-    conn: psycopg.Connection[Any], seconds: float, *, planned_once: bool = False
-) -> None:
-    """For the rest of this transaction, a lock waited for longer than `seconds` fails the
-    statement with LockNotAvailable (55P03) instead of holding it up for as long as it lasts.
-    `planned_once`: and its statements keep a generic plan from their first run (sql/queries.sql
-    says why), in the same round trip."""
-    params = {"timeout": _ms(seconds), "planned_once": planned_once, "local": True}
-    conn.execute(Q["lock_timeout"], params)
-
-
-def _ms(seconds: float) -> str:
-    return f"{max(1, round(seconds * 1000))}ms"
-
-
 #: The acknowledger's connections whose session holds what each batch's first write needs
-#: (hold_ack_settings), with the lock wait it holds, in seconds.
-_ACK_SESSIONS: weakref.WeakKeyDictionary[psycopg.Connection[Any], float] = (
-    weakref.WeakKeyDictionary()
-)
+#: (hold_ack_settings): a lock wait of ACK_ROW_WAIT_S, its statements planned once.
+_ACK_SESSIONS: weakref.WeakSet[psycopg.Connection[Any]] = weakref.WeakSet()
 
 
 def hold_ack_settings(conn: psycopg.Connection[Any]) -> None:
@@ -101,10 +85,8 @@ def hold_ack_settings(conn: psycopg.Connection[Any]) -> None:
     100 us less, and its backend's fell by 50-170 us (benchmarks/FLEET.md). What else runs on
     that connection sets its own lock wait (the skipping write, the warm-up) or lifts it
     (history.healing's partitions)."""
-    conn.execute(
-        Q["lock_timeout"], {"timeout": _ms(ACK_ROW_WAIT_S), "planned_once": True, "local": False}
-    )
-    _ACK_SESSIONS[conn] = ACK_ROW_WAIT_S
+    set_lock_timeout(conn, ACK_ROW_WAIT_S, planned_once=True, session=True)
+    _ACK_SESSIONS.add(conn)
 
 
 def _fence_params(jobs: Iterable[tuple[int, int]]) -> dict[str, str]:
@@ -220,15 +202,15 @@ class JobStore:
 
         def write() -> list[tuple[Any, ...]]:
             try:
-                if _ACK_SESSIONS.get(conn) == row_wait_s:
+                if row_wait_s == ACK_ROW_WAIT_S and conn in _ACK_SESSIONS:
                     return first()  # autocommit: its session holds the settings
                 with conn.transaction():
-                    _lock_timeout(conn, row_wait_s, planned_once=True)
+                    set_lock_timeout(conn, row_wait_s, planned_once=True)
                     return first()
             except psycopg.errors.LockNotAvailable:
                 pass
             with conn.transaction():
-                _lock_timeout(conn, lock_wait_s, planned_once=True)
+                set_lock_timeout(conn, lock_wait_s, planned_once=True)
                 return conn.execute(Q["acknowledge_skipping"], params).fetchall()
 
         with self.pool.connection() as conn:
@@ -241,7 +223,7 @@ class JobStore:
         WARM_UP_TYPE enqueued in the same transaction (the pick and the update). Returns the
         jobs that claim took (1). No other job is read for update or written."""
         with self.pool.connection() as conn, conn.transaction(force_rollback=True):
-            _lock_timeout(conn, WARM_UP_LOCK_WAIT_S)
+            set_lock_timeout(conn, WARM_UP_LOCK_WAIT_S)
             return len(warm_claim(conn, worker_id))
 
     def warm_up_acknowledge(self, worker_id: uuid.UUID) -> int:
@@ -250,7 +232,7 @@ class JobStore:
         transaction, so that its row's path (the move into the history, the attempt) and its
         triggers' statements run. Returns the jobs it confirmed (1)."""
         with self.pool.connection() as conn, conn.transaction(force_rollback=True):
-            _lock_timeout(conn, WARM_UP_LOCK_WAIT_S, planned_once=True)
+            set_lock_timeout(conn, WARM_UP_LOCK_WAIT_S, planned_once=True)
             return len(warm_acknowledge(conn, worker_id))
 
     def still_held(self, claims: Iterable[tuple[int, int]]) -> set[int]:
@@ -274,7 +256,7 @@ class JobStore:
 
         def write() -> list[tuple[Any, ...]]:
             with conn.transaction():
-                _lock_timeout(conn, lock_wait_s)
+                set_lock_timeout(conn, lock_wait_s)
                 return conn.execute(Q["complete"], params).fetchall()
 
         with self.pool.connection() as conn:

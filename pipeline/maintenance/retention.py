@@ -38,6 +38,7 @@ from psycopg import sql
 from psycopg_pool import ConnectionPool
 
 from pg_pipeline.blobs import BlobStore, blob_store_from_env
+from pg_pipeline.db import set_lock_timeout
 from pg_pipeline.maintenance.blob_sweep import (
     BLOB_GRACE_S,
     SWEEP_PASS_S,
@@ -273,9 +274,9 @@ def _vacuum(conn: psycopg.Connection[Any], cutoff: datetime) -> tuple[str, ...]:
 
 
 #: How long the detach of a day waits for its lock on the history (readers and finishing jobs
-#: hold it briefly) before the day is left to the next pass, milliseconds: a lock request that
-#: waits holds every later reader and writer of the history up behind it.
-DETACH_LOCK_WAIT = "2000ms"
+#: hold it briefly) before the day is left to the next pass, seconds: a lock request that waits
+#: holds every later reader and writer of the history up behind it.
+DETACH_LOCK_WAIT_S = 2.0
 
 
 def _drop_days(
@@ -312,8 +313,7 @@ def _drop_days(
         try:
             with conn.transaction():
                 conn.execute(Q["prune_lock"])
-                params = {"timeout": DETACH_LOCK_WAIT, "planned_once": False, "local": True}
-                conn.execute(Q["lock_timeout"], params)
+                set_lock_timeout(conn, DETACH_LOCK_WAIT_S)
                 [(copied,)] = conn.execute(
                     Q["prune_detach_partition"], {"part": part, "survivors": survivors}
                 ).fetchall()
