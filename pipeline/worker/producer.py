@@ -192,6 +192,12 @@ class Producer:
                 if not self.first_claim.is_set():  # a lock and a notify each time otherwise
                     self.first_claim.set()
                 self.short = len(jobs) < want
+                if jobs:
+                    # Work found ends a dry spell here, before a full batch's `continue`: kept,
+                    # the spell of an earlier claim that found nothing (a race lost to another
+                    # worker, a tenant's counter another claim held) stopped this worker's
+                    # claims until its poll, a second, while its runners went idle.
+                    self.dry_until = 0.0
                 if self.metrics is not None:
                     self.metrics.claimed(len(jobs), time.monotonic() - started)
                 found = {job.type for job in jobs}
@@ -210,7 +216,8 @@ class Producer:
                     # Only an empty claim asks: after a short one, the jobs it took wake the
                     # next claim as they settle, and a drain asks nothing.
                     nap = self._until_limits_allow(nap)
-                self.dry_until = 0.0 if jobs else time.monotonic() + nap
+                if not jobs:
+                    self.dry_until = time.monotonic() + nap
             self._nap(nap)
 
     def _dry(self) -> bool:

@@ -66,6 +66,7 @@ class Running:
         slots: int,
         settling_max: int = 1000,
         held_back_warn_s: float = 5.0,
+        batch_max: int = 100,
         **caps: int,
     ) -> None:
         self.table = InFlightTable(slots, threading.Event())
@@ -75,7 +76,7 @@ class Running:
             uuid.uuid4(),
             ("effect", "noop"),
             {"effect": None, "noop": caps.get("noop")},
-            batch_max=100,
+            batch_max=batch_max,
             poll_interval_s=NEVER_POLL_S,
             retry_max_s=1.0,
             settling_max=settling_max,
@@ -92,9 +93,13 @@ def running(pool: ConnectionPool) -> Iterator[Any]:
     started: list[Running] = []
 
     def start(
-        slots: int, settling_max: int = 1000, held_back_warn_s: float = 5.0, **caps: int
+        slots: int,
+        settling_max: int = 1000,
+        held_back_warn_s: float = 5.0,
+        batch_max: int = 100,
+        **caps: int,
     ) -> Running:
-        r = Running(pool, slots, settling_max, held_back_warn_s, **caps)
+        r = Running(pool, slots, settling_max, held_back_warn_s, batch_max, **caps)
         r.thread.start()
         started.append(r)
         return r
@@ -163,6 +168,20 @@ def test_after_a_claim_that_found_nothing_freed_slots_claim_nothing_until_news_o
     assert len(r.metrics.claims) == claims and len(r.executor.jobs) == 3
     r.producer.announced("noop")
     wait_for(lambda: len(r.executor.jobs) == 4, timeout=10, what="the announced job claimed")
+
+
+def test_a_full_batch_after_a_claim_that_found_nothing_ends_the_dry_spell(
+    conn: Conn, running: Any
+) -> None:
+    """Two workers' claims: one comes back empty (the other took the jobs, or held a tenant's
+    counter), then news wakes it and it takes a full batch. Its next claim must follow at once,
+    as after any full batch with slots left, not wait for the poll the empty claim set."""
+    r = running(5, batch_max=2)
+    wait_for(lambda: r.metrics.claims == [0], what="the first, empty claim")
+    enqueue_many(conn, [JobRequest("noop", {"n": i}) for i in range(5)])
+    r.producer.announced("noop")
+    wait_for(lambda: len(r.executor.jobs) == 5, timeout=10, what="all five jobs, in three claims")
+    assert r.metrics.claims == [0, 2, 2, 1]
 
 
 def test_a_producer_whose_claim_found_nothing_claims_again_at_its_poll(
