@@ -320,8 +320,9 @@ CREATE TRIGGER jobs_truncate_slots
 -- pass, which a claim advances by n / weight for the n jobs it took; the claim serves the least
 -- pass first, so under contention a tenant's share of the claims follows its weight, and what a
 -- tenant without work (or at its cap) leaves goes to the others. The passes live apart from the
--- slot counters: a claim locks counters out of order without waiting (SKIP LOCKED), but waits
--- for the passes' rows, in key order, in one statement at its very end
+-- slot counters: a claim's later passes lock counters out of order without waiting (SKIP
+-- LOCKED), its first waits for them in key order (0038, sql/functions/lock_slots.sql), and it
+-- waits for the passes' rows, in key order, in one statement at its very end
 -- (sql/functions/take_passes.sql), so no increment is lost and no two claims wait in a circle.
 
 -- Operators' weights: a tenant's for every stage (stage NULL), or for one stage, which wins.

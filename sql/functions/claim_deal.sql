@@ -143,7 +143,7 @@ BEGIN
             takes := shares[1:sharing];
         ELSE
             -- A group that took less than its share on the first pass has no more to give now:
-            -- it ran dry, reached its cap, or another claimer holds its counter.
+            -- it ran dry or reached its cap.
             CONTINUE WHEN cardinality(array_positions(first_picked_from, step)) < shares[step];
             grp := groups[step];
             batch := ARRAY[grp];
@@ -153,7 +153,9 @@ BEGIN
         END IF;
         rooms := takes;
         IF capped THEN
-            rooms := pipeline.lock_slots(batch, takes);
+            -- The first pass waits for counters another claim holds, in key order; the
+            -- later ones, a group at a time in the fair order, skip them (lock_slots says why).
+            rooms := pipeline.lock_slots(batch, takes, step = 0);
             SELECT coalesce(sum(r.room), 0) INTO reserved
             FROM unnest(batch, rooms) AS r(type, tenant_id, cap, head_priority, head_run_after,
                                            head_id, room)

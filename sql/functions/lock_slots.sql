@@ -4,10 +4,28 @@
 --
 -- Why a counter row per pair, locked by the claim: a count of running rows taken inside a claim
 -- cannot see other claimers' uncommitted claims, so two claimers at once would both see room
--- and overshoot. The row is locked FOR UPDATE SKIP LOCKED, so claims of one pair take turns (a
--- busy pair is left to the claimer holding it, and gets nothing here; no one waits), and the
--- count they read includes every committed claim.
+-- and overshoot. The count read under the lock includes every committed claim.
 --
+-- A counter another claim holds: that claim has dealt and is committing (claims deal one at a
+-- time, sql/functions/claim_turn.sql, and give the turn back before they commit; a worker's
+-- claim is one statement in autocommit, so its locks go with that commit, with no round trip
+-- to a client that could stall between). So the claim's first pass (p_wait) waits for it, in
+-- key order, and then counts what it committed. Skipped (SKIP LOCKED, as before 0038), every
+-- pair the claim before had served came back with no room: with ten capped tenants a second
+-- worker's claims found nothing while the first worker's committed, and that worker napped
+-- until its poll (docs/measurements.md, 2026-12-04 (au)).
+--
+-- No circle of waits: a claim waits for a counter only in its first pass, in key order,
+-- holding counters of lower keys and no pass; the holder it waits for is either in its own
+-- first pass, waiting for a greater key, or past it, where it waits for nothing but passes
+-- (pipeline.take_passes, in key order), which no claim holds before its counters. So the
+-- chain only climbs, with turns shared or off too. The later passes, which offer one group at
+-- a time whatever its key, skip a locked counter (the group gets nothing this time), and so
+-- does the slot repair (pipeline.repair_slots). An operator's UPDATE that moves running jobs
+-- between tenants (pipeline.move_slot) takes counters in its rows' order and may meet a
+-- waiting claim the other way round: PostgreSQL's deadlock detector then ends one, and a
+-- worker retries its claim as after any outage.
+
 -- The room is taken here, in the counter's one update: the count is raised by it at once, and
 -- the claim gives back what it did not take (pipeline.give_back_slots), which in a claim that
 -- finds the jobs it looked for is nothing. Raised after the pick by what was taken, each
@@ -19,8 +37,9 @@
 -- holding the counter, and a claim never finds a counter locked by a completion. One given back
 -- by a transaction not committed yet is not seen, and waits for the next claim: a count can
 -- only be too high for a moment, never too low, so no cap is ever passed.
-CREATE OR REPLACE FUNCTION pipeline.lock_slots(p_groups pipeline.claim_group[], p_takes integer[])
-RETURNS integer[]
+CREATE OR REPLACE FUNCTION pipeline.lock_slots(
+    p_groups pipeline.claim_group[], p_takes integer[], p_wait boolean
+) RETURNS integer[]
 LANGUAGE sql
 -- Qualified names only: the caller's search_path has no say.
 SET search_path = pg_catalog, pg_temp
@@ -29,12 +48,25 @@ WITH offered AS (
     SELECT * FROM unnest(p_groups, p_takes) WITH ORDINALITY
         AS g(type, tenant_id, cap, head_priority, head_run_after, head_id, take, i)
 ),
-locked AS MATERIALIZED (
+-- One arm each way, the other cut before it reads anything by its one-time filter on p_wait: a
+-- locking clause cannot be chosen by a parameter.
+waited AS MATERIALIZED (
     SELECT o.i, o.tenant_id, o.type, o.take, o.cap, s.running
     FROM offered o
     JOIN pipeline.tenant_slots s ON s.tenant_id = o.tenant_id AND s.stage = o.type
-    WHERE o.cap IS NOT NULL AND o.take > 0
+    WHERE p_wait AND o.cap IS NOT NULL AND o.take > 0
+    ORDER BY s.tenant_id, s.stage
+    FOR UPDATE OF s
+),
+skipped AS MATERIALIZED (
+    SELECT o.i, o.tenant_id, o.type, o.take, o.cap, s.running
+    FROM offered o
+    JOIN pipeline.tenant_slots s ON s.tenant_id = o.tenant_id AND s.stage = o.type
+    WHERE NOT p_wait AND o.cap IS NOT NULL AND o.take > 0
     FOR UPDATE OF s SKIP LOCKED
+),
+locked AS MATERIALIZED (
+    SELECT * FROM waited UNION ALL SELECT * FROM skipped
 ),
 -- Only the locked pairs' rows: no one else deletes them, since only the holder of a pair's
 -- counter lock (this claim, or the slot repair) does.

@@ -7,15 +7,15 @@
 --
 -- Exact, and no deadlock. Every increment is made under the row's lock, on the row's latest
 -- version (ON CONFLICT DO UPDATE), so none is lost to a concurrent claim of the same pair, as a
--- mark skipped when its row was locked would be. Claims wait for each other here only, in one
--- statement that takes the rows in key order (tenant, stage), inserting or updating each, and
--- holds them to its commit with no wait after. A claim waiting for a row is waiting for a holder
--- that is either past this statement (committing, waiting for no one) or in it, waiting for a
--- row of a greater key: a chain of waits only climbs the keys, so it never closes into a
--- circle. The counters' locks (pipeline.lock_slots) are never waited for, and no one else
--- waits on a pass's row while holding another lock: `pipeline tenants set-weight` writes a
--- tenant's rows in the same key order in a transaction of its own, and the slot repair skips
--- the rows it finds locked.
+-- mark skipped when its row was locked would be. Claims wait for each other's passes here only,
+-- in one statement that takes the rows in key order (tenant, stage), inserting or updating
+-- each, and holds them to its commit with no wait after. A claim waiting for a row is waiting
+-- for a holder that is either past this statement (committing, waiting for no one) or in it,
+-- waiting for a row of a greater key: a chain of waits only climbs the keys, so it never closes
+-- into a circle. A claim holds no pass while it waits for a counter (pipeline.lock_slots' first
+-- pass, before this statement), and no one else waits on a pass's row while holding another
+-- lock: `pipeline tenants set-weight` writes a tenant's rows in the same key order in a
+-- transaction of its own, and the slot repair skips the rows it finds locked.
 CREATE OR REPLACE FUNCTION pipeline.take_passes(
     p_groups pipeline.claim_group[], p_weights double precision[], p_floors double precision[],
     p_served integer[]

@@ -22,6 +22,7 @@ from pg_pipeline.store import ClaimedJob, JobStore
 from tests.support.claimers import run_claimers
 from tests.support.history import finish
 from tests.support.slots import held_slots
+from tests.support.waiting import lock_waiters, wait_for
 
 Conn = psycopg.Connection[Any]
 CAPS = {"capped": 3}
@@ -41,7 +42,13 @@ def running_by_tenant(conn: Conn, stage: str = "capped") -> Counter[str]:
     return Counter(dict(rows))
 
 
-def test_eight_claimers_at_once_never_exceed_a_tenants_cap(db_url: str, conn: Conn) -> None:
+@pytest.mark.parametrize("turns", [1, 0], ids=["claims-take-turns", "turns-off"])
+def test_eight_claimers_at_once_never_exceed_a_tenants_cap(
+    db_url: str, conn: Conn, turns: int
+) -> None:
+    # Turns off, claims deal at once and their first passes wait for each other's counters
+    # (sql/functions/lock_slots.sql): in key order, so no claim may end in a deadlock.
+    conn.execute(f'ALTER DATABASE "{conn.info.dbname}" SET pg_pipeline.claim_turns = {turns}')
     tenants = [f"t{i}" for i in range(5)]
     enqueue_many(
         conn,
@@ -59,7 +66,16 @@ def test_eight_claimers_at_once_never_exceed_a_tenants_cap(db_url: str, conn: Co
                     peak[tenant] = max(peak[tenant], n)
                 samples[0] += 1
 
+    errors: list[BaseException] = []
+
     def claimer(seed: int, pool: ConnectionPool) -> None:
+        try:
+            claim_and_settle(seed, pool)
+        except BaseException as exc:  # a thread's error is otherwise lost
+            errors.append(exc)
+            raise
+
+    def claim_and_settle(seed: int, pool: ConnectionPool) -> None:
         rng = random.Random(seed)
         store = JobStore(pool)
         me = uuid.UUID(int=100 + seed)
@@ -90,6 +106,7 @@ def test_eight_claimers_at_once_never_exceed_a_tenants_cap(db_url: str, conn: Co
     finally:
         stop.set()
         watcher.join(timeout=30)
+    assert errors == []
     left = dict(conn.execute("SELECT status, count(*) FROM pipeline.jobs GROUP BY 1").fetchall())
     assert set(left) <= {"done", "failed"}, left
     assert samples[0] > 50, "the sampler barely ran"
@@ -279,3 +296,39 @@ def test_a_capped_pair_without_a_counter_row_gets_one_and_then_its_cap(
     assert slots(conn) == {"acme": 0}
     assert len(claim(store, 10)) == CAPS["capped"]
     assert slots(conn) == {"acme": CAPS["capped"]} == dict(running_by_tenant(conn))
+
+
+def test_a_claim_waits_for_a_counter_another_claim_holds_while_it_commits_and_counts_its_jobs(
+    conn: Conn, db_url: str, pool: ConnectionPool
+) -> None:
+    # Claims deal one at a time and give the turn back before they commit, so the next claim
+    # meets the counters of every pair the last one served still locked. Skipped, those pairs
+    # got no room: a second worker's claims of ten capped tenants found nothing, and it napped
+    # until its poll (sql/functions/lock_slots.sql).
+    enqueue_many(conn, [JobRequest("capped", {"n": i}, tenant_id="acme") for i in range(9)])
+    holder = psycopg.connect(db_url)
+    try:
+        rows = holder.execute(
+            Q["claim"],
+            {
+                "types": ["capped"],
+                "limit": 2,
+                "worker_id": uuid.UUID(int=6),
+                "cap_stages": ["capped"],
+                "caps": [CAPS["capped"]],
+            },
+        ).fetchall()
+        assert len(rows) == 2  # uncommitted: it holds acme's counter
+        got: list[list[ClaimedJob]] = []
+        waiter = threading.Thread(target=lambda: got.append(claim(JobStore(pool), 10)))
+        waiter.start()
+        wait_for(lambda: lock_waiters(conn) == 1, timeout=10, what="the claim waiting")
+        assert waiter.is_alive()
+        holder.commit()
+        waiter.join(timeout=10)
+        assert not waiter.is_alive()
+    finally:
+        holder.close()
+    # The cap less what the committed claim took, not nothing, and not the whole cap.
+    assert [len(jobs) for jobs in got] == [CAPS["capped"] - 2]
+    assert dict(running_by_tenant(conn)) == {"acme": CAPS["capped"]} == slots(conn)
