@@ -195,8 +195,8 @@ class Producer:
                 if jobs:
                     # Work found ends a dry spell here, before a full batch's `continue`: kept,
                     # the spell of an earlier claim that found nothing (a race lost to another
-                    # worker, a tenant's counter another claim held) stopped this worker's
-                    # claims until its poll, a second, while its runners went idle.
+                    # worker) stopped this worker's claims until its poll, a second, while its
+                    # runners went idle (docs/measurements.md, 2026-12-04 (au)).
                     self.dry_until = 0.0
                 if self.metrics is not None:
                     self.metrics.claimed(len(jobs), time.monotonic() - started)

@@ -25,7 +25,7 @@
 -- between tenants (pipeline.move_slot) takes counters in its rows' order and may meet a
 -- waiting claim the other way round: PostgreSQL's deadlock detector then ends one, and a
 -- worker retries its claim as after any outage.
-
+--
 -- The room is taken here, in the counter's one update: the count is raised by it at once, and
 -- the claim gives back what it did not take (pipeline.give_back_slots), which in a claim that
 -- finds the jobs it looked for is nothing. Raised after the pick by what was taken, each

@@ -21,6 +21,7 @@ from pg_pipeline.db import make_pool
 from pg_pipeline.maintenance import Reclaimer
 from pg_pipeline.queries import Q
 from pg_pipeline.store import FREE_CRASH_RECLAIMS, FREE_RELEASES, JobStore, WorkerInfo
+from tests.support.claimers import claim_in_open_transaction
 from tests.support.history import cancel
 from tests.support.waiting import lock_waiters, wait_for
 
@@ -309,20 +310,6 @@ def test_concurrent_claimers_never_get_the_same_job(conn: Conn, pool: Connection
     assert len(every) == total
     assert len(set(every)) == total
     assert sum(1 for ids in claimed if ids) > 1, "only one claimer got work; no contention tested"
-
-
-def claim_in_open_transaction(
-    db_url: str, limit: int, turns: int | str | None = None
-) -> tuple[Conn, list[int]]:
-    """A connection whose claim of `limit` jobs is left uncommitted (with pg_pipeline.claim_turns
-    set to `turns` for its session), and the ids it took."""
-    options = {} if turns is None else {"options": f"-c pg_pipeline.claim_turns={turns}"}
-    holder = psycopg.connect(db_url, **options)
-    rows = holder.execute(
-        Q["claim"],
-        {"types": ["noop"], "limit": limit, "worker_id": OTHER.id, "cap_stages": [], "caps": []},
-    ).fetchall()
-    return holder, [row[0] for row in rows]
 
 
 #: pipeline.claim_turn's key, the first of its advisory locks' two

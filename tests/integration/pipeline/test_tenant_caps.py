@@ -19,7 +19,7 @@ from pg_pipeline.admin.tenants import set_cap
 from pg_pipeline.maintenance import Reclaimer, SlotRepair
 from pg_pipeline.queries import Q
 from pg_pipeline.store import ClaimedJob, JobStore
-from tests.support.claimers import run_claimers
+from tests.support.claimers import claim_in_open_transaction, run_claimers
 from tests.support.history import finish
 from tests.support.slots import held_slots
 from tests.support.waiting import lock_waiters, wait_for
@@ -306,19 +306,9 @@ def test_a_claim_waits_for_a_counter_another_claim_holds_while_it_commits_and_co
     # got no room: a second worker's claims of ten capped tenants found nothing, and it napped
     # until its poll (sql/functions/lock_slots.sql).
     enqueue_many(conn, [JobRequest("capped", {"n": i}, tenant_id="acme") for i in range(9)])
-    holder = psycopg.connect(db_url)
+    holder, held = claim_in_open_transaction(db_url, 2, types=["capped"], caps=CAPS)
     try:
-        rows = holder.execute(
-            Q["claim"],
-            {
-                "types": ["capped"],
-                "limit": 2,
-                "worker_id": uuid.UUID(int=6),
-                "cap_stages": ["capped"],
-                "caps": [CAPS["capped"]],
-            },
-        ).fetchall()
-        assert len(rows) == 2  # uncommitted: it holds acme's counter
+        assert len(held) == 2  # uncommitted: it holds acme's counter
         got: list[list[ClaimedJob]] = []
         waiter = threading.Thread(target=lambda: got.append(claim(JobStore(pool), 10)))
         waiter.start()
